@@ -1,0 +1,3 @@
+"""agentls: an agent loop served to editors the way a language server is."""
+
+__version__ = "0.1.0"

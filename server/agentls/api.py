@@ -1,0 +1,123 @@
+"""The wire contract's request params and results, as pydantic models.
+
+Front ends validate incoming params with these (a bad field becomes -32602 naming it),
+and scripts/gen_schema.py derives protocol/schema from them and from the event classes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+ProviderName = Literal["anthropic", "openai", "scripted"]
+PROTOCOL_VERSION = 1
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class WirePosition(WireModel):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class WireRange(WireModel):
+    start: WirePosition
+    end: WirePosition
+
+
+class AttachmentParam(WireModel):
+    uri: str
+    range: WireRange | None = None
+
+
+class NewSessionParams(WireModel):
+    cwd: str | None = None
+    provider: ProviderName | None = None
+    model: str | None = None
+    permission_mode: PermissionModeName | None = None
+    max_turns: int | None = Field(default=None, ge=-1)
+    append_system_prompt: str | None = None
+    mcp_servers: list[dict[str, Any]] | None = None
+    # Additions to the fixed core: a scripted model and where to log its requests.
+    script: str | list[dict[str, Any]] | None = None
+    request_log: str | None = None
+
+
+class NewSessionResult(WireModel):
+    session_id: str
+    model: str
+    tools: list[str]
+    permission_mode: PermissionModeName
+
+
+class SubmitMessageParams(WireModel):
+    session_id: str
+    text: str
+    data: Any = None
+    intent: str | None = None
+    attachments: list[AttachmentParam] | None = None
+    delivery: Literal["queue", "steer", "interrupt"] = "queue"
+
+
+class SubmitMessageResult(WireModel):
+    turn_id: str
+    queued: bool
+
+
+class AbortParams(WireModel):
+    session_id: str
+    turn_id: str | None = None
+
+
+class AbortResult(WireModel):
+    aborted: bool
+
+
+class RespondPermissionParams(WireModel):
+    session_id: str
+    request_id: str
+    option_id: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+    message: str | None = None
+    updated_input: dict[str, Any] | None = None
+
+
+class SessionParams(WireModel):
+    session_id: str
+
+
+class SetPermissionModeParams(WireModel):
+    session_id: str
+    permission_mode: PermissionModeName
+
+
+class SetModelParams(WireModel):
+    session_id: str
+    model: str = Field(min_length=1)
+    provider: ProviderName | None = None
+
+
+class EditorStateParams(WireModel):
+    active_uri: str | None = None
+    selections: list[WireRange] | None = None
+    visible_ranges: list[WireRange] | None = None
+
+
+class EmptyResult(WireModel):
+    pass
+
+
+REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
+    "agent/newSession": (NewSessionParams, NewSessionResult),
+    "agent/submitMessage": (SubmitMessageParams, SubmitMessageResult),
+    "agent/abort": (AbortParams, AbortResult),
+    "agent/respondPermission": (RespondPermissionParams, EmptyResult),
+    "agent/closeSession": (SessionParams, EmptyResult),
+    "agent/setPermissionMode": (SetPermissionModeParams, EmptyResult),
+    "agent/setModel": (SetModelParams, EmptyResult),
+}
+NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

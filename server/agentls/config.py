@@ -1,0 +1,230 @@
+"""Settings, layered: defaults → user file → project file → environment → client → session.
+
+A bad value never stops the daemon: it is reported in `problems` and its default is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+PROVIDERS = ("anthropic", "openai", "scripted")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "scripted": "scripted"}
+CREDENTIALS_HELP = (
+    "No model provider is configured. Set ANTHROPIC_API_KEY (Anthropic), or OPENAI_API_KEY "
+    "and/or OPENAI_BASE_URL (OpenAI or an OpenAI-compatible server such as vLLM, Ollama or "
+    "DeepSeek), and optionally AGENTLS_PROVIDER=anthropic|openai|scripted and AGENTLS_MODEL."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    provider: str | None = None
+    model: str | None = None
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+    home: Path = field(default_factory=lambda: default_home())
+    permission_mode: str = "default"
+    max_turns: int = 100
+    max_tokens: int = 8192
+    thinking_budget: int | None = None
+    context_window: int = 200_000
+    idle_timeout: float = 300.0
+    read_concurrency: int = 10
+    nudge_limit: int = 2
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    additional_directories: tuple[str, ...] = ()
+    append_system_prompt: str | None = None
+    script: str | list[dict[str, Any]] | None = None
+    request_log: str | None = None
+
+    def resolved_provider(self) -> str | None:
+        """The provider to use: the configured one, else the one whose credentials are set."""
+        if self.provider:
+            return self.provider
+        if self.anthropic_api_key:
+            return "anthropic"
+        if self.openai_api_key or self.openai_base_url:
+            return "openai"
+        if self.script is not None:
+            return "scripted"
+        return None
+
+    def resolved_model(self) -> str:
+        provider = self.resolved_provider() or "anthropic"
+        return self.model or DEFAULT_MODELS.get(provider, "scripted")
+
+    def missing_credentials(self) -> str | None:
+        """Why the provider cannot start, naming the settings and variables to set."""
+        provider = self.resolved_provider()
+        if provider is None:
+            return CREDENTIALS_HELP
+        if provider == "anthropic" and not self.anthropic_api_key:
+            return "The anthropic provider needs ANTHROPIC_API_KEY. " + CREDENTIALS_HELP
+        if provider == "openai" and not (self.openai_api_key or self.openai_base_url):
+            return (
+                "The openai provider needs OPENAI_API_KEY or OPENAI_BASE_URL. " + CREDENTIALS_HELP
+            )
+        if provider == "scripted" and self.script is None:
+            return (
+                "The scripted provider needs a script: set AGENTLS_SCRIPT to a JSONL file, or "
+                "pass `script` in the session settings."
+            )
+        return None
+
+
+def default_home() -> Path:
+    """AGENTLS_HOME, else $XDG_DATA_HOME/agentls, else ~/.local/share/agentls."""
+    if os.environ.get("AGENTLS_HOME"):
+        return Path(os.environ["AGENTLS_HOME"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "agentls"
+
+
+_ENV = {
+    "AGENTLS_PROVIDER": "provider",
+    "AGENTLS_MODEL": "model",
+    "ANTHROPIC_API_KEY": "anthropic_api_key",
+    "ANTHROPIC_BASE_URL": "anthropic_base_url",
+    "OPENAI_API_KEY": "openai_api_key",
+    "OPENAI_BASE_URL": "openai_base_url",
+    "AGENTLS_HOME": "home",
+    "AGENTLS_SCRIPT": "script",
+    "AGENTLS_REQUEST_LOG": "request_log",
+}
+# Keys as clients and settings files spell them (camelCase) → field names.
+_KEYS = {
+    "provider": "provider",
+    "model": "model",
+    "permissionMode": "permission_mode",
+    "maxTurns": "max_turns",
+    "maxTokens": "max_tokens",
+    "thinkingBudget": "thinking_budget",
+    "contextWindow": "context_window",
+    "idleTimeout": "idle_timeout",
+    "readConcurrency": "read_concurrency",
+    "nudgeLimit": "nudge_limit",
+    "additionalDirectories": "additional_directories",
+    "appendSystemPrompt": "append_system_prompt",
+    "script": "script",
+    "requestLog": "request_log",
+    "anthropicBaseUrl": "anthropic_base_url",
+    "openaiBaseUrl": "openai_base_url",
+}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """The value converted to the field's type; ValueError says what was wrong."""
+    default = getattr(Settings(), name)
+    if name == "home":
+        return Path(str(value))
+    if name == "script":
+        if isinstance(value, (str, list)):
+            return value
+        raise ValueError("must be a path or a list of script entries")
+    if name == "provider" and value not in PROVIDERS:
+        raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
+    if name == "permission_mode" and value not in PERMISSION_MODES:
+        raise ValueError(f"must be one of {', '.join(PERMISSION_MODES)}")
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("must be an integer")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValueError("must be a positive number")
+        return float(value)
+    if isinstance(default, tuple):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("must be a list of strings")
+        return tuple(value)
+    if name == "thinking_budget":
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError("must be an integer")
+        return value
+    if value is not None and not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+def apply_layer(
+    settings: Settings, layer: Mapping[str, Any], source: str, problems: list[str]
+) -> Settings:
+    """`settings` updated by one layer of camelCase keys; unknown or bad keys are reported."""
+    changes: dict[str, Any] = {}
+    for key, value in layer.items():
+        if key == "permissions" and isinstance(value, dict):
+            for rule_kind in ("allow", "deny", "ask"):
+                if rule_kind in value:
+                    _set(
+                        changes,
+                        rule_kind,
+                        value[rule_kind],
+                        f"{source}: permissions.{rule_kind}",
+                        problems,
+                    )
+            continue
+        name = _KEYS.get(key)
+        if name is None:
+            problems.append(f"{source}: unknown setting {key!r} ignored")
+            continue
+        _set(changes, name, value, f"{source}: {key}", problems)
+    return replace(settings, **changes)
+
+
+def _set(changes: dict[str, Any], name: str, value: Any, where: str, problems: list[str]) -> None:
+    try:
+        changes[name] = _coerce(name, value)
+    except ValueError as exc:
+        problems.append(f"{where} {exc}; the default is used")
+
+
+def _read_json(path: Path, problems: list[str]) -> Mapping[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, json.JSONDecodeError) as exc:
+        problems.append(f"{path}: not readable as JSON ({exc}); ignored")
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"{path}: must hold a JSON object; ignored")
+        return {}
+    return data
+
+
+def load_settings(
+    cwd: Path,
+    env: Mapping[str, str],
+    client_options: Mapping[str, Any] | None = None,
+    problems: list[str] | None = None,
+) -> Settings:
+    """Settings for a workspace at `cwd`: files, then environment, then client options."""
+    found: list[str] = [] if problems is None else problems
+    home = Path(env["AGENTLS_HOME"]) if env.get("AGENTLS_HOME") else default_home()
+    settings = Settings(home=home)
+    settings = apply_layer(
+        settings, _read_json(home / "settings.json", found), "user settings", found
+    )
+    project = cwd / ".agentls" / "settings.json"
+    settings = apply_layer(settings, _read_json(project, found), str(project), found)
+    env_changes = {}
+    for var, name in _ENV.items():
+        if env.get(var):
+            try:
+                env_changes[name] = _coerce(name, env[var])
+            except ValueError as exc:
+                found.append(f"{var} {exc}; ignored")
+    settings = replace(settings, **env_changes)
+    if client_options:
+        settings = apply_layer(settings, client_options, "initializationOptions", found)
+    return settings

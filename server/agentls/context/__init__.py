@@ -1,0 +1,1 @@
+"""What the model sees: the prompt layers (later: token budget and compaction)."""

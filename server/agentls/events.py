@@ -1,0 +1,154 @@
+"""Loop events: every step of a turn, as small frozen dataclasses in one closed union.
+
+The session stamps `sessionId`, `seq` and `turnId`; `wire.to_wire` turns an event into the
+`agent/event` payload. Field names are snake_case here and camelCase on the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from agentls.messages import ContentBlock
+from agentls.tools.base import FileDiff, Location, ToolKind
+from agentls.usage import Usage
+
+TurnStopReason = Literal["end_turn", "max_turns", "max_tokens", "aborted", "refusal", "error"]
+ToolCallStatus = Literal["pending", "in_progress", "completed", "failed", "cancelled", "declined"]
+PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    turn_id: str
+    user_message_id: str
+    type: Literal["turn_started"] = "turn_started"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDeltaEvent:
+    message_id: str
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDeltaEvent:
+    message_id: str
+    text: str
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCompleted:
+    message_id: str
+    role: Literal["user", "assistant"]
+    content: tuple[ContentBlock, ...]
+    type: Literal["message_completed"] = "message_completed"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    input: dict[str, Any]
+    locations: tuple[Location, ...] | None = None
+    type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallUpdate:
+    tool_call_id: str
+    status: ToolCallStatus
+    content: str | None = None
+    diff: FileDiff | None = None
+    truncated: bool | None = None
+    type: Literal["tool_call_update"] = "tool_call_update"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionOption:
+    option_id: str
+    name: str
+    kind: PermissionOptionKind
+
+
+PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption("allow_once", "Allow once", "allow_once"),
+    PermissionOption("allow_always", "Always allow", "allow_always"),
+    PermissionOption("reject_once", "Reject", "reject_once"),
+    PermissionOption("reject_always", "Always reject", "reject_always"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    request_id: str
+    tool_call_id: str
+    title: str
+    input: dict[str, Any]
+    options: tuple[PermissionOption, ...] = PERMISSION_OPTIONS
+    type: Literal["permission_request"] = "permission_request"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionResolved:
+    request_id: str
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+    type: Literal["permission_resolved"] = "permission_resolved"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    context_tokens: int
+    context_window: int
+    cost_usd: float | None = None
+    type: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    level: Literal["info", "warning", "error"]
+    message: str
+    retrying: bool | None = None
+    attempt: int | None = None
+    type: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnError:
+    code: str
+    message: str
+    retryable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCompleted:
+    turn_id: str
+    stop_reason: TurnStopReason
+    turns: int
+    usage: Usage
+    error: TurnError | None = None
+    type: Literal["turn_completed"] = "turn_completed"
+
+
+LoopEvent: TypeAlias = (
+    TurnStarted
+    | TextDeltaEvent
+    | ThinkingDeltaEvent
+    | MessageCompleted
+    | ToolCallEvent
+    | ToolCallUpdate
+    | PermissionRequest
+    | PermissionResolved
+    | UsageEvent
+    | Notice
+    | TurnCompleted
+)

@@ -1,0 +1,1 @@
+"""The agent loop: model call, tools, results, repeat, until a stop condition."""

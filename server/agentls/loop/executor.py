@@ -1,0 +1,237 @@
+"""Run tool calls as they arrive: read-only calls concurrently, the rest in a serial lane.
+
+A call may start when every earlier call that is still unfinished is read-only and it is
+read-only itself (bounded by a semaphore), or, for a write, when every earlier call is
+done. Results are returned in call order whatever order the calls finish in; progress is
+emitted as it happens. Every call ends with exactly one tool_result, errors included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from agentls.events import (
+    LoopEvent,
+    PermissionRequest,
+    PermissionResolved,
+    ToolCallEvent,
+    ToolCallStatus,
+    ToolCallUpdate,
+)
+from agentls.loop.assemble import ToolCallReady
+from agentls.loop.history import INTERRUPTED
+from agentls.messages import ToolResultBlock, ToolUseBlock, new_id
+from agentls.permissions.gate import PermissionGate, rule_for_always
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.registry import ToolRegistry, validate_input
+
+log = logging.getLogger(__name__)
+Emit = Callable[[LoopEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAnswer:
+    option_id: str
+    message: str | None = None
+    updated_input: dict[str, Any] | None = None
+
+
+class PermissionPrompter(Protocol):
+    async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
+        """Wait for the user's answer to a permission request that was just emitted."""
+
+
+@dataclass(slots=True)
+class _Call:
+    block: ToolUseBlock
+    tool: Tool | None
+    args: BaseModel | None
+    error: str | None
+    read_only: bool
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    result: ToolResultBlock | None = None
+    task: asyncio.Task[ToolResultBlock] | None = None
+
+
+class ToolExecutor:
+    """One assistant message's tool calls, from dispatch to ordered results."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        context: ToolContext,
+        gate: PermissionGate,
+        prompter: PermissionPrompter,
+        emit: Emit,
+        read_concurrency: int = 10,
+    ) -> None:
+        self._registry = registry
+        self._context = context
+        self._gate = gate
+        self._prompter = prompter
+        self._emit = emit
+        self._read_slots = asyncio.Semaphore(read_concurrency)
+        self._calls: list[_Call] = []
+        # Calls the user or a rule refused: their error results are not tool failures.
+        self.declined: set[str] = set()
+
+    def submit(self, ready: ToolCallReady) -> None:
+        """Validate a complete call, announce it and start it as soon as its lane allows."""
+        call = self._prepare(ready)
+        earlier = list(self._calls)
+        self._calls.append(call)
+        tool = call.tool
+        self._emit(
+            ToolCallEvent(
+                call.block.id,
+                call.block.name,
+                tool.kind if tool else "other",
+                _title(tool, call.args, call.block),
+                call.block.input,
+                tuple(tool.locations(call.args, self._context.cwd)) if tool and call.args else None,
+            )
+        )
+        call.task = asyncio.create_task(self._run(call, earlier))
+
+    async def results(self) -> list[ToolResultBlock]:
+        """Every call's result, in call order, once all have finished."""
+        return [await call.task for call in self._calls if call.task is not None]
+
+    async def interrupt(self) -> list[ToolResultBlock]:
+        """Cancel what still runs; unfinished calls get an "interrupted" result."""
+        pending = [c.task for c in self._calls if c.task is not None and not c.task.done()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        results = []
+        for call in self._calls:
+            if call.result is None:
+                call.result = ToolResultBlock(call.block.id, INTERRUPTED, is_error=True)
+                self._emit(ToolCallUpdate(call.block.id, "cancelled", INTERRUPTED))
+            results.append(call.result)
+        return results
+
+    def _prepare(self, ready: ToolCallReady) -> _Call:
+        block = ready.block
+        tool = self._registry.get(block.name)
+        if tool is None:
+            known = ", ".join(self._registry.names())
+            error = f"Unknown tool {block.name!r}. Available tools: {known}."
+            return _Call(block, None, None, error, read_only=True)
+        if ready.input_error is not None:
+            return _Call(block, tool, None, ready.input_error, read_only=True)
+        args = validate_input(tool, block.input)
+        if isinstance(args, str):
+            return _Call(block, tool, None, args, read_only=True)
+        try:
+            read_only = tool.is_read_only(args)
+        except Exception:
+            read_only = False  # fail closed: an unclassifiable call takes the write lane
+        return _Call(block, tool, args, None, read_only)
+
+    async def _run(self, call: _Call, earlier: list[_Call]) -> ToolResultBlock:
+        try:
+            await self._wait_for_lane(call, earlier)
+            call.result = await self._execute(call)
+            return call.result
+        finally:
+            call.done.set()
+
+    @staticmethod
+    async def _wait_for_lane(call: _Call, earlier: list[_Call]) -> None:
+        blockers = [c for c in earlier if not call.read_only or not c.read_only]
+        for blocker in blockers:
+            await blocker.done.wait()
+
+    async def _execute(self, call: _Call) -> ToolResultBlock:
+        block = call.block
+        if call.error is not None or call.tool is None or call.args is None:
+            return self._finish(block, "failed", call.error or "Invalid tool call.", True)
+        tool, args = call.tool, call.args
+        refusal = await self._check_permission(tool, args, block)
+        if isinstance(refusal, ToolResultBlock):
+            return refusal
+        args = refusal
+        self._emit(ToolCallUpdate(block.id, "in_progress"))
+        try:
+            if call.read_only:
+                async with self._read_slots:
+                    output = await tool.run(args, self._context)
+            else:
+                output = await tool.run(args, self._context)
+        except ToolError as exc:
+            output = ToolOutput(str(exc), is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("tool %s failed", block.name)
+            output = ToolOutput(f"{block.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        status: ToolCallStatus = "failed" if output.is_error else "completed"
+        self._emit(
+            ToolCallUpdate(
+                block.id, status, output.content, output.diff, True if output.truncated else None
+            )
+        )
+        content = output.content or f"({block.name} completed with no output)"
+        call_result = ToolResultBlock(block.id, content, output.is_error)
+        return call_result
+
+    async def _check_permission(
+        self, tool: Tool, args: BaseModel, block: ToolUseBlock
+    ) -> BaseModel | ToolResultBlock:
+        """The (possibly user-updated) input to run with, or the refusal result."""
+        content = tool.rule_content(args, self._context.cwd)
+        decision = self._gate.decide(tool.name, tool.kind, tool.is_read_only(args), content)
+        if decision.behavior == "allow":
+            return args
+        if decision.behavior == "deny":
+            return self._finish(block, "declined", decision.reason, True)
+        request = PermissionRequest(
+            new_id("perm"), block.id, _title(tool, args, block), block.input
+        )
+        self._emit(request)
+        try:
+            answer = await self._prompter.wait_for_answer(request)
+        except asyncio.CancelledError:
+            self._emit(PermissionResolved(request.request_id, "cancelled"))
+            raise
+        self._emit(PermissionResolved(request.request_id, "selected", answer.option_id))
+        if answer.option_id in ("allow_always", "reject_always"):
+            behavior: Literal["allow", "deny"] = (
+                "allow" if answer.option_id == "allow_always" else "deny"
+            )
+            self._gate.add_rule(rule_for_always(tool.name, tool.kind, content, behavior))
+        if answer.option_id.startswith("reject"):
+            reason = "The user rejected this tool call."
+            if answer.message:
+                reason += f" They said: {answer.message}"
+            return self._finish(block, "declined", reason, True)
+        if answer.updated_input is not None:
+            updated = validate_input(tool, answer.updated_input)
+            if isinstance(updated, str):
+                return self._finish(block, "failed", updated, True)
+            return updated
+        return args
+
+    def _finish(
+        self, block: ToolUseBlock, status: ToolCallStatus, text: str, is_error: bool
+    ) -> ToolResultBlock:
+        self._emit(ToolCallUpdate(block.id, status, text))
+        if status == "declined":
+            self.declined.add(block.id)
+        return ToolResultBlock(block.id, text, is_error)
+
+
+def _title(tool: Tool | None, args: BaseModel | None, block: ToolUseBlock) -> str:
+    if tool is None or args is None:
+        return block.name
+    try:
+        return tool.title(args)
+    except Exception:
+        return block.name

@@ -1,0 +1,68 @@
+"""The history invariant: every tool_use has exactly one tool_result in the next message."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentls.messages import Message, ToolResultBlock
+
+INTERRUPTED = "Interrupted by user: this tool call did not run to completion."
+
+
+def pairing_problems(messages: Sequence[Message]) -> list[str]:
+    """Every way `messages` breaks the tool_use/tool_result pairing, as readable lines."""
+    problems: list[str] = []
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            wanted = [b.id for b in message.tool_uses()]
+            if not wanted:
+                continue
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            got = [b.tool_use_id for b in nxt.tool_results()] if nxt and nxt.role == "user" else []
+            for call_id in wanted:
+                count = got.count(call_id)
+                if count != 1:
+                    problems.append(f"tool_use {call_id} has {count} tool_results")
+        else:
+            prev = messages[i - 1] if i > 0 else None
+            known = {b.id for b in prev.tool_uses()} if prev and prev.role == "assistant" else set()
+            problems.extend(
+                f"tool_result {r.tool_use_id} answers no tool_use"
+                for r in message.tool_results()
+                if r.tool_use_id not in known
+            )
+    return problems
+
+
+def repair_pairing(messages: Sequence[Message]) -> list[Message]:
+    """A copy of `messages` in which the pairing holds: orphans dropped, missing results added."""
+    repaired: list[Message] = []
+    for i, message in enumerate(messages):
+        if message.role == "user":
+            prev = messages[i - 1] if i > 0 else None
+            known = {b.id for b in prev.tool_uses()} if prev and prev.role == "assistant" else set()
+            seen: set[str] = set()
+            blocks = []
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    if block.tool_use_id not in known or block.tool_use_id in seen:
+                        continue
+                    seen.add(block.tool_use_id)
+                blocks.append(block)
+            order = [b.id for b in prev.tool_uses()] if prev and prev.role == "assistant" else []
+            missing = [
+                ToolResultBlock(call_id, INTERRUPTED, is_error=True)
+                for call_id in order
+                if call_id not in seen
+            ]
+            content = tuple(missing) + tuple(blocks)
+            if content:
+                repaired.append(Message("user", content, message.id))
+            continue
+        repaired.append(message)
+        nxt = messages[i + 1] if i + 1 < len(messages) else None
+        calls = message.tool_uses()
+        if calls and (nxt is None or nxt.role != "user"):
+            results = tuple(ToolResultBlock(c.id, INTERRUPTED, is_error=True) for c in calls)
+            repaired.append(Message("user", results))
+    return repaired

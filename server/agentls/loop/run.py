@@ -1,0 +1,406 @@
+"""The agent loop, top to bottom: sample the model, run its tools, feed results back, repeat.
+
+`run_turn` drives one user turn to exactly one `TurnCompleted`. Each trip round the loop
+records why it went round again (`QueryState.transitions`), so tests can tell which path
+ran. Abort is task cancellation: whatever is in flight is settled so the history stays
+paired, and the turn ends `aborted`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from agentls.context.prompt import SystemPrompt
+from agentls.events import (
+    LoopEvent,
+    MessageCompleted,
+    Notice,
+    TurnCompleted,
+    TurnError,
+    TurnStopReason,
+    UsageEvent,
+)
+from agentls.loop.assemble import AssistantAssembler, ToolCallReady
+from agentls.loop.executor import PermissionPrompter, ToolExecutor
+from agentls.loop.history import pairing_problems, repair_pairing
+from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
+from agentls.permissions.gate import PermissionGate
+from agentls.providers.base import ModelRequest, Provider, ProviderError, StopReason
+from agentls.tools.base import ToolContext
+from agentls.tools.registry import ToolRegistry
+from agentls.usage import Usage
+
+log = logging.getLogger(__name__)
+
+HARD_TURN_CAP = 100
+Transition = Literal["next_turn", "retry", "nudge", "steer", "stream_error_with_tools"]
+
+NUDGE_TEXT = (
+    "You announced a next step but did not call a tool. If there is more to do, do it now "
+    "with a tool call; if the task is complete, say so briefly."
+)
+_ANNOUNCES_ACTION = re.compile(
+    r"(?:^|\n|[.!]\s+)(?:let me|let's|i'll|i will|i am going to|i'm going to|now i'll|"
+    r"next,? i'll|first,? i'll)\b[^\n?]*$",
+    re.IGNORECASE,
+)
+
+
+class Clock(Protocol):
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    model: str
+    max_turns: int = 100
+    max_tokens: int = 8192
+    thinking_budget: int | None = None
+    nudge_limit: int = 2
+    idle_timeout: float = 300.0
+    max_consecutive_errors: int = 3
+    read_concurrency: int = 10
+    context_window: int = 200_000
+    retry_base_delay: float = 0.5
+    retry_max_delay: float = 60.0
+
+
+@dataclass(slots=True)
+class LoopDeps:
+    provider: Provider
+    registry: ToolRegistry
+    tool_context: ToolContext
+    gate: PermissionGate
+    prompter: PermissionPrompter
+    system: SystemPrompt
+    settings: LoopSettings
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    take_steering: Callable[[], list[str]] = field(default=lambda: [])
+    clock: Clock = field(default_factory=SystemClock)
+
+
+@dataclass(slots=True)
+class _Inflight:
+    assembler: AssistantAssembler
+    executor: ToolExecutor
+    message_appended: bool = False
+
+
+@dataclass(slots=True)
+class QueryState:
+    turn_id: str
+    messages: list[Message]
+    turn_count: int = 0
+    nudges: int = 0
+    model_errors: int = 0
+    tool_failures: int = 0
+    usage: Usage = field(default_factory=Usage)
+    transitions: list[Transition] = field(default_factory=list)
+    inflight: _Inflight | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStop:
+    reason: TurnStopReason
+    error: TurnError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Sampled:
+    message: Message
+    stop_reason: StopReason
+    results: list[ToolResultBlock]
+    declined: set[str]
+
+
+async def run_turn(state: QueryState, deps: LoopDeps) -> AsyncIterator[LoopEvent]:
+    """Run one user turn (its user message is already in `state.messages`) to completion."""
+    channel: asyncio.Queue[LoopEvent | None] = asyncio.Queue()
+    driver = asyncio.create_task(_drive(state, deps, channel.put_nowait))
+    driver.add_done_callback(lambda _task: channel.put_nowait(None))
+    watcher = asyncio.create_task(_cancel_on_abort(deps.abort, driver))
+    try:
+        while (event := await channel.get()) is not None:
+            yield event
+    finally:
+        watcher.cancel()
+        if not driver.done():
+            driver.cancel()
+            await asyncio.gather(driver, return_exceptions=True)
+
+
+async def _cancel_on_abort(abort: asyncio.Event, driver: asyncio.Task[None]) -> None:
+    await abort.wait()
+    driver.cancel()
+
+
+async def _drive(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]) -> None:
+    try:
+        stop = await _loop(state, deps, emit)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        await _settle_abort(state, emit)
+        stop = TurnStop("aborted")
+    except Exception as exc:
+        log.exception("turn %s failed", state.turn_id)
+        message = f"Internal error: {type(exc).__name__}: {exc}"
+        stop = TurnStop("error", TurnError("internal_error", message, False))
+    emit(TurnCompleted(state.turn_id, stop.reason, state.turn_count, state.usage, stop.error))
+
+
+async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]) -> TurnStop:
+    settings = deps.settings
+    limit = HARD_TURN_CAP if settings.max_turns < 0 else min(settings.max_turns, HARD_TURN_CAP)
+    if limit == 0:
+        message = "Chat is disabled for this session (maxTurns is 0). Set maxTurns to 1 or more."
+        return TurnStop("error", TurnError("chat_disabled", message, False))
+    while True:
+        sampled = await _sample(state, deps, emit)
+        if isinstance(sampled, TurnStop):
+            return sampled
+        state.turn_count += 1
+        if sampled.results:
+            failed = [
+                r for r in sampled.results if r.is_error and r.tool_use_id not in sampled.declined
+            ]
+            state.tool_failures = (
+                state.tool_failures + 1 if len(failed) == len(sampled.results) else 0
+            )
+            _append(state, emit, Message("user", _with_steering(sampled.results, deps)))
+            if state.tool_failures >= settings.max_consecutive_errors:
+                message = (
+                    f"Stopped after {state.tool_failures} rounds in a row "
+                    "where every tool call failed."
+                )
+                return TurnStop("error", TurnError("tool_failures", message, False))
+            if sampled.stop_reason == "max_tokens":
+                return TurnStop("max_tokens")
+            if state.turn_count >= limit:
+                return TurnStop("max_turns")
+            state.transitions.append("next_turn")
+            continue
+        if sampled.stop_reason in ("max_tokens", "refusal"):
+            return TurnStop(sampled.stop_reason)
+        follow_up, transition = _follow_up(state, deps, sampled.message)
+        if follow_up is None:
+            return TurnStop("end_turn")
+        if state.turn_count >= limit:
+            return TurnStop("max_turns")
+        _append(state, emit, Message("user", follow_up))
+        state.transitions.append(transition)
+
+
+def _follow_up(
+    state: QueryState, deps: LoopDeps, message: Message
+) -> tuple[tuple[ContentBlock, ...] | None, Transition]:
+    """What to send after a message without tool calls: steering, a nudge, or nothing."""
+    steering = deps.take_steering()
+    if steering:
+        return tuple(TextBlock(text) for text in steering), "steer"
+    if state.nudges < deps.settings.nudge_limit and announces_action(message.text()):
+        state.nudges += 1
+        return (TextBlock(NUDGE_TEXT),), "nudge"
+    return None, "next_turn"
+
+
+def announces_action(text: str) -> bool:
+    """True when text ends by announcing an action ("Let me…", a trailing colon)."""
+    tail = text.strip()
+    if not tail:
+        return False
+    return tail.endswith(":") or bool(_ANNOUNCES_ACTION.search(tail[-300:]))
+
+
+def _with_steering(results: list[ToolResultBlock], deps: LoopDeps) -> tuple[ContentBlock, ...]:
+    # Steering joins the tool-results message, so the model reads it before its next step.
+    return (*results, *(TextBlock(text) for text in deps.take_steering()))
+
+
+async def _sample(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]
+) -> _Sampled | TurnStop:
+    """One model call with its tool calls, retried on retryable provider errors."""
+    while True:
+        request = _build_request(state, deps, emit)
+        executor = ToolExecutor(
+            deps.registry,
+            deps.tool_context,
+            deps.gate,
+            deps.prompter,
+            emit,
+            deps.settings.read_concurrency,
+        )
+        inflight = state.inflight = _Inflight(AssistantAssembler(), executor)
+        try:
+            await _stream(deps, request, inflight, emit)
+        except ProviderError as exc:
+            stop = await _on_provider_error(state, deps, emit, exc)
+            if stop is not None:
+                return stop
+            continue
+        finally:
+            _account(state, deps, emit, inflight.assembler)
+        state.model_errors = 0
+        assembler = inflight.assembler
+        message = _finish_message(state, emit, inflight)
+        results = await executor.results()
+        state.inflight = None
+        return _Sampled(message, assembler.stop_reason or "end_turn", results, executor.declined)
+
+
+async def _stream(
+    deps: LoopDeps, request: ModelRequest, inflight: _Inflight, emit: Callable[[LoopEvent], None]
+) -> None:
+    """Feed the provider's stream through the assembler; a silent stream is an error."""
+    timeout = deps.settings.idle_timeout
+    loop = asyncio.get_running_loop()
+    stream = deps.provider.stream(request)
+    assembler, executor = inflight.assembler, inflight.executor
+    try:
+        async with asyncio.timeout(timeout) as watchdog:
+            async for event in stream:
+                watchdog.reschedule(loop.time() + timeout)
+                for item in assembler.feed(event):
+                    if isinstance(item, ToolCallReady):
+                        executor.submit(item)
+                    else:
+                        emit(item)
+    except TimeoutError:
+        raise ProviderError(
+            "idle", f"The model stream sent nothing for {timeout:g} s.", retryable=True
+        ) from None
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if assembler.stop_reason is None:
+        raise ProviderError(
+            "connection", "The model stream ended before the message was complete.", retryable=True
+        )
+
+
+async def _on_provider_error(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], exc: ProviderError
+) -> TurnStop | None:
+    """Settle a failed model call; None means go round again (after a backoff)."""
+    inflight = state.inflight
+    state.model_errors += 1
+    if inflight is not None and inflight.assembler.dispatched_calls():
+        # Calls already ran (or run) for this partial message: keep it, so nothing is redone.
+        _finish_message(state, emit, inflight)
+        results = await inflight.executor.results()
+        _append(state, emit, Message("user", tuple(results)))
+        state.turn_count += 1
+        state.transitions.append("stream_error_with_tools")
+    state.inflight = None
+    limit = deps.settings.max_consecutive_errors
+    if not exc.retryable or state.model_errors >= limit:
+        code = exc.kind if not exc.retryable else "model_errors"
+        return TurnStop("error", TurnError(code, _describe(exc), exc.retryable))
+    delay = _retry_delay(deps.settings, state.model_errors, exc.retry_after)
+    emit(
+        Notice(
+            "warning",
+            f"{_describe(exc)} Retrying in {delay:.1f} s.",
+            retrying=True,
+            attempt=state.model_errors,
+        )
+    )
+    await deps.clock.sleep(delay)
+    state.transitions.append("retry")
+    return None
+
+
+def _describe(exc: ProviderError) -> str:
+    status = f" (HTTP {exc.status})" if exc.status else ""
+    return f"Model error {exc.kind}{status}: {exc.message}"
+
+
+def _retry_delay(settings: LoopSettings, attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None and retry_after >= 0:
+        return min(retry_after, settings.retry_max_delay)
+    backoff = min(settings.retry_base_delay * 2.0 ** (attempt - 1), settings.retry_max_delay)
+    return float(backoff * (1 - 0.25 * random.random()))
+
+
+def _build_request(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]
+) -> ModelRequest:
+    messages: list[Message] = state.messages
+    problems = pairing_problems(messages)
+    if problems:
+        log.error("history pairing broken before a model call: %s", problems)
+        emit(Notice("error", "The history had unpaired tool calls; they were repaired."))
+        messages = repair_pairing(messages)
+    settings = deps.settings
+    return ModelRequest(
+        model=settings.model,
+        system_static=deps.system.static,
+        system_dynamic=deps.system.dynamic,
+        messages=messages,
+        tools=deps.registry.specs(),
+        max_tokens=settings.max_tokens,
+        thinking_budget=settings.thinking_budget,
+    )
+
+
+def _finish_message(
+    state: QueryState, emit: Callable[[LoopEvent], None], inflight: _Inflight
+) -> Message:
+    message = inflight.assembler.message()
+    if message.content and not inflight.message_appended:
+        _append(state, emit, message)
+    inflight.message_appended = True
+    return message
+
+
+def _account(
+    state: QueryState,
+    deps: LoopDeps,
+    emit: Callable[[LoopEvent], None],
+    assembler: AssistantAssembler,
+) -> None:
+    usage = assembler.usage
+    if usage == Usage():
+        return
+    state.usage = state.usage + usage
+    emit(
+        UsageEvent(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.context_tokens,
+            deps.settings.context_window,
+        )
+    )
+
+
+def _append(state: QueryState, emit: Callable[[LoopEvent], None], message: Message) -> None:
+    state.messages.append(message)
+    emit(MessageCompleted(message.id, message.role, message.content))
+
+
+async def _settle_abort(state: QueryState, emit: Callable[[LoopEvent], None]) -> None:
+    """Keep what the model said, and give every dispatched call a result."""
+    inflight = state.inflight
+    state.inflight = None
+    if inflight is None:
+        return
+    _finish_message(state, emit, inflight)
+    results = await inflight.executor.interrupt()
+    if results:
+        _append(state, emit, Message("user", tuple(results)))

@@ -1,0 +1,169 @@
+"""The permission gate: rules first, then the mode, decide whether a tool call runs, asks the
+user or is refused.
+
+The order is fixed so no setting can weaken a deny: deny rules, then plan mode's refusal of
+anything that is not read-only, then ask rules, then allow rules, then the mode. Deciding
+is pure; asking the user and remembering an "always" answer belong to the caller, which
+turns that answer into a session rule with `rule_for_always`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Literal
+
+from agentls.permissions.rules import (
+    COMMAND_KIND,
+    EDIT_KINDS,
+    PATH_KINDS,
+    READ_KINDS,
+    CallTarget,
+    PathBase,
+    PermissionBehavior,
+    Rule,
+    matching_rules,
+    split_command,
+)
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+
+_SUBJECT_LIMIT = 120
+_SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do with one call, a sentence the model can read, and the rule that decided."""
+
+    behavior: PermissionBehavior
+    reason: str
+    rule: Rule | None = None
+
+
+class PermissionGate:
+    """A session's permission mode and rules; `decide` is pure and may be called freely."""
+
+    def __init__(
+        self,
+        mode: PermissionMode = "default",
+        rules: Iterable[Rule] = (),
+        *,
+        cwd: str | PurePath | None = None,
+        home: str | PurePath | None = None,
+    ) -> None:
+        self.mode: PermissionMode = mode
+        self.rules: list[Rule] = list(rules)
+        home_path = Path.home() if home is None else home
+        # Without a cwd, cwd-relative rules match relative paths and absolute rules absolute ones.
+        self._base = PathBase(_posix(cwd), _posix(home_path))
+
+    def add_rule(self, rule: Rule) -> None:
+        """Add a session rule (from an "always" answer); a duplicate is ignored."""
+        if rule not in self.rules:
+            self.rules.append(rule)
+
+    def decide(
+        self, tool_name: str, tool_kind: str, read_only: bool, rule_content: str | None
+    ) -> Decision:
+        """Allow, deny or ask for one call; `rule_content` is its path or command."""
+        call = CallTarget(tool_name, tool_kind, rule_content)
+        return (
+            self._by_rules("deny", call)
+            or self._plan_refusal(call, read_only)
+            or self._by_rules("ask", call)
+            or self._by_rules("allow", call)
+            or _by_mode(self.mode, call, read_only)
+        )
+
+    def _by_rules(self, behavior: PermissionBehavior, call: CallTarget) -> Decision | None:
+        rules = matching_rules(self.rules, behavior, call, self._base)
+        if not rules:
+            return None
+        return Decision(behavior, _rule_reason(behavior, rules, call), rules[0])
+
+    def _plan_refusal(self, call: CallTarget, read_only: bool) -> Decision | None:
+        if self.mode != "plan" or read_only:
+            return None
+        return Decision(
+            "deny",
+            f"Refused: you are in plan mode, so you must not change anything and "
+            f"{_subject(call)} would. Keep to read-only tools, then present your plan to the "
+            "user and wait for approval instead.",
+        )
+
+
+def _by_mode(mode: PermissionMode, call: CallTarget, read_only: bool) -> Decision:
+    if mode == "bypassPermissions":
+        return Decision("allow", "Allowed: bypassPermissions mode runs every call.")
+    if read_only:
+        return Decision("allow", "Allowed: read-only calls run without asking.")
+    if mode == "acceptEdits" and call.tool_kind in EDIT_KINDS:
+        return Decision("allow", "Allowed: acceptEdits mode accepts file edits without asking.")
+    return Decision("ask", f"The user must approve {_subject(call)}.")
+
+
+def _rule_reason(behavior: PermissionBehavior, rules: tuple[Rule, ...], call: CallTarget) -> str:
+    if behavior == "deny":
+        return f"Denied by rule {rules[0]}."
+    if behavior == "ask":
+        return f"The user must approve {_subject(call)}: rule {rules[0]} asks for approval."
+    names = ", ".join(str(rule) for rule in rules)
+    return f"Allowed by rule{'s' if len(rules) > 1 else ''} {names}."
+
+
+def _subject(call: CallTarget) -> str:
+    content = (call.content or "").strip()
+    if not content:
+        return call.tool_name
+    lines = content.splitlines()
+    text = lines[0]
+    if len(lines) > 1 or len(text) > _SUBJECT_LIMIT:
+        text = text[:_SUBJECT_LIMIT] + "…"
+    return f"{call.tool_name} {text}"
+
+
+def _posix(path: str | PurePath | None) -> str | None:
+    return None if path is None else PurePath(path).as_posix()
+
+
+def rule_for_always(
+    tool_name: str, tool_kind: str, rule_content: str | None, behavior: PermissionBehavior
+) -> Rule:
+    """The session rule for an allow_always / reject_always answer to this call."""
+    if rule_content is None or not rule_content.strip():
+        return Rule(tool_name, None, behavior)
+    if tool_kind == COMMAND_KIND:
+        return Rule(tool_name, _command_specifier(rule_content), behavior)
+    if tool_kind in PATH_KINDS:
+        return Rule(_path_rule_tool(tool_name, tool_kind), _exact_path(rule_content), behavior)
+    return Rule(tool_name, None, behavior)
+
+
+def _command_specifier(command: str) -> str:
+    """A prefix on the command's first word(s); the exact line when it is not one plain command."""
+    split = split_command(command)
+    if not split.exact or len(split.commands) != 1 or split.commands[0].writes_file:
+        return command.strip()
+    words = shlex.split(split.commands[0].text)
+    keep = 2 if len(words) > 1 and _SUBCOMMAND.fullmatch(words[1]) else 1
+    return f"{shlex.join(words[:keep])}:*"
+
+
+def _path_rule_tool(tool_name: str, tool_kind: str) -> str:
+    if tool_kind == "edit":
+        return "Edit"
+    return "Read" if tool_kind in READ_KINDS else tool_name
+
+
+def _exact_path(content: str) -> str:
+    path = content.strip()
+    if path.startswith(("/", "~")):
+        return path
+    normal = posixpath.normpath(path)
+    # `./` anchors the rule to cwd; a bare name would match that name at any depth.
+    return normal if normal == "." else "./" + normal

@@ -1,0 +1,1 @@
+"""Model providers behind one `Provider` protocol; each SDK is imported only when used."""

@@ -1,0 +1,154 @@
+"""The provider seam: a request in, a stream of normalised events out.
+
+Every provider (Anthropic, OpenAI-compatible, scripted) folds its own wire stream into
+these few events, so the loop has one streaming path whatever the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+from agentls.messages import Message
+from agentls.usage import Usage
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    model: str
+    # The static part is byte-identical across a session (it is the cached prefix);
+    # the dynamic part may change between sessions but not within a turn.
+    system_static: str
+    system_dynamic: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec]
+    max_tokens: int = 8192
+    thinking_budget: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    index: int
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    index: int
+    text: str
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureDelta:
+    """Sets (does not append) the signature of the thinking block at `index`."""
+
+    index: int
+    signature: str
+    type: Literal["signature_delta"] = "signature_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseStart:
+    index: int
+    id: str
+    name: str
+    type: Literal["tool_use_start"] = "tool_use_start"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInputDelta:
+    index: int
+    partial_json: str
+    type: Literal["tool_input_delta"] = "tool_input_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStop:
+    index: int
+    type: Literal["block_stop"] = "block_stop"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdate:
+    """Cumulative usage of this response so far; later updates replace earlier ones."""
+
+    usage: Usage
+    type: Literal["usage_update"] = "usage_update"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStop:
+    stop_reason: StopReason
+    type: Literal["message_stop"] = "message_stop"
+
+
+StreamEvent: TypeAlias = (
+    TextDelta
+    | ThinkingDelta
+    | SignatureDelta
+    | ToolUseStart
+    | ToolInputDelta
+    | BlockStop
+    | UsageUpdate
+    | MessageStop
+)
+
+ErrorKind = Literal[
+    "overloaded",
+    "rate_limit",
+    "server",
+    "connection",
+    "timeout",
+    "idle",
+    "prompt_too_long",
+    "authentication",
+    "permission",
+    "invalid_request",
+    "not_found",
+    "unknown",
+]
+
+
+class ProviderError(Exception):
+    """A model call failed; `kind` and `retryable` come from the body type and status."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        retryable: bool,
+        status: int | None = None,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        self.request_id = request_id
+
+
+class Provider(Protocol):
+    """Streams one model response as normalised events; raises ProviderError on failure."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...

@@ -1,0 +1,52 @@
+"""Build the provider a session asks for, importing its SDK only then."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+from agentls.config import Settings
+from agentls.errors import ProviderNotConfigured
+from agentls.providers.base import Provider
+from agentls.providers.scripted import ScriptedProvider, load_script
+
+_SDK_MODULES = {
+    "anthropic": "agentls.providers.anthropic",
+    "openai": "agentls.providers.openai_compat",
+}
+
+
+def make_provider(settings: Settings) -> Provider:
+    """A provider for `settings`, or ProviderNotConfigured saying what is missing."""
+    problem = settings.missing_credentials()
+    if problem is not None:
+        raise ProviderNotConfigured(problem)
+    name = settings.resolved_provider()
+    if name == "scripted":
+        assert settings.script is not None
+        try:
+            script = load_script(settings.script)
+        except ValueError as exc:
+            raise ProviderNotConfigured(
+                f"The scripted provider's script is invalid: {exc}"
+            ) from exc
+        return ScriptedProvider(script, settings.request_log)
+    if name == "anthropic":
+        from agentls.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(settings.anthropic_api_key, settings.anthropic_base_url)
+    from agentls.providers.openai_compat import OpenAIProvider
+
+    return OpenAIProvider(settings.openai_api_key, settings.openai_base_url)
+
+
+def preload_sdk(settings: Settings) -> threading.Thread | None:
+    """Import the configured provider's SDK in a background thread (it takes ~0.5–1 s)."""
+    module = _SDK_MODULES.get(settings.resolved_provider() or "")
+    if module is None:
+        return None
+    thread = threading.Thread(
+        target=importlib.import_module, args=(module,), name="sdk-preload", daemon=True
+    )
+    thread.start()
+    return thread

@@ -1,0 +1,491 @@
+"""OpenAI Chat Completions, and the servers that copy it, as a `Provider`.
+
+One provider covers api.openai.com and the compatible servers people run locally or
+through proxies (vLLM, Ollama, llama.cpp, DeepSeek, ...). They differ in small ways this
+module absorbs: where usage arrives, what the reasoning field is called, and how parallel
+tool-call fragments are indexed. Only standard request fields are sent, because the strict
+servers reject unknown ones. `create(stream=True)` is used rather than the `.stream()`
+helper, which raises on `finish_reason: length` where the loop wants to continue. The
+SDK's own retries are off: the loop retries, using the classification made here.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import os
+import re
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, new_id
+from agentls.providers.base import (
+    BlockStop,
+    ErrorKind,
+    MessageStop,
+    ModelRequest,
+    ProviderError,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolInputDelta,
+    ToolSpec,
+    ToolUseStart,
+    UsageUpdate,
+)
+from agentls.usage import Usage
+
+# Local servers ignore the key, but the SDK refuses to start without one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+# Non-standard delta fields carrying reasoning text: DeepSeek/vLLM/SGLang, then Ollama.
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+# --- request ------------------------------------------------------------------------
+
+
+def build_params(request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for `request` (without `stream`)."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": message_params(request),
+        # `max_tokens`, not `max_completion_tokens`: vLLM, Ollama and llama.cpp accept only
+        # the former, and api.openai.com still honours it for non-reasoning models.
+        "max_tokens": request.max_tokens,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        params["tools"] = tool_params(request.tools)
+    return params
+
+
+def tool_params(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool definitions as function tools."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+            },
+        }
+        for t in tools
+    ]
+
+
+def message_params(request: ModelRequest) -> list[dict[str, Any]]:
+    """One system message, then the history; thinking blocks are not sent."""
+    params: list[dict[str, Any]] = []
+    system = "\n\n".join(p for p in (request.system_static, request.system_dynamic) if p)
+    if system:
+        params.append({"role": "system", "content": system})
+    for message in request.messages:
+        if message.role == "assistant":
+            params += _assistant_params(message)
+        else:
+            params += _user_params(message)
+    return params
+
+
+def _joined_text(message: Message) -> str:
+    return "\n\n".join(b.text for b in message.content if isinstance(b, TextBlock) and b.text)
+
+
+def _assistant_params(message: Message) -> list[dict[str, Any]]:
+    text = _joined_text(message)
+    calls = [_tool_call_param(b) for b in message.content if isinstance(b, ToolUseBlock)]
+    if not text and not calls:
+        return []
+    param: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        param["tool_calls"] = calls
+    return [param]
+
+
+def _tool_call_param(block: ToolUseBlock) -> dict[str, Any]:
+    arguments = json.dumps(block.input, ensure_ascii=False)
+    return {
+        "id": block.id,
+        "type": "function",
+        "function": {"name": block.name, "arguments": arguments},
+    }
+
+
+def _user_params(message: Message) -> list[dict[str, Any]]:
+    """Tool results first (they must directly follow the assistant's calls), then text."""
+    params: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": b.tool_use_id, "content": b.content}
+        for b in message.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    text = _joined_text(message)
+    if text:
+        params.append({"role": "user", "content": text})
+    return params
+
+
+# --- stream fold --------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Call:
+    block: int
+    id: str
+
+
+@dataclass(slots=True)
+class ChunkFold:
+    """Folds chat.completion.chunk objects into normalised events, one chunk at a time.
+
+    Block indices are given out in order of first appearance (reasoning, text and each
+    tool call get their own), so sorting blocks by index gives the message's order.
+    """
+
+    next_block: int = 0
+    text_block: int | None = None
+    reasoning_block: int | None = None
+    calls: list[_Call] = field(default_factory=list)
+    calls_by_index: dict[int, _Call] = field(default_factory=dict)
+    open_blocks: list[int] = field(default_factory=list)
+    finish_reason: str | None = None
+    refused: bool = False
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        """The normalised events for one chunk. Usage may ride on any chunk."""
+        out: list[StreamEvent] = []
+        for choice in getattr(chunk, "choices", None) or ():
+            # n=1 is always requested; other choices would be a server bug.
+            if getattr(choice, "index", 0) not in (0, None):
+                continue
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                out += self._on_delta(delta)
+            if choice.finish_reason:
+                self.finish_reason = str(choice.finish_reason)
+                out += self._close_blocks()
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            out.append(UsageUpdate(usage_from(usage)))
+        return out
+
+    def finish(self) -> list[StreamEvent]:
+        """The closing events once the stream has ended, with or without a finish_reason."""
+        return [*self._close_blocks(), MessageStop(self.stop_reason())]
+
+    def stop_reason(self) -> StopReason:
+        """The finish_reason in Anthropic's terms; tool calls win over a plain `stop`."""
+        if self.finish_reason == "length":
+            return "max_tokens"
+        if self.finish_reason == "content_filter" or self.refused:
+            return "refusal"
+        # Some servers say `stop` (or nothing) after tool calls; the calls are what count.
+        return "tool_use" if self.calls else "end_turn"
+
+    def _allocate(self) -> int:
+        index = self.next_block
+        self.next_block += 1
+        self.open_blocks.append(index)
+        return index
+
+    def _close_blocks(self) -> list[StreamEvent]:
+        closing: list[StreamEvent] = [BlockStop(i) for i in self.open_blocks]
+        self.open_blocks.clear()
+        return closing
+
+    def _on_delta(self, delta: Any) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        reasoning = _reasoning_text(delta)
+        if reasoning:
+            if self.reasoning_block is None:
+                self.reasoning_block = self._allocate()
+            out.append(ThinkingDelta(self.reasoning_block, reasoning))
+        for text in (getattr(delta, "content", None), getattr(delta, "refusal", None)):
+            if isinstance(text, str) and text:
+                out.append(self._text(text))
+        if getattr(delta, "refusal", None):
+            self.refused = True
+        for tool_call in getattr(delta, "tool_calls", None) or ():
+            out += self._on_tool_call(tool_call)
+        return out
+
+    def _text(self, text: str) -> TextDelta:
+        if self.text_block is None:
+            self.text_block = self._allocate()
+        return TextDelta(self.text_block, text)
+
+    def _on_tool_call(self, tool_call: Any) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        call = self._current_call(tool_call)
+        if call is None:
+            call = self._start_call(tool_call)
+            out.append(ToolUseStart(call.block, call.id, _function_field(tool_call, "name")))
+        arguments = _function_field(tool_call, "arguments")
+        if arguments:
+            out.append(ToolInputDelta(call.block, arguments))
+        return out
+
+    def _current_call(self, tool_call: Any) -> _Call | None:
+        """The call a fragment continues, or None when it starts a new one.
+
+        Fragments accumulate by `index`, but some servers give every parallel call index 0
+        and others send no index: a new `id` at a used index starts a new call.
+        """
+        index = getattr(tool_call, "index", None)
+        if index is None:
+            current = self.calls[-1] if self.calls else None
+        else:
+            current = self.calls_by_index.get(index)
+        call_id = getattr(tool_call, "id", None)
+        if current is None or (call_id and call_id != current.id):
+            return None
+        return current
+
+    def _start_call(self, tool_call: Any) -> _Call:
+        call = _Call(self._allocate(), getattr(tool_call, "id", None) or new_id("call"))
+        index = getattr(tool_call, "index", None)
+        if index is not None:
+            self.calls_by_index[index] = call
+        self.calls.append(call)
+        return call
+
+
+def _reasoning_text(delta: Any) -> str | None:
+    for name in _REASONING_FIELDS:
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _function_field(tool_call: Any, name: str) -> str:
+    value = getattr(getattr(tool_call, "function", None), name, None)
+    return value if isinstance(value, str) else ""
+
+
+def usage_from(usage: Any) -> Usage:
+    """Our usage from a CompletionUsage; cached prompt tokens are split out of the input."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (
+        getattr(details, "cached_tokens", None)
+        # DeepSeek reports cache hits in its own field.
+        or getattr(usage, "prompt_cache_hit_tokens", None)
+        or 0
+    )
+    prompt = getattr(usage, "prompt_tokens", None) or 0
+    return Usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=getattr(usage, "completion_tokens", None) or 0,
+        cache_read_tokens=cached,
+    )
+
+
+# --- errors -------------------------------------------------------------------------
+
+_CONTEXT_OVERFLOW = re.compile(
+    r"context[ _](length|size|window)|prompt is too long|exceeds? the available context",
+    re.IGNORECASE,
+)
+_CONTEXT_OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
+
+_KIND_BY_STATUS: dict[int, tuple[ErrorKind, bool]] = {
+    400: ("invalid_request", False),
+    401: ("authentication", False),
+    403: ("permission", False),
+    404: ("not_found", False),
+    408: ("timeout", True),
+    409: ("server", True),
+    413: ("invalid_request", False),
+    422: ("invalid_request", False),
+    429: ("rate_limit", True),
+}
+
+_KIND_BY_TYPE: dict[str, tuple[ErrorKind, bool]] = {
+    "invalid_request_error": ("invalid_request", False),
+    "authentication_error": ("authentication", False),
+    "permission_error": ("permission", False),
+    "not_found_error": ("not_found", False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    code: str | None
+    type: str | None
+    message: str
+
+
+def error_body(body: object) -> ErrorBody:
+    """The fields of an error body (the SDK has already unwrapped `{"error": ...}`)."""
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        body = body["error"]
+    if not isinstance(body, Mapping):
+        return ErrorBody(None, None, str(body) if body else "")
+    code, kind = body.get("code"), body.get("type")
+    message = body.get("message") or body.get("detail") or body.get("error") or ""
+    return ErrorBody(
+        str(code) if code is not None else None,
+        str(kind) if kind is not None else None,
+        str(message),
+    )
+
+
+def classify(status: int | None, body: ErrorBody) -> tuple[ErrorKind, bool]:
+    """(kind, retryable) from the body's code and type, then the HTTP status.
+
+    `status` is None for an error chunk inside a successful stream.
+    """
+    if body.code in _CONTEXT_OVERFLOW_CODES or body.type in _CONTEXT_OVERFLOW_CODES:
+        return "prompt_too_long", False
+    if status in (None, 400, 413) and _CONTEXT_OVERFLOW.search(body.message):
+        return "prompt_too_long", False
+    if body.code == "insufficient_quota":
+        # A 429 that means "out of credit": waiting does not help.
+        return "rate_limit", False
+    if body.code == "rate_limit_exceeded":
+        return "rate_limit", True
+    if status is None:
+        # A stream that broke after it started; only a request error is worth no retry.
+        return _KIND_BY_TYPE.get(body.type or "", ("server", True))
+    if status in _KIND_BY_STATUS:
+        return _KIND_BY_STATUS[status]
+    if status >= 500:
+        return "server", True
+    return _KIND_BY_TYPE.get(body.type or "", ("unknown", False))
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """`retry-after-ms`, else `retry-after` (seconds or an HTTP date), in seconds."""
+    millis = _finite(headers.get("retry-after-ms"))
+    if millis is not None:
+        return max(0.0, millis / 1000)
+    value = headers.get("retry-after")
+    seconds = _finite(value)
+    if seconds is not None or not value:
+        return None if seconds is None else max(0.0, seconds)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _finite(value: str | None) -> float | None:
+    try:
+        number = float(value) if value else None
+    except ValueError:
+        return None
+    return number if number is not None and math.isfinite(number) else None
+
+
+def api_error(exc: openai.APIError, request_id: str | None) -> ProviderError:
+    """A ProviderError for an HTTP error response or an error chunk mid-stream."""
+    body = error_body(exc.body)
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    headers: Mapping[str, str] = (
+        exc.response.headers if isinstance(exc, openai.APIStatusError) else {}
+    )
+    if isinstance(exc, openai.APIStatusError):
+        request_id = exc.request_id or request_id
+    kind, retryable = classify(status, body)
+    label = body.code or body.type or (f"HTTP {status}" if status else "stream error")
+    return ProviderError(
+        kind,
+        f"OpenAI API {label}: {body.message or exc.message}",
+        retryable=retryable,
+        status=status,
+        retry_after=retry_after_seconds(headers),
+        request_id=request_id,
+    )
+
+
+def connection_error(exc: openai.APIConnectionError, request_id: str | None) -> ProviderError:
+    """A ProviderError for a failed or timed-out connection."""
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError(
+            "timeout", "OpenAI API request timed out", retryable=True, request_id=request_id
+        )
+    cause = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
+    return ProviderError(
+        "connection",
+        f"connection to the OpenAI API failed: {cause}",
+        retryable=True,
+        request_id=request_id,
+    )
+
+
+# --- provider -----------------------------------------------------------------------
+
+
+def _resolve_api_key(api_key: str | None, base_url: str | None) -> str | None:
+    """The key to give the SDK; None lets it read OPENAI_API_KEY."""
+    if api_key is not None or os.environ.get("OPENAI_API_KEY"):
+        return api_key
+    local_server = base_url or os.environ.get("OPENAI_BASE_URL")
+    return PLACEHOLDER_API_KEY if local_server else None
+
+
+class OpenAIProvider:
+    """Streams Chat Completions from OpenAI or any OpenAI-compatible server."""
+
+    name = "openai"
+
+    def __init__(
+        self, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0
+    ) -> None:
+        try:
+            self._client = openai.AsyncOpenAI(
+                api_key=_resolve_api_key(api_key, base_url),
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=0,
+            )
+        except openai.OpenAIError as exc:
+            raise ProviderError(
+                "authentication", "no OpenAI API key is configured", retryable=False
+            ) from exc
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.close()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """One model response as normalised events; raises ProviderError on any failure."""
+        fold = ChunkFold()
+        request_id: str | None = None
+        try:
+            chunks: openai.AsyncStream[Any] = await self._client.chat.completions.create(
+                stream=True, **build_params(request)
+            )
+            request_id = chunks.response.headers.get("x-request-id")
+            async with chunks:
+                async for chunk in chunks:
+                    for out in fold.feed(chunk):
+                        yield out
+        except openai.APIConnectionError as exc:
+            raise connection_error(exc, request_id) from exc
+        except openai.APIError as exc:
+            raise self._redacted(api_error(exc, request_id)) from exc
+        except json.JSONDecodeError as exc:
+            raise ProviderError(
+                "server",
+                "the server sent malformed stream data",
+                retryable=True,
+                request_id=request_id,
+            ) from exc
+        for out in fold.finish():
+            yield out
+
+    def _redacted(self, error: ProviderError) -> ProviderError:
+        key = self._client.api_key
+        if key and key != PLACEHOLDER_API_KEY and key in error.message:
+            error.message = error.message.replace(key, "***")
+            error.args = (error.message,)
+        return error

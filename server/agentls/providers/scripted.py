@@ -1,0 +1,183 @@
+"""A model that plays a script: the offline demo, the tests, and client authors' own tests.
+
+A script is JSONL (or a list of objects), one model turn per entry:
+
+    {"thinking": "…", "text": "…", "tool_calls": [{"name": "Read", "input": {…}}],
+     "stop_reason": "tool_use", "delay": 0.01, "chunk": 16, "usage": {…}}
+
+`tool_calls[].raw_input` streams a string as the tool input verbatim (for broken JSON);
+`error` ({"kind", "message", "retryable", "retry_after", "after_text"}) fails the call;
+`hang: true` streams the text and then goes silent (for watchdog and abort tests).
+Every request is appended to `request_log` as JSON when a path is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from agentls.messages import message_to_dict, new_id
+from agentls.providers.base import (
+    BlockStop,
+    MessageStop,
+    ModelRequest,
+    ProviderError,
+    SignatureDelta,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolInputDelta,
+    ToolUseStart,
+    UsageUpdate,
+)
+from agentls.usage import Usage
+
+_STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"}
+
+
+def load_script(source: str | Path | Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Script entries from a JSONL file path or an in-memory list; ValueError if malformed."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"cannot read script {path}: {exc.strerror}") from exc
+        entries: list[Any] = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+    else:
+        entries = list(source)
+    for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict):
+            raise ValueError(f"script entry {number} must be an object")
+        reason = entry.get("stop_reason")
+        if reason is not None and reason not in _STOP_REASONS:
+            raise ValueError(f"script entry {number}: unknown stop_reason {reason!r}")
+    return cast(list[dict[str, Any]], entries)
+
+
+class ScriptedProvider:
+    """Plays script entries in order, one per model call."""
+
+    name = "scripted"
+
+    def __init__(
+        self, script: Sequence[dict[str, Any]], request_log: str | Path | None = None
+    ) -> None:
+        self._script = list(script)
+        self._played = 0
+        self._log = Path(request_log) if request_log else None
+
+    @property
+    def remaining(self) -> int:
+        return len(self._script) - self._played
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self._record(request)
+        if self._played >= len(self._script):
+            raise ProviderError(
+                "invalid_request",
+                f"The scripted model has no more turns (it played {self._played}).",
+                retryable=False,
+            )
+        entry = self._script[self._played]
+        self._played += 1
+        async for event in _play(entry, request):
+            yield event
+
+    def _record(self, request: ModelRequest) -> None:
+        if self._log is None:
+            return
+        record = {
+            "model": request.model,
+            "system_static": request.system_static,
+            "system_dynamic": request.system_dynamic,
+            "tools": [tool.name for tool in request.tools],
+            "messages": [message_to_dict(m) for m in request.messages],
+        }
+        with self._log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+async def _play(entry: dict[str, Any], request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    delay = float(entry.get("delay", 0))
+    size = max(1, int(entry.get("chunk", 24)))
+    index = 0
+    output_chars = 0
+    if entry.get("thinking"):
+        for piece in _chunks(str(entry["thinking"]), size):
+            yield ThinkingDelta(index, piece)
+            await _pause(delay)
+        yield SignatureDelta(index, str(entry.get("signature", "scripted-signature")))
+        yield BlockStop(index)
+        index += 1
+    text = str(entry.get("text", ""))
+    error = entry.get("error")
+    if text:
+        for piece in _chunks(text, size):
+            yield TextDelta(index, piece)
+            output_chars += len(piece)
+            await _pause(delay)
+        yield BlockStop(index)
+        index += 1
+    if entry.get("hang"):
+        await asyncio.Event().wait()
+    if isinstance(error, dict):
+        raise _error(error)
+    for call in entry.get("tool_calls", []):
+        raw = call.get("raw_input")
+        payload = raw if isinstance(raw, str) else json.dumps(call.get("input", {}))
+        yield ToolUseStart(index, str(call.get("id") or new_id("toolu")), str(call["name"]))
+        for piece in _chunks(payload, size):
+            yield ToolInputDelta(index, piece)
+            output_chars += len(piece)
+            await _pause(delay)
+        yield BlockStop(index)
+        index += 1
+    yield UsageUpdate(_usage(entry, request, output_chars))
+    default = "tool_use" if entry.get("tool_calls") else "end_turn"
+    yield MessageStop(cast(StopReason, entry.get("stop_reason", default)))
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+async def _pause(delay: float) -> None:
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def _error(spec: dict[str, Any]) -> ProviderError:
+    return ProviderError(
+        spec.get("kind", "server"),
+        str(spec.get("message", "scripted failure")),
+        retryable=bool(spec.get("retryable", True)),
+        status=spec.get("status"),
+        retry_after=spec.get("retry_after"),
+    )
+
+
+def _usage(entry: dict[str, Any], request: ModelRequest, output_chars: int) -> Usage:
+    given = entry.get("usage")
+    if isinstance(given, dict):
+        return Usage(
+            int(given.get("input_tokens", 0)),
+            int(given.get("output_tokens", 0)),
+            int(given.get("cache_read_tokens", 0)),
+            int(given.get("cache_write_tokens", 0)),
+        )
+    # About four characters per token: enough for a believable usage event offline.
+    prompt_chars = len(request.system_static) + len(request.system_dynamic)
+    prompt_chars += sum(len(json.dumps(message_to_dict(m))) for m in request.messages)
+    return Usage(prompt_chars // 4, max(1, output_chars // 4))

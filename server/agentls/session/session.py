@@ -1,0 +1,304 @@
+"""AgentSession: one conversation. History, one running turn at a time, a queue behind it.
+
+The session turns loop events into wire payloads (stamping `sessionId`, `seq`, `turnId`),
+persists every complete message before it is sent, and answers permission requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from agentls.config import Settings
+from agentls.context.prompt import Attachment, system_prompt, user_context
+from agentls.errors import InvalidParams, UnknownPermissionRequest
+from agentls.events import (
+    LoopEvent,
+    MessageCompleted,
+    PermissionRequest,
+    ToolCallUpdate,
+    TurnCompleted,
+    TurnStarted,
+)
+from agentls.loop.executor import PermissionAnswer
+from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
+from agentls.messages import Message, TextBlock, new_id
+from agentls.permissions.gate import PermissionGate
+from agentls.permissions.rules import Rule, parse_rule
+from agentls.providers.base import Provider
+from agentls.session.store import Transcript, transcript_path
+from agentls.tools.base import ToolContext
+from agentls.tools.read_cache import FileReadCache
+from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.usage import Usage
+from agentls.wire import to_wire
+from agentls.workspace.view import WorkspaceView
+
+log = logging.getLogger(__name__)
+Delivery = Literal["queue", "steer", "interrupt"]
+EventSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class _Turn:
+    turn_id: str
+    text: str
+    data: Any = None
+    intent: str | None = None
+    attachments: Sequence[Attachment] = ()
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    tool_call_id: str
+    reason: str
+
+
+class AgentSession:
+    """One conversation with its history, turn queue, permissions and transcript."""
+
+    def __init__(
+        self,
+        session_id: str,
+        cwd: Path,
+        settings: Settings,
+        provider: Provider,
+        workspace: WorkspaceView,
+        sink: EventSink,
+    ) -> None:
+        self.id = session_id
+        self.cwd = cwd
+        self.settings = settings
+        self.provider = provider
+        self.workspace = workspace
+        self.history: list[Message] = []
+        self.usage = Usage()
+        self.denials: list[Denial] = []
+        self.registry = ToolRegistry(default_tools())
+        self.read_cache = FileReadCache()
+        self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
+        self.transcript = Transcript(transcript_path(settings.home, session_id))
+        self.transcript.append(
+            {"type": "session", "sessionId": session_id, "cwd": str(cwd), "model": self.model}
+        )
+        self._sink = sink
+        self._seq = 0
+        self._queue: deque[_Turn] = deque()
+        self._running: _Turn | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._steering: list[str] = []
+        self._permissions: dict[str, asyncio.Future[PermissionAnswer]] = {}
+        self._options: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def model(self) -> str:
+        return self.settings.resolved_model()
+
+    @property
+    def busy(self) -> bool:
+        return self._running is not None or bool(self._queue)
+
+    def submit(
+        self,
+        text: str,
+        *,
+        data: Any = None,
+        intent: str | None = None,
+        attachments: Sequence[Attachment] = (),
+        delivery: Delivery = "queue",
+    ) -> tuple[str, bool]:
+        """Accept a user message; returns its turn id and whether it waits behind another."""
+        running = self._running
+        if delivery == "steer" and running is not None:
+            self._steering.append(text)
+            return running.turn_id, False
+        turn = _Turn(new_id("turn"), text, data, intent, attachments)
+        if delivery == "interrupt" and running is not None:
+            self._queue.appendleft(turn)
+            running.abort.set()
+        else:
+            self._queue.append(turn)
+        if self._worker is None:
+            self._worker = asyncio.create_task(self._work())
+        return turn.turn_id, running is not None
+
+    def abort(self, turn_id: str | None = None) -> bool:
+        """Abort the running turn (and drop queued ones), or one turn by id. Idempotent."""
+        aborted = False
+        for turn in list(self._queue):
+            if turn_id is None or turn.turn_id == turn_id:
+                self._queue.remove(turn)
+                self._emit(TurnCompleted(turn.turn_id, "aborted", 0, Usage()), turn.turn_id)
+                aborted = True
+        running = self._running
+        if running is not None and turn_id in (None, running.turn_id):
+            aborted = aborted or not running.abort.is_set()
+            running.abort.set()
+        return aborted
+
+    def respond_permission(
+        self,
+        request_id: str,
+        option_id: str,
+        message: str | None = None,
+        updated_input: dict[str, Any] | None = None,
+    ) -> None:
+        """Answer a pending permission request (UnknownPermissionRequest if there is none)."""
+        future = self._permissions.get(request_id)
+        if future is None or future.done():
+            raise UnknownPermissionRequest(
+                f"No pending permission request {request_id!r} in session {self.id}; it was "
+                "answered already, or its turn ended."
+            )
+        options = self._options.get(request_id, ())
+        if option_id not in options:
+            raise InvalidParams(
+                f"optionId {option_id!r} is not an option of request {request_id}; "
+                f"use one of {', '.join(options)}",
+                {"field": "optionId"},
+            )
+        future.set_result(PermissionAnswer(option_id, message, updated_input))
+
+    async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
+        """The PermissionPrompter seam: park until `respond_permission` answers."""
+        future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
+        self._permissions[request.request_id] = future
+        self._options[request.request_id] = tuple(o.option_id for o in request.options)
+        try:
+            return await future
+        finally:
+            self._permissions.pop(request.request_id, None)
+            self._options.pop(request.request_id, None)
+
+    def set_permission_mode(self, mode: str) -> None:
+        self.gate.mode = mode  # type: ignore[assignment]
+        self.settings = replace(self.settings, permission_mode=mode)
+
+    def set_model(self, settings: Settings, provider: Provider) -> None:
+        """Switch model (and maybe provider); takes effect from the next model call."""
+        self.settings = settings
+        self.provider = provider
+
+    async def close(self) -> None:
+        """Abort everything, wait for the turn to settle, close the transcript."""
+        self.abort()
+        worker = self._worker
+        if worker is not None:
+            await asyncio.gather(worker, return_exceptions=True)
+        self.transcript.close()
+
+    async def _work(self) -> None:
+        try:
+            while self._queue:
+                turn = self._queue.popleft()
+                self._running = turn
+                try:
+                    await self._run(turn)
+                finally:
+                    self._running = None
+                if self._steering:
+                    # Steering that arrived as the turn ended becomes the next turn.
+                    leftover = "\n\n".join(self._steering)
+                    self._steering.clear()
+                    self._queue.appendleft(_Turn(new_id("turn"), leftover))
+        finally:
+            self._worker = None
+
+    async def _run(self, turn: _Turn) -> None:
+        first = not self.history
+        context = user_context(
+            self.workspace,
+            self.cwd,
+            first=first,
+            data=turn.data,
+            intent=turn.intent,
+            attachments=turn.attachments,
+        )
+        user = Message("user", (TextBlock(context), TextBlock(turn.text)))
+        self._emit(TurnStarted(turn.turn_id, user.id), turn.turn_id)
+        self.history.append(user)
+        self._on_event(MessageCompleted(user.id, "user", user.content), turn.turn_id)
+        state = QueryState(turn.turn_id, self.history)
+        deps = self._deps(turn)
+        async for event in run_turn(state, deps):
+            self._on_event(event, turn.turn_id)
+
+    def _deps(self, turn: _Turn) -> LoopDeps:
+        settings = self.settings
+        context = ToolContext(self.workspace, self.read_cache, self.cwd)
+        return LoopDeps(
+            provider=self.provider,
+            registry=self.registry,
+            tool_context=context,
+            gate=self.gate,
+            prompter=self,
+            system=system_prompt(settings.append_system_prompt),
+            settings=LoopSettings(
+                model=self.model,
+                max_turns=settings.max_turns,
+                max_tokens=settings.max_tokens,
+                thinking_budget=settings.thinking_budget,
+                nudge_limit=settings.nudge_limit,
+                idle_timeout=settings.idle_timeout,
+                read_concurrency=settings.read_concurrency,
+                context_window=settings.context_window,
+            ),
+            abort=turn.abort,
+            take_steering=self._take_steering,
+        )
+
+    def _take_steering(self) -> list[str]:
+        taken, self._steering = self._steering, []
+        return taken
+
+    def _on_event(self, event: LoopEvent, turn_id: str) -> None:
+        if isinstance(event, MessageCompleted):
+            self.transcript.append_message(
+                Message(event.role, event.content, event.message_id), turn_id
+            )
+        elif isinstance(event, TurnCompleted):
+            self.usage = self.usage + event.usage
+            self.transcript.append(
+                {
+                    "type": "turn",
+                    "turnId": turn_id,
+                    "stopReason": event.stop_reason,
+                    "turns": event.turns,
+                }
+            )
+        elif isinstance(event, ToolCallUpdate) and event.status == "declined":
+            self.denials.append(Denial(event.tool_call_id, event.content or ""))
+        self._emit(event, turn_id)
+
+    def _emit(self, event: LoopEvent, turn_id: str | None) -> None:
+        self._seq += 1
+        payload: dict[str, Any] = {"sessionId": self.id, "seq": self._seq}
+        if turn_id is not None:
+            payload["turnId"] = turn_id
+        payload.update(to_wire(event))
+        try:
+            self._sink(payload)
+        except Exception:
+            log.exception("could not deliver an event of session %s", self.id)
+
+
+def _rules(settings: Settings) -> list[Rule]:
+    rules = []
+    layers: tuple[tuple[Literal["deny", "ask", "allow"], tuple[str, ...]], ...] = (
+        ("deny", settings.deny),
+        ("ask", settings.ask),
+        ("allow", settings.allow),
+    )
+    for behavior, texts in layers:
+        for text in texts:
+            try:
+                rules.append(parse_rule(text, behavior))
+            except ValueError as exc:
+                log.warning("permission rule %r ignored: %s", text, exc)
+    return rules

@@ -1,0 +1,1 @@
+"""Built-in tools, their registry and the executor that runs them in lanes."""

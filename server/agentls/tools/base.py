@@ -1,0 +1,71 @@
+"""The Tool seam: typed input (a pydantic model), a kind, a read-only verdict, a run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from agentls.tools.read_cache import FileReadCache
+from agentls.workspace.view import WorkspaceView
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    path: str
+    old_text: str | None
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    content: str
+    is_error: bool = False
+    diff: FileDiff | None = None
+    truncated: bool = False
+
+
+class ToolError(Exception):
+    """A failure the model should read: it becomes an `is_error` tool_result."""
+
+
+@dataclass(slots=True)
+class ToolContext:
+    workspace: WorkspaceView
+    read_cache: FileReadCache
+    cwd: Path
+    # Progress text while the tool runs (e.g. Bash output lines); sent to the client as it comes.
+    progress: Callable[[str], None] = field(default=lambda _text: None)
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    kind: ToolKind
+
+    def is_read_only(self, args: Any) -> bool:
+        """Whether this call may run in the concurrent read lane."""
+
+    def title(self, args: Any) -> str:
+        """A one-line human title such as `Read src/app.py`."""
+
+    def locations(self, args: Any, cwd: Path) -> list[Location]:
+        """Files the call touches, for the client to follow."""
+
+    def rule_content(self, args: Any, cwd: Path) -> str | None:
+        """What permission rules match against: a path relative to cwd, or a command."""
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        """Run the call; raise ToolError for failures the model should see."""

@@ -1,0 +1,377 @@
+"""Bash: run a shell command in the workspace and hand its output back to the model.
+
+Every command runs in its own process group, so a timeout or a user's abort can kill it
+with everything it started; nothing the agent launched outlives the turn that launched it.
+Output streams to the client as it comes and is capped (head and tail kept) so a chatty
+command cannot flood the model's context. `is_read_only_command` is the deliberately
+tight allow-list that lets a few inspection commands run in the concurrent read lane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shlex
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from agentls.tools.base import Location, ToolContext, ToolKind, ToolOutput
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_CHARS = 30_000
+KILL_GRACE_SECONDS = 1.0
+# After the shell exits, its background children may still hold the pipe open.
+DRAIN_AFTER_EXIT_SECONDS = 0.2
+PROGRESS_INTERVAL_SECONDS = 0.1
+MAX_PROGRESS_CHARS = 8_000
+TITLE_CHARS = 80
+
+
+class OutputBuffer:
+    """Keeps the head and the tail of an unbounded stream in bounded memory."""
+
+    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
+        self._half = limit // 2
+        self._head = ""
+        self._tail = ""
+        self.total = 0
+
+    def append(self, text: str) -> None:
+        """Add text; only the first and last `limit / 2` characters are kept."""
+        self.total += len(text)
+        room = self._half - len(self._head)
+        if room > 0:
+            self._head += text[:room]
+            text = text[room:]
+        self._tail += text
+        if len(self._tail) > 2 * self._half:
+            self._tail = self._tail[-self._half :]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > 2 * self._half
+
+    def render(self) -> str:
+        """All the text, or its head and tail around a marker saying how much was cut."""
+        if not self.truncated:
+            return self._head + self._tail
+        tail = self._tail[-self._half :]
+        omitted = self.total - len(self._head) - len(tail)
+        return f"{self._head}\n\n[... {omitted} characters truncated ...]\n\n{tail}"
+
+
+class ProgressLines:
+    """Forwards complete output lines to a progress callback, at most every interval."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self._emit = emit
+        self._pending = ""
+        self._last = 0.0
+
+    def feed(self, text: str) -> None:
+        """Queue text; send the complete lines if the interval has passed."""
+        self._pending += text
+        if time.monotonic() - self._last >= PROGRESS_INTERVAL_SECONDS:
+            self.flush(partial=False)
+
+    def flush(self, partial: bool) -> None:
+        """Send the queued complete lines (and the unfinished one when `partial`)."""
+        cut = len(self._pending) if partial else self._pending.rfind("\n") + 1
+        ready, self._pending = self._pending[:cut], self._pending[cut:]
+        if not ready:
+            return
+        if len(ready) > MAX_PROGRESS_CHARS:
+            ready = "[...]\n" + ready[-MAX_PROGRESS_CHARS:]
+        self._last = time.monotonic()
+        self._emit(ready)
+
+
+async def pump_output(
+    stream: asyncio.StreamReader, buffer: OutputBuffer, progress: ProgressLines
+) -> None:
+    """Read the merged output until EOF into the buffer and the progress stream."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while True:
+        try:
+            chunk = await asyncio.wait_for(stream.read(65536), PROGRESS_INTERVAL_SECONDS)
+        except TimeoutError:
+            progress.flush(partial=False)
+            continue
+        text = decoder.decode(chunk, final=not chunk)
+        buffer.append(text)
+        progress.feed(text)
+        if not chunk:
+            progress.flush(partial=True)
+            return
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+async def kill_process_group(pgid: int) -> None:
+    """SIGTERM the whole group, then SIGKILL whatever is still there after a short grace."""
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE_SECONDS
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+async def _wait_for_exit(process: asyncio.subprocess.Process, pump: asyncio.Task[None]) -> int:
+    # In Python 3.11 Process.wait() also waits for the pipes to close, which a backgrounded
+    # child (`server &`) may never do; the return code itself is set as soon as bash exits.
+    while process.returncode is None and not pump.done():
+        await asyncio.wait({pump}, timeout=0.05)
+    if process.returncode is None:
+        return await process.wait()
+    await asyncio.wait({pump}, timeout=DRAIN_AFTER_EXIT_SECONDS)
+    return process.returncode
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            return f"Terminated by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"Terminated by signal {-code}"
+    return f"Exit code {code}"
+
+
+def _result(output: str, code: int, truncated: bool) -> ToolOutput:
+    output = output.rstrip("\n")
+    if code == 0:
+        return ToolOutput(output or "(Bash completed with no output)", truncated=truncated)
+    text = f"{output}\n{_exit_text(code)}" if output else _exit_text(code)
+    return ToolOutput(text, is_error=True, truncated=truncated)
+
+
+class BashInput(BaseModel):
+    command: str = Field(description="The command to run")
+    timeout: int | None = Field(
+        default=None, ge=1, description="Timeout in milliseconds (default 120000, max 600000)"
+    )
+    description: str | None = Field(
+        default=None, description="What the command does, in 5-10 words"
+    )
+
+
+class BashTool:
+    """Runs a shell command in the working directory."""
+
+    name: str = "Bash"
+    description: str = (
+        "Runs a command with /bin/bash in the working directory and returns its combined "
+        "stdout and stderr. Each call starts a fresh shell: `cd` and exported variables do "
+        "not carry over. stdin is closed, so interactive commands fail. timeout is in "
+        "milliseconds (default 120000, max 600000); on timeout the command and its children "
+        "are killed. Output over 30000 characters keeps its head and tail. A non-zero exit "
+        "code is reported as an error. Quote paths that contain spaces. Prefer Read, Glob, "
+        "Grep, Edit and Write over cat, find, grep, sed and echo redirection for file work. "
+        "Give a short description of what the command does."
+    )
+    input_model: type[BaseModel] = BashInput
+    kind: ToolKind = "execute"
+
+    def is_read_only(self, args: BashInput) -> bool:
+        """True only for commands on the conservative inspection allow-list."""
+        return is_read_only_command(args.command)
+
+    def title(self, args: BashInput) -> str:
+        """The description, or the command shortened to one line."""
+        text = args.description or " ".join(args.command.split())
+        return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+    def locations(self, args: BashInput, cwd: Path) -> list[Location]:
+        """A command touches no file we can name."""
+        return []
+
+    def rule_content(self, args: BashInput, cwd: Path) -> str | None:
+        """Permission rules match the command text."""
+        return args.command
+
+    async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput:
+        """Run the command; kill its process group on timeout or cancellation."""
+        timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+        process = await asyncio.create_subprocess_exec(
+            "/bin/bash",
+            "-c",
+            args.command,
+            cwd=ctx.cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        assert process.stdout is not None
+        buffer = OutputBuffer()
+        pump = asyncio.create_task(pump_output(process.stdout, buffer, ProgressLines(ctx.progress)))
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                code = await _wait_for_exit(process, pump)
+        except TimeoutError:
+            await kill_process_group(process.pid)
+            await asyncio.wait({pump}, timeout=DRAIN_AFTER_EXIT_SECONDS)
+            seconds = f"{timeout_ms / 1000:g}"
+            text = f"Command timed out after {seconds} s. Output so far:\n{buffer.render()}"
+            return ToolOutput(text.rstrip("\n"), is_error=True, truncated=buffer.truncated)
+        except asyncio.CancelledError:
+            # Shielded so a second cancel cannot leave the group half killed.
+            await asyncio.shield(kill_process_group(process.pid))
+            raise
+        finally:
+            pump.cancel()
+        return _result(buffer.render(), code, buffer.truncated)
+
+
+_SEPARATORS = frozenset({"|", "||", "&&", ";"})
+_FIND_ACTIONS = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
+_GIT_READ_ONLY = frozenset(
+    {"status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "grep"}
+)
+_GIT_BRANCH_LIST_FLAGS = frozenset(
+    {"-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--show-current"}
+)
+_PLAIN_PROGRAMS = frozenset(
+    {
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "grep",
+        "pwd",
+        "echo",
+        "which",
+        "stat",
+        "du",
+        "df",
+        "cut",
+        "diff",
+    }
+)
+
+
+def _no_flag(args: list[str], *flags: str) -> bool:
+    """None of `args` is one of `flags`, alone or with an attached value."""
+    return not any(arg == flag or arg.startswith(flag + "=") for arg in args for flag in flags)
+
+
+def _short_flag_free(args: list[str], letter: str) -> bool:
+    """No short-option cluster (`-o`, `-no`, `-ofile`) contains `letter`."""
+    return not any(
+        arg.startswith("-") and not arg.startswith("--") and letter in arg[1:] for arg in args
+    )
+
+
+def _git_branch_is_listing(args: list[str]) -> bool:
+    if "--list" in args or "-l" in args:
+        return _no_flag(args, "-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy")
+    return all(arg in _GIT_BRANCH_LIST_FLAGS for arg in args)
+
+
+def _git_is_read_only(args: list[str]) -> bool:
+    # Global options (-c, -C, --exec-path, ...) come before the subcommand and are refused.
+    if not args or args[0] not in _GIT_READ_ONLY:
+        return False
+    subcommand, rest = args[0], args[1:]
+    if subcommand == "branch":
+        return _git_branch_is_listing(rest)
+    if subcommand == "grep":
+        return _no_flag(rest, "--open-files-in-pager") and _short_flag_free(rest, "O")
+    return _no_flag(rest, "--output", "--ext-diff")
+
+
+def has_shell_expansion(command: str) -> bool:
+    """Whether bash would expand anything (`$`, globs, braces) outside single quotes."""
+    quote: str | None = None
+    escaped = False
+    for char in command:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote == "'":
+            quote = None if char == "'" else quote
+        elif quote == '"':
+            if char == "$":
+                return True
+            quote = None if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "$*?[{":
+            return True
+    return False
+
+
+def _program_is_read_only(program: str, args: list[str], expands: bool) -> bool:
+    if program in _PLAIN_PROGRAMS:
+        return True
+    # These programs have flags that write or run things; an expansion (a glob matching a
+    # file named `--output=x`, say) could smuggle one past the checks below.
+    if expands:
+        return False
+    checks: dict[str, Callable[[list[str]], bool]] = {
+        "find": lambda a: not any(arg in _FIND_ACTIONS for arg in a),
+        "rg": lambda a: _no_flag(a, "--pre"),
+        "sort": lambda a: _no_flag(a, "--output") and _short_flag_free(a, "o"),
+        "tree": lambda a: _short_flag_free(a, "o"),
+        "file": lambda a: _no_flag(a, "--compile") and _short_flag_free(a, "C"),
+        "uniq": lambda a: sum(not arg.startswith("-") for arg in a) <= 1,
+        "git": _git_is_read_only,
+    }
+    check = checks.get(program)
+    return check is not None and check(args)
+
+
+def _simple_commands(command: str) -> list[list[str]] | None:
+    """The command split at |, ||, && and ;, or None when it uses any other shell syntax."""
+    if any(marker in command for marker in ("$(", "`", "\n", "\r")):
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in _SEPARATORS:
+            commands.append([])
+        elif token and all(char in "();<>|&" for char in token):
+            return None
+        else:
+            commands[-1].append(token)
+    return commands
+
+
+def is_read_only_command(command: str) -> bool:
+    """Whether every program in the command is on the inspection allow-list."""
+    commands = _simple_commands(command)
+    if not commands:
+        return False
+    expands = has_shell_expansion(command)
+    return all(
+        bool(words) and "/" not in words[0] and _program_is_read_only(words[0], words[1:], expands)
+        for words in commands
+    )

@@ -1,0 +1,350 @@
+"""Read, Write and Edit: the file tools models already know, over the WorkspaceView.
+
+They see the editor's unsaved buffers, never write files directly (the EditSink does),
+and refuse to change a file whose current text the model has not read: that is what keeps
+an agent from clobbering a user's newer edits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from agentls.tools.base import FileDiff, Location, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.workspace.paths import PathOutsideWorkspace
+from agentls.workspace.view import EditRejected
+
+DEFAULT_READ_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+_BINARY_SNIFF_BYTES = 8192
+
+
+def absolute_path(raw: str, cwd: Path) -> Path:
+    """`raw` as an absolute, symlink-free path, without any workspace check."""
+    candidate = Path(os.path.expanduser(raw))
+    return Path(os.path.realpath(cwd / candidate))
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """`path` relative to cwd (posix) when it lies inside cwd, else absolute."""
+    real_cwd = Path(os.path.realpath(cwd))
+    if path == real_cwd:
+        return "."
+    if path.is_relative_to(real_cwd):
+        return path.relative_to(real_cwd).as_posix()
+    return str(path)
+
+
+def resolve_in_workspace(ctx: ToolContext, raw: str) -> Path:
+    """Resolve a model-given path through the workspace policy, as a ToolError if refused."""
+    try:
+        return ctx.workspace.policy.resolve(raw, ctx.cwd)
+    except PathOutsideWorkspace as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _similar_names(path: Path) -> list[str]:
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    return difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+
+
+def missing_file_error(path: Path, cwd: Path) -> ToolError:
+    """A 'does not exist' error that suggests similarly named files in the same directory."""
+    message = f"File does not exist: {display_path(path, cwd)}."
+    similar = [display_path(path.parent / name, cwd) for name in _similar_names(path)]
+    if similar:
+        message += " Did you mean " + " or ".join(similar) + "?"
+    return ToolError(f"{message} Current working directory: {cwd}")
+
+
+def _looks_binary(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return b"\x00" in handle.read(_BINARY_SNIFF_BYTES)
+    except OSError:
+        return False
+
+
+def read_current_text(ctx: ToolContext, path: Path) -> str:
+    """The text the model would see for an existing file (buffer first), as a ToolError."""
+    if path not in ctx.workspace.documents:
+        if path.is_dir():
+            raise ToolError(
+                f"{display_path(path, ctx.cwd)} is a directory, not a file. "
+                "Use Glob, or `ls` with Bash, to list it."
+            )
+        if not path.exists():
+            raise missing_file_error(path, ctx.cwd)
+        if _looks_binary(path):
+            raise ToolError(
+                f"{display_path(path, ctx.cwd)} appears to be a binary file; Read shows "
+                "text files only."
+            )
+    try:
+        return ctx.workspace.read_text(path)
+    except OSError as exc:
+        raise ToolError(f"Cannot read {display_path(path, ctx.cwd)}: {exc.strerror}") from exc
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: split on \\n only, a final newline ends the last line."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def _numbered(line_number: int, line: str) -> str:
+    if len(line) > MAX_LINE_CHARS:
+        line = line[:MAX_LINE_CHARS] + " [... line truncated]"
+    return f"{line_number:>6}\t{line}"
+
+
+def format_numbered(text: str, offset: int | None, limit: int | None) -> tuple[str, bool]:
+    """`cat -n` style text for a window of lines, and whether lines were left out."""
+    lines = split_lines(text)
+    start = max(offset or 1, 1)
+    count = limit or DEFAULT_READ_LIMIT
+    if start > len(lines):
+        return f"(The file has {len(lines)} lines; offset {start} is past the end.)", False
+    window = lines[start - 1 : start - 1 + count]
+    body = "\n".join(_numbered(start + i, line) for i, line in enumerate(window))
+    end = start + len(window) - 1
+    if end < len(lines):
+        body += (
+            f"\n\n(Showing lines {start}-{end} of {len(lines)}. Use offset={end + 1} to read more.)"
+        )
+        return body, True
+    return body, False
+
+
+class ReadInput(BaseModel):
+    file_path: str = Field(
+        description="The file to read: absolute, or relative to the working directory"
+    )
+    offset: int | None = Field(
+        default=None, ge=0, description="The 1-based line number to start reading from"
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="How many lines to read (default 2000)"
+    )
+
+
+class ReadTool:
+    """Shows a text file with line numbers, as the editor has it."""
+
+    name: str = "Read"
+    description: str = (
+        "Reads a text file from the workspace. file_path may be absolute or relative to the "
+        "working directory. Reads up to 2000 lines from the start by default; for long files "
+        "pass offset (1-based line number) and limit. Output is numbered like `cat -n`: the "
+        "line number, a tab, then the line; the numbers are not part of the file, so leave "
+        "them out of Edit strings. Lines longer than 2000 characters are truncated. If the "
+        "file is open in the editor, you see its unsaved text. Read a file before you Edit or "
+        "overwrite it. To list a directory use Glob, or `ls` with Bash."
+    )
+    input_model: type[BaseModel] = ReadInput
+    kind: ToolKind = "read"
+
+    def is_read_only(self, args: ReadInput) -> bool:
+        """Reading never changes anything."""
+        return True
+
+    def title(self, args: ReadInput) -> str:
+        """`Read <path>` as the model gave it."""
+        return f"Read {args.file_path}"
+
+    def locations(self, args: ReadInput, cwd: Path) -> list[Location]:
+        """The file, at the first line shown."""
+        return [Location(str(absolute_path(args.file_path, cwd)), line=args.offset)]
+
+    def rule_content(self, args: ReadInput, cwd: Path) -> str | None:
+        """The path relative to cwd, or absolute outside it."""
+        return display_path(absolute_path(args.file_path, cwd), cwd)
+
+    async def run(self, args: ReadInput, ctx: ToolContext) -> ToolOutput:
+        """Show the file's lines and remember what the model has now seen."""
+        path = resolve_in_workspace(ctx, args.file_path)
+        text = read_current_text(ctx, path)
+        ctx.read_cache.record(path, text)
+        if text == "":
+            return ToolOutput(f"(The file {display_path(path, ctx.cwd)} exists but is empty.)")
+        body, truncated = format_numbered(text, args.offset, args.limit)
+        return ToolOutput(body, truncated=truncated)
+
+
+def _check_not_stale(ctx: ToolContext, path: Path, current_text: str) -> None:
+    reason = ctx.read_cache.stale_reason(path, current_text)
+    if reason is not None:
+        raise ToolError(reason)
+
+
+async def _write(ctx: ToolContext, path: Path, new_text: str) -> FileDiff:
+    try:
+        edit = await ctx.workspace.write(path, new_text)
+    except EditRejected as exc:
+        raise ToolError(
+            f"The editor rejected the change to {display_path(path, ctx.cwd)}: {exc}. "
+            "Read the file again and retry."
+        ) from exc
+    except OSError as exc:
+        raise ToolError(f"Cannot write {display_path(path, ctx.cwd)}: {exc.strerror}") from exc
+    ctx.read_cache.record(path, new_text)
+    return FileDiff(str(path), edit.old_text, new_text)
+
+
+def _refuse_directory(path: Path, cwd: Path) -> None:
+    if path.is_dir():
+        raise ToolError(f"{display_path(path, cwd)} is a directory, not a file.")
+
+
+class WriteInput(BaseModel):
+    file_path: str = Field(
+        description="The file to write: absolute, or relative to the working directory"
+    )
+    content: str = Field(description="The complete new text of the file")
+
+
+class WriteTool:
+    """Creates a file or replaces all of its text."""
+
+    name: str = "Write"
+    description: str = (
+        "Writes a whole file: creates it (with any missing parent directories) or replaces "
+        "all of its text. Overwriting an existing file requires that you Read it first, and "
+        "again if it changed since. Prefer Edit to change part of an existing file. Do not "
+        "create documentation files unless asked."
+    )
+    input_model: type[BaseModel] = WriteInput
+    kind: ToolKind = "edit"
+
+    def is_read_only(self, args: WriteInput) -> bool:
+        """Writing always changes the workspace."""
+        return False
+
+    def title(self, args: WriteInput) -> str:
+        """`Write <path>`."""
+        return f"Write {args.file_path}"
+
+    def locations(self, args: WriteInput, cwd: Path) -> list[Location]:
+        """The file written."""
+        return [Location(str(absolute_path(args.file_path, cwd)))]
+
+    def rule_content(self, args: WriteInput, cwd: Path) -> str | None:
+        """The path relative to cwd, or absolute outside it."""
+        return display_path(absolute_path(args.file_path, cwd), cwd)
+
+    async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput:
+        """Write the file unless that would clobber text the model has not seen."""
+        path = resolve_in_workspace(ctx, args.file_path)
+        _refuse_directory(path, ctx.cwd)
+        existed = ctx.workspace.exists(path)
+        if existed:
+            _check_not_stale(ctx, path, read_current_text(ctx, path))
+        diff = await _write(ctx, path, args.content)
+        shown = display_path(path, ctx.cwd)
+        message = f"The file {shown} has been overwritten." if existed else f"Created {shown}."
+        return ToolOutput(message, diff=diff)
+
+
+class EditInput(BaseModel):
+    file_path: str = Field(
+        description="The file to change: absolute, or relative to the working directory"
+    )
+    old_string: str = Field(description="The exact text to replace")
+    new_string: str = Field(description="The text to replace it with (must differ)")
+    replace_all: bool = Field(
+        default=False, description="Replace every occurrence of old_string (default false)"
+    )
+
+
+def _with_file_line_endings(text: str, args: EditInput) -> tuple[str, str]:
+    """old/new strings in the file's CRLF endings when the model sent bare \\n."""
+    old, new = args.old_string, args.new_string
+    if old not in text and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        return old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    return old, new
+
+
+def apply_edit(text: str, args: EditInput, shown: str) -> tuple[str, int]:
+    """The new text and the number of replacements, or a ToolError saying why not."""
+    old, new = _with_file_line_endings(text, args)
+    if old == "":
+        if text != "":
+            raise ToolError(
+                f"old_string is empty but {shown} is not; give the exact text to replace, "
+                "or use Write to replace the whole file."
+            )
+        return new, 1
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(
+            f"old_string was not found in {shown}. It must match the file exactly, including "
+            "whitespace and indentation; Read the file to see its current text."
+        )
+    if count > 1 and not args.replace_all:
+        raise ToolError(
+            f"Found {count} matches of old_string in {shown}, but replace_all is false. Add "
+            "more surrounding context to old_string to make it unique, or set replace_all "
+            "to true to replace every occurrence."
+        )
+    return (text.replace(old, new) if args.replace_all else text.replace(old, new, 1)), count
+
+
+class EditTool:
+    """Replaces exact text in a file the model has read."""
+
+    name: str = "Edit"
+    description: str = (
+        "Replaces exact text in a file. You must Read the file first, and again if it changed "
+        "since. old_string must match the file exactly, including whitespace and indentation; "
+        "copy it from the Read output without the line-number prefix. The edit fails when "
+        "old_string is not found, or is found more than once: then add surrounding lines to "
+        "make it unique, or set replace_all to replace every occurrence (useful for renames). "
+        "An empty old_string creates a new file with new_string as its text."
+    )
+    input_model: type[BaseModel] = EditInput
+    kind: ToolKind = "edit"
+
+    def is_read_only(self, args: EditInput) -> bool:
+        """Editing always changes the workspace."""
+        return False
+
+    def title(self, args: EditInput) -> str:
+        """`Edit <path>`."""
+        return f"Edit {args.file_path}"
+
+    def locations(self, args: EditInput, cwd: Path) -> list[Location]:
+        """The file edited."""
+        return [Location(str(absolute_path(args.file_path, cwd)))]
+
+    def rule_content(self, args: EditInput, cwd: Path) -> str | None:
+        """The path relative to cwd, or absolute outside it."""
+        return display_path(absolute_path(args.file_path, cwd), cwd)
+
+    async def run(self, args: EditInput, ctx: ToolContext) -> ToolOutput:
+        """Replace old_string with new_string in the text the model last read."""
+        if args.old_string == args.new_string:
+            raise ToolError("No changes to make: old_string and new_string are exactly the same.")
+        path = resolve_in_workspace(ctx, args.file_path)
+        _refuse_directory(path, ctx.cwd)
+        shown = display_path(path, ctx.cwd)
+        if not ctx.workspace.exists(path):
+            if args.old_string != "":
+                raise missing_file_error(path, ctx.cwd)
+            diff = await _write(ctx, path, args.new_string)
+            return ToolOutput(f"Created {shown}.", diff=diff)
+        current = read_current_text(ctx, path)
+        _check_not_stale(ctx, path, current)
+        new_text, count = apply_edit(current, args, shown)
+        diff = await _write(ctx, path, new_text)
+        plural = "" if count == 1 else "s"
+        return ToolOutput(
+            f"The file {shown} has been updated ({count} replacement{plural}).", diff=diff
+        )

@@ -1,0 +1,104 @@
+"""The tool registry: tools by name, and their specs exactly as the model sees them.
+
+The specs are part of the prompt-cache prefix, so they are computed once and stay
+byte-identical for the life of the registry. Their JSON Schemas are cleaned of pydantic's
+noise (titles, `anyOf [T, null]` for optional fields) so they read like the schemas models
+were trained on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agentls.providers.base import ToolSpec
+from agentls.tools.base import Tool
+from agentls.tools.bash import BashTool
+from agentls.tools.files import EditTool, ReadTool, WriteTool
+from agentls.tools.search import GlobTool, GrepTool
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf [T, null]` with a None default becomes plain T: optional means 'may be omitted'."""
+    branches = schema.get("anyOf")
+    if not isinstance(branches, list) or schema.get("default", ...) is not None:
+        return schema
+    non_null = [branch for branch in branches if branch != {"type": "null"}]
+    if len(non_null) != 1 or len(non_null) == len(branches):
+        return schema
+    merged: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "anyOf":
+            merged.update(non_null[0])
+        elif key != "default":
+            merged[key] = value
+    return merged
+
+
+def clean_schema(schema: Any) -> Any:
+    """A JSON Schema without pydantic's `title` keys and null-unions for optional fields."""
+    if isinstance(schema, list):
+        return [clean_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    cleaned: dict[str, Any] = {}
+    for key, value in _without_null(schema).items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            # Here the keys are field names (a field may be called "title"); only values clean.
+            cleaned[key] = {name: clean_schema(sub) for name, sub in value.items()}
+        else:
+            cleaned[key] = clean_schema(value)
+    return cleaned
+
+
+def tool_spec(tool: Tool) -> ToolSpec:
+    """The spec a provider sends for `tool`."""
+    schema = clean_schema(tool.input_model.model_json_schema(by_alias=True))
+    return ToolSpec(tool.name, tool.description, schema)
+
+
+class ToolRegistry:
+    """The tools of a session, by name, in the order the model is shown them."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"duplicate tool name {tool.name!r}")
+            self._tools[tool.name] = tool
+        self._specs = tuple(tool_spec(tool) for tool in self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called `name`, or None when there is none."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Tool names in registration order."""
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        """The same spec objects on every call, so the request bytes never drift."""
+        return list(self._specs)
+
+
+def default_tools() -> list[Tool]:
+    """The built-in tools, in the order models know them."""
+    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()]
+
+
+def _error_line(error: Any) -> str:
+    location = ".".join(str(part) for part in error["loc"]) or "(input)"
+    return f"{location}: {error['msg']}"
+
+
+def validate_input(tool: Tool, raw: object) -> BaseModel | str:
+    """The tool's typed input, or a short message naming the bad fields for the model."""
+    try:
+        return tool.input_model.model_validate(raw)
+    except ValidationError as exc:
+        details = "; ".join(_error_line(error) for error in exc.errors())
+        return f"Invalid input for {tool.name}: {details}"

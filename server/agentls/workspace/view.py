@@ -1,0 +1,139 @@
+"""WorkspaceView: what the file tools see and where their writes go.
+
+Reads prefer an open editor buffer (the user's unsaved text) over the disk. Writes never
+touch files directly: they go to the EditSink, which is the LSP client's
+`workspace/applyEdit` when the editor can take it, or an atomic disk write otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from agentls.workspace.paths import PathPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True, slots=True)
+class OpenDocument:
+    path: Path
+    text: str
+    version: int
+    language_id: str = ""
+
+
+@dataclass(slots=True)
+class EditorState:
+    active_path: Path | None = None
+    selections: list[Range] = field(default_factory=list)
+    visible_ranges: list[Range] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class FileEdit:
+    """Replace the whole text of `path`; `old_text` is None when the file is created."""
+
+    path: Path
+    old_text: str | None
+    new_text: str
+    # The buffer version the edit was computed against; None when the file is not open.
+    version: int | None = None
+
+
+class EditRejected(Exception):
+    """The sink refused the edit (e.g. the editor's buffer moved on)."""
+
+
+class EditSink(Protocol):
+    async def apply(self, edit: FileEdit) -> None:
+        """Apply the edit or raise EditRejected."""
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class DiskSink:
+    """The headless sink: atomic writes to disk."""
+
+    async def apply(self, edit: FileEdit) -> None:
+        write_atomically(edit.path, edit.new_text)
+
+
+class WorkspaceView:
+    """Open buffers, editor state and path confinement for one session's workspace."""
+
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        sink: EditSink | None = None,
+        documents: dict[Path, OpenDocument] | None = None,
+        editor: EditorState | None = None,
+    ) -> None:
+        self.policy = PathPolicy(roots)
+        self.sink: EditSink = sink or DiskSink()
+        # Buffers and editor state belong to the editor, so sessions of one daemon share them.
+        self.documents: dict[Path, OpenDocument] = {} if documents is None else documents
+        self.editor = EditorState() if editor is None else editor
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return self.policy.roots
+
+    def set_document(self, doc: OpenDocument) -> None:
+        """Record an opened or changed editor buffer."""
+        self.documents[doc.path] = doc
+
+    def close_document(self, path: Path) -> None:
+        """Forget a buffer the editor closed; reads go to disk again."""
+        self.documents.pop(path, None)
+
+    def read_text(self, path: Path) -> str:
+        """The buffer's text when the file is open in the editor, else the file on disk."""
+        doc = self.documents.get(path)
+        if doc is not None:
+            return doc.text
+        return path.read_text(encoding="utf-8", errors="replace")
+
+    def exists(self, path: Path) -> bool:
+        """True when the file is open in the editor or exists on disk."""
+        return path in self.documents or path.is_file()
+
+    async def write(self, path: Path, new_text: str) -> FileEdit:
+        """Hand a whole-file edit to the sink; returns the edit that was applied."""
+        doc = self.documents.get(path)
+        old_text = self.read_text(path) if self.exists(path) else None
+        edit = FileEdit(path, old_text, new_text, doc.version if doc else None)
+        await self.sink.apply(edit)
+        if doc is not None and self.documents.get(path) is doc:
+            # The editor's didChange (with its own version) has not arrived yet; until it
+            # does, reads must already see the new text.
+            self.documents[path] = OpenDocument(path, new_text, doc.version, doc.language_id)
+        return edit

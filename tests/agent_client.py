@@ -1,0 +1,125 @@
+"""A pytest-lsp client for the agentls daemon: events collected, turns awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from agentls.lsp.server import json_converter
+
+Event = dict[str, Any]
+
+
+class EventLog:
+    """Every agent/event the daemon sent, with waiters for the ones a test needs."""
+
+    def __init__(self) -> None:
+        self.items: list[Event] = []
+        self._waiters: list[tuple[Callable[[Event], bool], asyncio.Future[Event]]] = []
+
+    def add(self, event: Event) -> None:
+        self.items.append(event)
+        for waiter in list(self._waiters):
+            predicate, future = waiter
+            if not future.done() and predicate(event):
+                future.set_result(event)
+                self._waiters.remove(waiter)
+
+    async def wait_for(self, predicate: Callable[[Event], bool], timeout: float = 20) -> Event:
+        for event in self.items:
+            if predicate(event):
+                return event
+        future: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
+        self._waiters.append((predicate, future))
+        return await asyncio.wait_for(future, timeout)
+
+    async def turn_completed(self, turn_id: str, timeout: float = 20) -> Event:
+        return await self.wait_for(
+            lambda e: e["type"] == "turn_completed" and e["turnId"] == turn_id, timeout
+        )
+
+    def of_turn(self, turn_id: str) -> list[Event]:
+        return [e for e in self.items if e.get("turnId") == turn_id]
+
+    def of_type(self, kind: str) -> list[Event]:
+        return [e for e in self.items if e["type"] == kind]
+
+
+class AgentClient(LanguageClient):
+    """A language client that also understands agentls's events and edits."""
+
+    def __init__(self) -> None:
+        super().__init__(converter_factory=json_converter)
+        self.events = EventLog()
+        self.applied_edits: list[lsp.ApplyWorkspaceEditParams] = []
+        self.apply_edit_result = True
+        register_lsp_features(self)
+
+        @self.feature("agent/event")
+        def on_event(params: Event) -> None:
+            self.events.add(params)
+
+        @self.feature(lsp.WORKSPACE_APPLY_EDIT)
+        def on_apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+            self.applied_edits.append(params)
+            if not self.apply_edit_result:
+                return lsp.ApplyWorkspaceEditResult(
+                    applied=False, failure_reason="rejected by test"
+                )
+            return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    async def request(self, method: str, params: Any) -> Any:
+        return await self.protocol.send_request_async(method, params)
+
+    async def new_session(self, cwd: Path, **params: Any) -> Event:
+        result: Event = await self.request("agent/newSession", {"cwd": str(cwd), **params})
+        return result
+
+    async def run_turn(self, session_id: str, text: str, **params: Any) -> tuple[str, Event]:
+        """Submit a message and wait for its turn_completed."""
+        result = await self.request(
+            "agent/submitMessage", {"sessionId": session_id, "text": text, **params}
+        )
+        turn_id: str = result["turnId"]
+        return turn_id, await self.events.turn_completed(turn_id)
+
+
+def daemon_config(**env: str) -> ClientServerConfig:
+    return ClientServerConfig(
+        server_command=[sys.executable, "-m", "agentls", "--stdio"],
+        client_factory=AgentClient,
+        server_env={**os.environ, **env},
+    )
+
+
+def capabilities(apply_edit: bool) -> lsp.ClientCapabilities:
+    workspace = lsp.WorkspaceClientCapabilities(
+        apply_edit=apply_edit,
+        workspace_edit=lsp.WorkspaceEditClientCapabilities(
+            document_changes=True,
+            resource_operations=[lsp.ResourceOperationKind.Create],
+        ),
+    )
+    return lsp.ClientCapabilities(workspace=workspace)
+
+
+def write_script(path: Path, entries: list[dict[str, Any]]) -> Path:
+    """A scripted-model script file."""
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    return path
+
+
+def read_requests(log: Path) -> list[dict[str, Any]]:
+    """The model requests the scripted provider logged."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]

@@ -1,0 +1,94 @@
+"""Raw bytes at the daemon: malformed JSON and odd requests are answered, never fatal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+
+class RawPipe:
+    """The daemon over stdio with hand-made frames."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    async def start(cls) -> RawPipe:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "agentls",
+            "--stdio",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=dict(os.environ),
+        )
+        return cls(process)
+
+    def send_bytes(self, body: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def send(self, message: Any) -> None:
+        self.send_bytes(json.dumps(message).encode())
+
+    async def receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        length = 0
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), 10)
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        body = await self.process.stdout.readexactly(length)
+        message: dict[str, Any] = json.loads(body)
+        return message
+
+    async def response_to(self, msg_id: Any) -> dict[str, Any]:
+        while True:
+            message = await self.receive()
+            if "method" not in message and message.get("id") == msg_id:
+                return message
+
+    async def close(self) -> None:
+        self.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})
+        await self.response_to("bye")
+        self.send({"jsonrpc": "2.0", "method": "exit"})
+        await asyncio.wait_for(self.process.wait(), 10)
+
+
+async def test_malformed_input_is_answered_and_the_daemon_keeps_serving() -> None:
+    pipe = await RawPipe.start()
+    pipe.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    init = await pipe.response_to(1)
+    assert init["result"]["capabilities"]["experimental"]["agentls"]["protocolVersion"] == 1
+    pipe.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+    pipe.send_bytes(b'{"jsonrpc": "2.0", "id": 2, "method": ')
+    parse_error = await pipe.response_to(None)
+    assert parse_error["error"]["code"] == -32700
+
+    pipe.send({"jsonrpc": "2.0", "id": 3, "method": "agent/newSession"})
+    no_params = await pipe.response_to(3)
+    assert "error" in no_params or "result" in no_params
+
+    pipe.send({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"capabilities": 7}})
+    invalid = await pipe.response_to(4)
+    assert invalid["error"]["code"] == -32602
+
+    pipe.send({"jsonrpc": "2.0", "id": 5, "method": "agent/abort", "params": [1, 2]})
+    positional = await pipe.response_to(5)
+    assert positional["error"]["code"] == -32602
+
+    pipe.send({"jsonrpc": "2.0", "id": 6, "method": "agent/abort", "params": {"sessionId": "x"}})
+    unknown = await pipe.response_to(6)
+    assert unknown["error"]["code"] == 1001
+    assert "traceback" not in json.dumps(unknown)
+
+    await pipe.close()
+    assert pipe.process.returncode == 0

@@ -1,0 +1,297 @@
+"""Read, Write and Edit against a real temp workspace and a real WorkspaceView."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.files import EditTool, ReadTool, WriteTool
+from agentls.tools.read_cache import FileReadCache
+from agentls.workspace.view import EditRejected, FileEdit, OpenDocument, WorkspaceView
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return workspace.resolve()
+
+
+@pytest.fixture
+def ctx(root: Path) -> ToolContext:
+    return ToolContext(WorkspaceView([root]), FileReadCache(), root)
+
+
+async def call(tool: Tool, ctx: ToolContext, **raw: Any) -> ToolOutput:
+    return await tool.run(tool.input_model.model_validate(raw), ctx)
+
+
+async def test_read_numbers_lines_like_cat_n(ctx: ToolContext, root: Path) -> None:
+    (root / "a.py").write_text("first\n\tsecond\nthird\n")
+    out = await call(ReadTool(), ctx, file_path="a.py")
+    assert out.content == "     1\tfirst\n     2\t\tsecond\n     3\tthird"
+    assert not out.is_error and not out.truncated
+
+
+async def test_read_offset_and_limit_show_a_window_and_say_what_is_left(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "a.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    out = await call(ReadTool(), ctx, file_path="a.txt", offset=3, limit=2)
+    lines = out.content.splitlines()
+    assert lines[:2] == ["     3\tline 3", "     4\tline 4"]
+    assert "Showing lines 3-4 of 10" in out.content and "offset=5" in out.content
+    assert out.truncated
+
+
+async def test_read_shows_at_most_2000_lines_by_default(ctx: ToolContext, root: Path) -> None:
+    (root / "big.txt").write_text("x\n" * 2500)
+    out = await call(ReadTool(), ctx, file_path="big.txt")
+    assert "  2000\tx" in out.content and "  2001\t" not in out.content
+    assert out.truncated
+
+
+async def test_read_truncates_lines_longer_than_2000_characters(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "wide.txt").write_text("y" * 5000 + "\nshort\n")
+    out = await call(ReadTool(), ctx, file_path="wide.txt")
+    first = out.content.splitlines()[0]
+    assert first.startswith("     1\t" + "y" * 2000) and "y" * 2001 not in first
+    assert "line truncated" in first
+
+
+async def test_read_offset_past_the_end_says_how_long_the_file_is(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "a.txt").write_text("one\ntwo\n")
+    out = await call(ReadTool(), ctx, file_path="a.txt", offset=10)
+    assert "2 lines" in out.content and not out.is_error
+
+
+async def test_read_shows_the_unsaved_buffer_instead_of_the_disk(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "app.py"
+    path.write_text("on disk\n")
+    ctx.workspace.set_document(OpenDocument(path, "unsaved\n", version=3))
+    out = await call(ReadTool(), ctx, file_path=str(path))
+    assert out.content == "     1\tunsaved"
+
+
+async def test_read_of_a_missing_file_suggests_similar_names(ctx: ToolContext, root: Path) -> None:
+    (root / "config.yaml").write_text("a: 1\n")
+    with pytest.raises(ToolError, match=r"does not exist.*Did you mean config\.yaml"):
+        await call(ReadTool(), ctx, file_path="config.yml")
+
+
+async def test_read_of_a_directory_says_it_is_a_directory(ctx: ToolContext, root: Path) -> None:
+    (root / "src").mkdir()
+    with pytest.raises(ToolError, match="is a directory"):
+        await call(ReadTool(), ctx, file_path="src")
+
+
+async def test_read_of_a_binary_file_is_refused(ctx: ToolContext, root: Path) -> None:
+    (root / "blob.bin").write_bytes(b"\x89PNG\x00\x00\x01")
+    with pytest.raises(ToolError, match="binary"):
+        await call(ReadTool(), ctx, file_path="blob.bin")
+
+
+async def test_read_of_an_empty_file_says_it_is_empty(ctx: ToolContext, root: Path) -> None:
+    (root / "empty.txt").write_text("")
+    out = await call(ReadTool(), ctx, file_path="empty.txt")
+    assert "exists but is empty" in out.content and not out.is_error
+
+
+async def test_read_outside_the_workspace_is_refused(ctx: ToolContext, root: Path) -> None:
+    (root.parent / "secret.txt").write_text("s3cret\n")
+    with pytest.raises(ToolError, match="outside the workspace"):
+        await call(ReadTool(), ctx, file_path="../secret.txt")
+
+
+async def test_edit_without_a_prior_read_is_refused(ctx: ToolContext, root: Path) -> None:
+    (root / "a.py").write_text("x = 1\n")
+    with pytest.raises(ToolError, match="has not been read yet"):
+        await call(EditTool(), ctx, file_path="a.py", old_string="1", new_string="2")
+    assert (root / "a.py").read_text() == "x = 1\n"
+
+
+async def test_edit_after_an_external_change_asks_to_read_again(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    path.write_text("x = 1\ny = 2\n")
+    with pytest.raises(ToolError, match="Read it again"):
+        await call(EditTool(), ctx, file_path="a.py", old_string="x = 1", new_string="x = 3")
+    assert path.read_text() == "x = 1\ny = 2\n"
+
+
+async def test_edit_after_the_user_types_in_the_buffer_asks_to_read_again(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    ctx.workspace.set_document(OpenDocument(path, "x = 1\n# typing\n", version=2))
+    with pytest.raises(ToolError, match="Read it again"):
+        await call(EditTool(), ctx, file_path="a.py", old_string="x = 1", new_string="x = 3")
+
+
+async def test_edit_after_read_replaces_the_text_and_returns_a_diff(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\ny = 2\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    out = await call(EditTool(), ctx, file_path="a.py", old_string="y = 2", new_string="y = 3")
+    assert path.read_text() == "x = 1\ny = 3\n"
+    assert "1 replacement" in out.content and not out.is_error
+    assert out.diff is not None
+    assert (out.diff.path, out.diff.old_text, out.diff.new_text) == (
+        str(path),
+        "x = 1\ny = 2\n",
+        "x = 1\ny = 3\n",
+    )
+
+
+async def test_consecutive_edits_need_no_reread(ctx: ToolContext, root: Path) -> None:
+    (root / "a.py").write_text("a\nb\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    await call(EditTool(), ctx, file_path="a.py", old_string="a", new_string="A")
+    await call(EditTool(), ctx, file_path="a.py", old_string="b", new_string="B")
+    assert (root / "a.py").read_text() == "A\nB\n"
+
+
+async def test_edit_with_an_ambiguous_old_string_says_how_many_matches(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "a.py").write_text("x = 0\nx = 0\nx = 0\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    with pytest.raises(ToolError, match=r"Found 3 matches.*more surrounding context.*replace_all"):
+        await call(EditTool(), ctx, file_path="a.py", old_string="x = 0", new_string="x = 1")
+
+
+async def test_edit_replace_all_replaces_every_occurrence_and_counts_them(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "a.py").write_text("x = 0\nx = 0\nx = 0\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    out = await call(
+        EditTool(), ctx, file_path="a.py", old_string="x = 0", new_string="y", replace_all=True
+    )
+    assert (root / "a.py").read_text() == "y\ny\ny\n"
+    assert "3 replacements" in out.content
+
+
+async def test_edit_with_an_old_string_not_in_the_file_says_not_found(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "a.py").write_text("x = 0\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    with pytest.raises(ToolError, match="was not found"):
+        await call(EditTool(), ctx, file_path="a.py", old_string="z = 9", new_string="y")
+
+
+async def test_edit_with_identical_strings_is_refused(ctx: ToolContext, root: Path) -> None:
+    (root / "a.py").write_text("x\n")
+    await call(ReadTool(), ctx, file_path="a.py")
+    with pytest.raises(ToolError, match="exactly the same"):
+        await call(EditTool(), ctx, file_path="a.py", old_string="x", new_string="x")
+
+
+async def test_edit_keeps_crlf_line_endings_when_old_string_uses_lf(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "win.txt"
+    path.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    ctx.workspace.set_document(OpenDocument(path, "one\r\ntwo\r\nthree\r\n", version=1))
+    await call(ReadTool(), ctx, file_path="win.txt")
+    await call(EditTool(), ctx, file_path="win.txt", old_string="one\ntwo", new_string="1\n2")
+    assert ctx.workspace.read_text(path) == "1\r\n2\r\nthree\r\n"
+
+
+async def test_edit_of_an_open_buffer_edits_the_buffer_text(ctx: ToolContext, root: Path) -> None:
+    path = root / "app.py"
+    path.write_text("saved = True\n")
+    ctx.workspace.set_document(OpenDocument(path, "unsaved = True\n", version=5))
+    await call(ReadTool(), ctx, file_path="app.py")
+    out = await call(EditTool(), ctx, file_path="app.py", old_string="unsaved", new_string="edited")
+    assert out.diff is not None and out.diff.old_text == "unsaved = True\n"
+    assert ctx.workspace.read_text(path) == "edited = True\n"
+
+
+async def test_edit_with_an_empty_old_string_creates_a_new_file(
+    ctx: ToolContext, root: Path
+) -> None:
+    out = await call(EditTool(), ctx, file_path="new/mod.py", old_string="", new_string="x\n")
+    assert (root / "new" / "mod.py").read_text() == "x\n"
+    assert out.diff is not None and out.diff.old_text is None
+
+
+async def test_edit_of_a_missing_file_says_it_does_not_exist(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="does not exist"):
+        await call(EditTool(), ctx, file_path="nope.py", old_string="a", new_string="b")
+
+
+async def test_write_of_a_new_file_needs_no_prior_read(ctx: ToolContext, root: Path) -> None:
+    out = await call(WriteTool(), ctx, file_path="pkg/new.py", content="print(1)\n")
+    assert (root / "pkg" / "new.py").read_text() == "print(1)\n"
+    assert out.diff is not None and out.diff.old_text is None
+    assert out.diff.new_text == "print(1)\n"
+
+
+async def test_write_over_an_unread_file_is_refused(ctx: ToolContext, root: Path) -> None:
+    (root / "a.txt").write_text("precious\n")
+    with pytest.raises(ToolError, match="has not been read yet"):
+        await call(WriteTool(), ctx, file_path="a.txt", content="gone\n")
+    assert (root / "a.txt").read_text() == "precious\n"
+
+
+async def test_write_after_read_overwrites_and_counts_as_seen(ctx: ToolContext, root: Path) -> None:
+    (root / "a.txt").write_text("old\n")
+    await call(ReadTool(), ctx, file_path="a.txt")
+    out = await call(WriteTool(), ctx, file_path="a.txt", content="new\n")
+    assert out.diff is not None and out.diff.old_text == "old\n"
+    await call(EditTool(), ctx, file_path="a.txt", old_string="new", new_string="newer")
+    assert (root / "a.txt").read_text() == "newer\n"
+
+
+async def test_write_outside_the_workspace_is_refused(ctx: ToolContext, root: Path) -> None:
+    with pytest.raises(ToolError, match="outside the workspace"):
+        await call(WriteTool(), ctx, file_path=str(root.parent / "evil.txt"), content="x")
+    assert not (root.parent / "evil.txt").exists()
+
+
+class RejectingSink:
+    async def apply(self, edit: FileEdit) -> None:
+        raise EditRejected("buffer version moved on")
+
+
+async def test_an_edit_the_editor_rejects_becomes_a_tool_error(root: Path) -> None:
+    ctx = ToolContext(WorkspaceView([root], RejectingSink()), FileReadCache(), root)
+    with pytest.raises(ToolError, match="rejected.*buffer version moved on"):
+        await call(WriteTool(), ctx, file_path="a.txt", content="x")
+
+
+def test_titles_locations_and_rules_use_paths_relative_to_cwd(root: Path) -> None:
+    read = ReadTool()
+    args = read.input_model.model_validate({"file_path": "src/app.py", "offset": 7})
+    assert read.title(args) == "Read src/app.py"
+    assert read.rule_content(args, root) == "src/app.py"
+    [location] = read.locations(args, root)
+    assert (location.path, location.line) == (str(root / "src" / "app.py"), 7)
+    outside = EditTool().input_model.model_validate(
+        {"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"}
+    )
+    assert EditTool().rule_content(outside, root) == "/etc/hosts"
+
+
+def test_only_read_is_read_only() -> None:
+    tools: list[Tool] = [ReadTool(), WriteTool(), EditTool()]
+    assert [tool.is_read_only(None) for tool in tools] == [True, False, False]
+    assert [tool.kind for tool in tools] == ["read", "edit", "edit"]

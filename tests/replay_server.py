@@ -65,9 +65,10 @@ class ScriptedResponse:
     # Cut the whole stream into chunks of this many bytes (anywhere, even inside a
     # UTF-8 character) instead of one HTTP chunk per frame.
     split: int | None = None
-    # Seconds to sleep before each frame, so a test can abort a turn mid-stream.
+    # Seconds to sleep before each chunk: time for a test to abort a turn mid-stream, or
+    # for a client's read timeout to fire.
     frame_delay: float = 0.0
-    # Close the socket abruptly after this many frames (a dropped connection).
+    # Close the socket abruptly after this many chunks (a dropped connection).
     drop_after: int | None = None
 
     def stream_chunks(self) -> list[bytes]:
@@ -164,10 +165,10 @@ def fixture_response(name: str | Path | Mapping[str, Any], **options: Any) -> Sc
 
 
 def dump(response: ScriptedResponse) -> bytes:
-    """The response as the raw bytes of its body (frames joined), for eyeballing."""
-    if response.frames is None:
-        return response.body
-    return b"".join(response.stream_chunks())
+    """Status line, headers and body (frames joined, no chunk framing), for eyeballing."""
+    head = [f"HTTP/1.1 {response.status}", *(f"{k}: {v}" for k, v in response.headers)]
+    body = response.body if response.frames is None else b"".join(response.stream_chunks())
+    return "\r\n".join([*head, "", ""]).encode() + body
 
 
 # --- generated turns ----------------------------------------------------------------
@@ -665,7 +666,10 @@ class ReplayServer:
         """Bind and serve in a daemon thread."""
         httpd = self.bind()._httpd
         assert httpd is not None
-        self._thread = threading.Thread(target=httpd.serve_forever, name="replay", daemon=True)
+        # A short poll interval keeps stop() (once per test) fast.
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, args=(0.05,), name="replay", daemon=True
+        )
         self._thread.start()
         return self
 

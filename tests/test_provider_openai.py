@@ -380,6 +380,13 @@ async def test_finish_reason_maps_to_a_stop_reason(
     assert sorted(result.stopped) == sorted(result.blocks)
 
 
+async def test_deltas_after_the_finish_reason_are_ignored(server: ReplayServer) -> None:
+    chunks = [chunk({"content": "done"}), chunk({}, "stop"), chunk({"content": " late"})]
+    server.enqueue(openai_stream(chunks))
+    result = await run_ok(server)
+    assert (result.text(), result.stop_reason) == ("done", "end_turn")
+
+
 async def test_refusal_text_is_shown_and_stops_as_refusal(server: ReplayServer) -> None:
     chunks = [chunk({"role": "assistant", "refusal": "I can't help with that."}), chunk({}, "stop")]
     server.enqueue(openai_stream(chunks))

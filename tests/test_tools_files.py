@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
-from agentls.tools.files import EditTool, ReadTool, WriteTool
+from agentls.tools.files import EditInput, EditTool, ReadInput, ReadTool, WriteTool
 from agentls.tools.read_cache import FileReadCache
 from agentls.workspace.view import EditRejected, FileEdit, OpenDocument, WorkspaceView
 
@@ -274,18 +274,18 @@ class RejectingSink:
 
 async def test_an_edit_the_editor_rejects_becomes_a_tool_error(root: Path) -> None:
     ctx = ToolContext(WorkspaceView([root], RejectingSink()), FileReadCache(), root)
-    with pytest.raises(ToolError, match="rejected.*buffer version moved on"):
+    with pytest.raises(ToolError, match=r"rejected.*buffer version moved on"):
         await call(WriteTool(), ctx, file_path="a.txt", content="x")
 
 
 def test_titles_locations_and_rules_use_paths_relative_to_cwd(root: Path) -> None:
     read = ReadTool()
-    args = read.input_model.model_validate({"file_path": "src/app.py", "offset": 7})
+    args = ReadInput.model_validate({"file_path": "src/app.py", "offset": 7})
     assert read.title(args) == "Read src/app.py"
     assert read.rule_content(args, root) == "src/app.py"
     [location] = read.locations(args, root)
     assert (location.path, location.line) == (str(root / "src" / "app.py"), 7)
-    outside = EditTool().input_model.model_validate(
+    outside = EditInput.model_validate(
         {"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"}
     )
     assert EditTool().rule_content(outside, root) == "/etc/hosts"

@@ -12,7 +12,7 @@ import pytest
 
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.read_cache import FileReadCache
-from agentls.tools.search import GlobTool, GrepTool, glob_regex, split_glob
+from agentls.tools.search import GlobInput, GlobTool, GrepInput, GrepTool, glob_regex, split_glob
 from agentls.workspace.view import OpenDocument, WorkspaceView
 
 HAVE_RG = shutil.which("rg") is not None
@@ -194,7 +194,7 @@ async def test_grep_head_limit_keeps_the_first_results(ctx: ToolContext, use_rip
 async def test_grep_reports_an_invalid_regex_as_a_tool_error(
     ctx: ToolContext, use_ripgrep: bool
 ) -> None:
-    with pytest.raises(ToolError, match="(?i)unclosed|missing"):
+    with pytest.raises(ToolError, match=r"(?i)unclosed|missing"):
         await call(GrepTool(use_ripgrep), ctx, pattern="(foo")
 
 
@@ -326,8 +326,8 @@ async def test_glob_outside_the_workspace_is_refused(ctx: ToolContext) -> None:
 
 def test_search_tools_are_read_only_and_match_rules_on_the_search_path(root: Path) -> None:
     grep = GrepTool()
-    args = grep.input_model.model_validate({"pattern": "x", "path": "src"})
+    args = GrepInput.model_validate({"pattern": "x", "path": "src"})
     assert grep.is_read_only(args) and grep.kind == "search"
     assert grep.rule_content(args, root) == "src"
-    glob_args = GlobTool().input_model.model_validate({"pattern": "*.py"})
+    glob_args = GlobInput.model_validate({"pattern": "*.py"})
     assert GlobTool().rule_content(glob_args, root) == "."

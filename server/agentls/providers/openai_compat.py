@@ -168,8 +168,9 @@ class ChunkFold:
             delta = getattr(choice, "delta", None)
             if delta is not None:
                 out += self._on_delta(delta)
-            if choice.finish_reason:
-                self.finish_reason = str(choice.finish_reason)
+            finish_reason = getattr(choice, "finish_reason", None)
+            if finish_reason:
+                self.finish_reason = str(finish_reason)
                 out += self._close_blocks()
         usage = getattr(chunk, "usage", None)
         if usage is not None:
@@ -201,17 +202,21 @@ class ChunkFold:
         return closing
 
     def _on_delta(self, delta: Any) -> list[StreamEvent]:
+        # Its blocks are closed once a finish_reason came; stray deltas cannot reopen them.
+        if self.finish_reason is not None:
+            return []
         out: list[StreamEvent] = []
         reasoning = _reasoning_text(delta)
         if reasoning:
             if self.reasoning_block is None:
                 self.reasoning_block = self._allocate()
             out.append(ThinkingDelta(self.reasoning_block, reasoning))
-        for text in (getattr(delta, "content", None), getattr(delta, "refusal", None)):
+        refusal = getattr(delta, "refusal", None)
+        # A refusal is shown as text; the stop reason then says it was one.
+        self.refused = self.refused or bool(refusal)
+        for text in (getattr(delta, "content", None), refusal):
             if isinstance(text, str) and text:
                 out.append(self._text(text))
-        if getattr(delta, "refusal", None):
-            self.refused = True
         for tool_call in getattr(delta, "tool_calls", None) or ():
             out += self._on_tool_call(tool_call)
         return out
@@ -352,7 +357,7 @@ def classify(status: int | None, body: ErrorBody) -> tuple[ErrorKind, bool]:
     if body.code == "rate_limit_exceeded":
         return "rate_limit", True
     if status is None:
-        # A stream that broke after it started; only a request error is worth no retry.
+        # A stream that broke after it started is worth retrying unless a client error.
         return _KIND_BY_TYPE.get(body.type or "", ("server", True))
     if status in _KIND_BY_STATUS:
         return _KIND_BY_STATUS[status]
@@ -388,11 +393,10 @@ def _finite(value: str | None) -> float | None:
 def api_error(exc: openai.APIError, request_id: str | None) -> ProviderError:
     """A ProviderError for an HTTP error response or an error chunk mid-stream."""
     body = error_body(exc.body)
-    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
-    headers: Mapping[str, str] = (
-        exc.response.headers if isinstance(exc, openai.APIStatusError) else {}
-    )
+    status: int | None = None
+    headers: Mapping[str, str] = {}
     if isinstance(exc, openai.APIStatusError):
+        status, headers = exc.status_code, exc.response.headers
         request_id = exc.request_id or request_id
     kind, retryable = classify(status, body)
     label = body.code or body.type or (f"HTTP {status}" if status else "stream error")
@@ -428,8 +432,8 @@ def _resolve_api_key(api_key: str | None, base_url: str | None) -> str | None:
     """The key to give the SDK; None lets it read OPENAI_API_KEY."""
     if api_key is not None or os.environ.get("OPENAI_API_KEY"):
         return api_key
-    local_server = base_url or os.environ.get("OPENAI_BASE_URL")
-    return PLACEHOLDER_API_KEY if local_server else None
+    custom_server = base_url or os.environ.get("OPENAI_BASE_URL")
+    return PLACEHOLDER_API_KEY if custom_server else None
 
 
 class OpenAIProvider:

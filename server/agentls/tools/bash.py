@@ -16,12 +16,12 @@ import os
 import shlex
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from agentls.tools.base import Location, ToolContext, ToolKind, ToolOutput
+from agentls.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -56,6 +56,7 @@ class OutputBuffer:
 
     @property
     def truncated(self) -> bool:
+        """Whether anything was dropped from the middle."""
         return self.total > 2 * self._half
 
     def render(self) -> str:
@@ -118,6 +119,7 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
+        # A member we may not signal (it changed user) is still alive.
         return True
     return True
 
@@ -137,14 +139,10 @@ async def kill_process_group(pgid: int) -> None:
 
 
 async def _wait_for_exit(process: asyncio.subprocess.Process, pump: asyncio.Task[None]) -> int:
-    # In Python 3.11 Process.wait() also waits for the pipes to close, which a backgrounded
-    # child (`server &`) may never do; the return code itself is set as soon as bash exits.
-    while process.returncode is None and not pump.done():
-        await asyncio.wait({pump}, timeout=0.05)
-    if process.returncode is None:
-        return await process.wait()
+    code = await process.wait()
+    # Background children (`server &`) may keep the pipe open: take what they wrote so far.
     await asyncio.wait({pump}, timeout=DRAIN_AFTER_EXIT_SECONDS)
-    return process.returncode
+    return code
 
 
 def _exit_text(code: int) -> str:
@@ -162,6 +160,49 @@ def _result(output: str, code: int, truncated: bool) -> ToolOutput:
         return ToolOutput(output or "(Bash completed with no output)", truncated=truncated)
     text = f"{output}\n{_exit_text(code)}" if output else _exit_text(code)
     return ToolOutput(text, is_error=True, truncated=truncated)
+
+
+def _timed_out(buffer: OutputBuffer, timeout_ms: int) -> ToolOutput:
+    output = buffer.render().rstrip("\n") or "(no output)"
+    text = f"Command timed out after {timeout_ms / 1000:g} s. Output so far:\n{output}"
+    return ToolOutput(text, is_error=True, truncated=buffer.truncated)
+
+
+@contextlib.asynccontextmanager
+async def _spawn(
+    command: str, cwd: Path
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, asyncio.StreamReader]]:
+    """Start bash with stdout and stderr on one pipe that we own and close when done.
+
+    Owning the pipe (rather than letting asyncio make it) means Process.wait() returns
+    when bash exits, even while a backgrounded child still holds the pipe's write end.
+    """
+    read_fd, write_fd = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "/bin/bash",
+            "-c",
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            # Its own process group, so a kill reaches everything the command started.
+            start_new_session=True,
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        raise ToolError(f"Cannot run the command in {cwd}: {exc.strerror}") from exc
+    finally:
+        os.close(write_fd)
+    reader = asyncio.StreamReader()
+    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+    )
+    try:
+        yield process, reader
+    finally:
+        transport.close()
 
 
 class BashInput(BaseModel):
@@ -211,34 +252,22 @@ class BashTool:
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput:
         """Run the command; kill its process group on timeout or cancellation."""
         timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-        process = await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            args.command,
-            cwd=ctx.cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-        assert process.stdout is not None
         buffer = OutputBuffer()
-        pump = asyncio.create_task(pump_output(process.stdout, buffer, ProgressLines(ctx.progress)))
-        try:
-            async with asyncio.timeout(timeout_ms / 1000):
-                code = await _wait_for_exit(process, pump)
-        except TimeoutError:
-            await kill_process_group(process.pid)
-            await asyncio.wait({pump}, timeout=DRAIN_AFTER_EXIT_SECONDS)
-            seconds = f"{timeout_ms / 1000:g}"
-            text = f"Command timed out after {seconds} s. Output so far:\n{buffer.render()}"
-            return ToolOutput(text.rstrip("\n"), is_error=True, truncated=buffer.truncated)
-        except asyncio.CancelledError:
-            # Shielded so a second cancel cannot leave the group half killed.
-            await asyncio.shield(kill_process_group(process.pid))
-            raise
-        finally:
-            pump.cancel()
+        async with _spawn(args.command, ctx.cwd) as (process, output):
+            pump = asyncio.create_task(pump_output(output, buffer, ProgressLines(ctx.progress)))
+            try:
+                async with asyncio.timeout(timeout_ms / 1000):
+                    code = await _wait_for_exit(process, pump)
+            except TimeoutError:
+                # Shielded (here and below) so a cancel cannot leave the group half killed.
+                await asyncio.shield(kill_process_group(process.pid))
+                await asyncio.wait({pump}, timeout=DRAIN_AFTER_EXIT_SECONDS)
+                return _timed_out(buffer, timeout_ms)
+            except asyncio.CancelledError:
+                await asyncio.shield(kill_process_group(process.pid))
+                raise
+            finally:
+                pump.cancel()
         return _result(buffer.render(), code, buffer.truncated)
 
 
@@ -334,8 +363,10 @@ def _program_is_read_only(program: str, args: list[str], expands: bool) -> bool:
     checks: dict[str, Callable[[list[str]], bool]] = {
         "find": lambda a: not any(arg in _FIND_ACTIONS for arg in a),
         "rg": lambda a: _no_flag(a, "--pre"),
-        "sort": lambda a: _no_flag(a, "--output") and _short_flag_free(a, "o"),
-        "tree": lambda a: _short_flag_free(a, "o"),
+        "sort": lambda a: (
+            _no_flag(a, "--output", "--compress-program") and _short_flag_free(a, "o")
+        ),
+        "tree": lambda a: _short_flag_free(a, "o") and _short_flag_free(a, "R"),
         "file": lambda a: _no_flag(a, "--compile") and _short_flag_free(a, "C"),
         "uniq": lambda a: sum(not arg.startswith("-") for arg in a) <= 1,
         "git": _git_is_read_only,
@@ -350,6 +381,8 @@ def _simple_commands(command: str) -> list[list[str]] | None:
         return None
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    # shlex would end a word at `#` and drop the rest of the line; bash keeps `a#b` a word.
+    lexer.commenters = ""
     try:
         tokens = list(lexer)
     except ValueError:

@@ -43,10 +43,11 @@ def _glob_class(pattern: str, start: int) -> tuple[str, int] | None:
     end = pattern.find("]", first + 1)
     if end < 0:
         return None
-    body = pattern[start + 1 : end]
-    if body.startswith("!"):
-        body = "^" + body[1:]
-    return "[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]", end + 1
+    body = pattern[start + 1 : end].replace("\\", "\\\\").replace("[", "\\[")
+    if body.startswith(("!", "^")):
+        # A negated class still never matches the separator.
+        return "[^" + body[1:] + "/]", end + 1
+    return "[" + body + "]", end + 1
 
 
 def _glob_braces(pattern: str, start: int) -> tuple[str, int] | None:
@@ -60,7 +61,9 @@ def _glob_braces(pattern: str, start: int) -> tuple[str, int] | None:
 
 
 def _split_top_level(body: str) -> list[str]:
-    parts, depth, current = [], 0, ""
+    parts: list[str] = []
+    depth = 0
+    current = ""
     for char in body:
         depth += {"{": 1, "}": -1}.get(char, 0)
         if char == "," and depth == 0:
@@ -172,8 +175,9 @@ class GlobTool:
         "Finds files by path with a glob pattern such as `**/*.py` or `src/**/*.{ts,tsx}`. "
         "`*` and `?` match within one path segment and `**/` matches any number of "
         "directories, so `*.py` finds only files directly in the search directory. Searches "
-        "the working directory, or `path`. Returns matching file paths, most recently "
-        "modified first, at most 100. Use Grep to search file contents."
+        "the working directory, or `path`. Hidden and git-ignored files are included; .git "
+        "is not. Returns matching file paths, most recently modified first, at most 100. Use "
+        "Grep to search file contents."
     )
     input_model: type[BaseModel] = GlobInput
     kind: ToolKind = "search"
@@ -203,10 +207,11 @@ class GlobTool:
         base = resolve_in_workspace(ctx, str(start / prefix)) if prefix else start
         matcher = re.compile(glob_regex(rest))
         max_depth = None if "**" in rest else rest.count("/")
-        found = await asyncio.to_thread(_glob_walk, base, matcher, max_depth)
-        if not found:
+        ordered = await asyncio.to_thread(
+            lambda: _newest_first(_glob_walk(base, matcher, max_depth))
+        )
+        if not ordered:
             return ToolOutput("No files found")
-        ordered = _newest_first(found)
         lines = [display_path(path, ctx.cwd) for path in ordered[:GLOB_LIMIT]]
         if len(ordered) <= GLOB_LIMIT:
             return ToolOutput("\n".join(lines))
@@ -252,24 +257,54 @@ def _last_verdict(patterns: list[_IgnorePattern], relative: str, is_dir: bool) -
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _IgnoreFile:
+    # The directory holding the file, with a trailing slash, to cut relative paths from.
+    prefix: str
+    patterns: list[_IgnorePattern]
+
+    def verdict(self, path: str, is_dir: bool) -> bool | None:
+        return _last_verdict(self.patterns, path[len(self.prefix) :], is_dir)
+
+
+def _read_ignore_file(path: Path) -> list[_IgnorePattern]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    parsed = (parse_ignore_line(line) for line in text.split("\n"))
+    return [pattern for pattern in parsed if pattern is not None]
+
+
 class FileFilter:
     """Which files a search visits: ripgrep's rules for globs, ignore files and dotfiles."""
 
     def __init__(self, root: Path, glob: str | None) -> None:
         self.root = root
         self._override = parse_ignore_line(glob) if glob else None
-        self._ignore_files: dict[tuple[Path, str], list[_IgnorePattern]] = {}
+        self._by_name: dict[Path, dict[str, list[_IgnoreFile]]] = {}
+        self._governing: dict[Path, list[_IgnoreFile]] = {}
 
-    def _patterns(self, directory: Path, name: str) -> list[_IgnorePattern]:
-        key = (directory, name)
-        if key not in self._ignore_files:
-            try:
-                text = (directory / name).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
-            parsed = (parse_ignore_line(line) for line in text.split("\n"))
-            self._ignore_files[key] = [pattern for pattern in parsed if pattern is not None]
-        return self._ignore_files[key]
+    def _ignore_files_by_name(self, directory: Path) -> dict[str, list[_IgnoreFile]]:
+        """For each ignore-file name, the files of that name in `directory` and above it."""
+        if directory not in self._by_name:
+            parent = directory.parent
+            inherited = {} if parent == directory else self._ignore_files_by_name(parent)
+            prefix = str(directory).rstrip("/") + "/"
+            found: dict[str, list[_IgnoreFile]] = {}
+            for name in IGNORE_FILES:
+                patterns = _read_ignore_file(directory / name)
+                own = [_IgnoreFile(prefix, patterns)] if patterns else []
+                found[name] = own + inherited.get(name, [])
+            self._by_name[directory] = found
+        return self._by_name[directory]
+
+    def _governing_files(self, directory: Path) -> list[_IgnoreFile]:
+        """The ignore files that rule on entries of `directory`, in ripgrep's order."""
+        if directory not in self._governing:
+            by_name = self._ignore_files_by_name(directory)
+            self._governing[directory] = [f for name in IGNORE_FILES for f in by_name[name]]
+        return self._governing[directory]
 
     def _override_verdict(self, path: Path, is_dir: bool) -> bool | None:
         glob = self._override
@@ -281,15 +316,11 @@ class FileFilter:
         return False if not glob.negated and not is_dir else None
 
     def _ignore_verdict(self, path: Path, is_dir: bool) -> bool | None:
-        for name in IGNORE_FILES:
-            for directory in path.parents:
-                patterns = self._patterns(directory, name)
-                if patterns:
-                    verdict = _last_verdict(
-                        patterns, path.relative_to(directory).as_posix(), is_dir
-                    )
-                    if verdict is not None:
-                        return verdict
+        text = str(path)
+        for ignore_file in self._governing_files(path.parent):
+            verdict = ignore_file.verdict(text, is_dir)
+            if verdict is not None:
+                return verdict
         return None
 
     def include(self, path: Path, is_dir: bool) -> bool:
@@ -497,6 +528,12 @@ def _json_text(value: Mapping[str, Any]) -> str:
     return base64.b64decode(value["bytes"]).decode("utf-8", errors="replace")
 
 
+def _json_path(value: Mapping[str, Any]) -> str:
+    if "text" in value:
+        return str(value["text"])
+    return os.fsdecode(base64.b64decode(value["bytes"]))
+
+
 def parse_ripgrep_json(output: bytes, root: Path) -> Hits:
     """Hits from `rg --json` lines (paths relative to `root`, where rg ran)."""
     hits: Hits = {}
@@ -505,7 +542,7 @@ def parse_ripgrep_json(output: bytes, root: Path) -> Hits:
         if event["type"] not in ("match", "context"):
             continue
         data = event["data"]
-        file_hits = hits.setdefault(root / _json_text(data["path"]), FileHits())
+        file_hits = hits.setdefault(root / _json_path(data["path"]), FileHits())
         is_match = event["type"] == "match"
         text = _json_text(data["lines"]).removesuffix("\n")
         file_hits.lines.append(GrepLine(data["line_number"], text, is_match))

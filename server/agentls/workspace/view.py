@@ -120,7 +120,9 @@ class WorkspaceView:
         doc = self.documents.get(path)
         if doc is not None:
             return doc.text
-        return path.read_text(encoding="utf-8", errors="replace")
+        # newline="" keeps CRLF files as they are, so an edit does not rewrite line endings.
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            return handle.read()
 
     def exists(self, path: Path) -> bool:
         """True when the file is open in the editor or exists on disk."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +124,19 @@ def read_requests(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+
+
+@contextlib.asynccontextmanager
+async def running_daemon(
+    root: Path, apply_edit: bool = True, **env: str
+) -> AsyncIterator[AgentClient]:
+    """A daemon started with extra environment (for settings known only at test time)."""
+    client = await daemon_config(**env).start()
+    assert isinstance(client, AgentClient)
+    params = lsp.InitializeParams(capabilities=capabilities(apply_edit), root_uri=root.as_uri())
+    await client.initialize_session(params)
+    try:
+        yield client
+    finally:
+        await client.shutdown_session()
+        await client.stop()

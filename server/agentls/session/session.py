@@ -125,6 +125,9 @@ class AgentSession:
         else:
             self._queue.append(turn)
         if self._worker is None:
+            # The turn counts as running from now on, so a steer or an interrupt that
+            # arrives before the worker's first step still finds it.
+            self._running = self._queue.popleft()
             self._worker = asyncio.create_task(self._work())
         return turn.turn_id, running is not None
 
@@ -195,19 +198,15 @@ class AgentSession:
 
     async def _work(self) -> None:
         try:
-            while self._queue:
-                turn = self._queue.popleft()
-                self._running = turn
-                try:
-                    await self._run(turn)
-                finally:
-                    self._running = None
+            while self._running is not None:
+                await self._run(self._running)
                 if self._steering:
                     # Steering that arrived as the turn ended becomes the next turn.
-                    leftover = "\n\n".join(self._steering)
-                    self._steering.clear()
+                    leftover = "\n\n".join(self._take_steering())
                     self._queue.appendleft(_Turn(new_id("turn"), leftover))
+                self._running = self._queue.popleft() if self._queue else None
         finally:
+            self._running = None
             self._worker = None
 
     async def _run(self, turn: _Turn) -> None:

@@ -1,0 +1,174 @@
+"""Startup: spawn → `initialize` response of `agentls --stdio`, against interpreter floors.
+
+Floors are spawn-to-"imported" times of `python -c …` (timed to a printed marker, not to
+exit, and without `-X importtime`, whose own overhead would distort them). The SDK check asks two questions: does importing and
+building the server pull in `anthropic`/`openai`, and did the real daemon import them
+by the time it answered `initialize` (read from its `-X importtime` log, a separate run
+that is not timed).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from harness import (
+    DAEMON,
+    PYTHON,
+    Row,
+    daemon_env,
+    frame,
+    initialize_params,
+    read_frame,
+    scratch,
+    summarize,
+    timing_rows,
+)
+
+SECTION = "1 startup"
+FLOORS = {
+    "python -c pass": "pass",
+    "python -c 'import pygls.lsp.server'": "import pygls.lsp.server",
+    "python -c 'import agentls.lsp.server'": "import agentls.lsp.server",
+}
+SDK_PROBE = (
+    "import sys, json\n"
+    "from agentls.lsp.server import build_server\n"
+    "build_server()\n"
+    "print(json.dumps({m: m in sys.modules for m in ('anthropic', 'openai', 'httpx')}))\n"
+)
+
+
+def time_spawn_ready(code: str, env: dict[str, str]) -> float:
+    """Seconds from spawning `python -c code` to it saying it ran `code`.
+
+    Timed to a printed marker, not to exit: interpreter teardown (freeing lsprotocol's
+    thousands of classes) costs ~0.2 s that an `initialize` response never waits for.
+    """
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [PYTHON, "-c", f"{code}\nprint('ready', flush=True)"],
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdout is not None
+    process.stdout.readline()
+    elapsed = time.perf_counter() - start
+    process.stdout.close()
+    process.wait()
+    return elapsed
+
+
+def _shutdown(process: subprocess.Popen[bytes]) -> None:
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+    process.stdin.flush()
+    process.stdin.close()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    process.stdout.close()
+
+
+def _await_response(process: subprocess.Popen[bytes], request_id: int) -> None:
+    assert process.stdout is not None
+    while True:
+        message = read_frame(process.stdout)
+        if message is None:
+            raise RuntimeError("the daemon exited before answering initialize")
+        if message.get("id") == request_id and "method" not in message:
+            return
+
+
+def time_initialize(env: dict[str, str], workspace: Path, *extra_args: str) -> float:
+    """Seconds from spawning the daemon to reading its `initialize` response."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+    message["params"] = initialize_params(workspace)  # type: ignore[assignment]
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [PYTHON, *extra_args, *DAEMON[1:]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=workspace,
+    )
+    assert process.stdin is not None
+    process.stdin.write(frame(message))
+    process.stdin.flush()
+    _await_response(process, 1)
+    elapsed = time.perf_counter() - start
+    _shutdown(process)
+    return elapsed
+
+
+def sdk_loaded_by_import(env: dict[str, str]) -> dict[str, bool]:
+    """Which SDKs are in sys.modules after importing agentls.lsp.server and building it."""
+    out = subprocess.run(
+        [PYTHON, "-c", SDK_PROBE], env=env, check=True, capture_output=True, text=True
+    ).stdout
+    result: dict[str, bool] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def sdk_loaded_by_daemon(env: dict[str, str], workspace: Path) -> dict[str, bool]:
+    """Which SDKs the real daemon had imported when it answered initialize (-X importtime)."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+    message["params"] = initialize_params(workspace)  # type: ignore[assignment]
+    process = subprocess.Popen(
+        [PYTHON, "-X", "importtime", *DAEMON[1:]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=workspace,
+    )
+    assert process.stdin is not None and process.stderr is not None
+    process.stdin.write(frame(message))
+    process.stdin.flush()
+    _await_response(process, 1)
+    _shutdown(process)
+    log = process.stderr.read().decode(errors="replace")
+    process.stderr.close()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in log.splitlines() if "|" in line}
+    return {sdk: any(m.split(".")[0] == sdk for m in imported) for sdk in ("anthropic", "openai")}
+
+
+def run(quick: bool) -> list[Row]:
+    """All startup numbers."""
+    spawns = 5 if quick else 10
+    rows: list[Row] = []
+    with scratch() as (home, workspace):
+        env = daemon_env(home)
+        floors: dict[str, float] = {}
+        for label, code in FLOORS.items():
+            time_spawn_ready(code, env)  # warm the page cache
+            samples = [time_spawn_ready(code, env) for _ in range(spawns)]
+            floors[code] = summarize(samples).median
+            rows += timing_rows(SECTION, label, samples)
+        time_initialize(env, workspace)
+        init = [time_initialize(env, workspace) for _ in range(spawns)]
+        rows += timing_rows(SECTION, "daemon spawn → initialize response", init)
+        median = summarize(init).median
+        pygls_floor = floors["import pygls.lsp.server"]
+        rows.append(Row(SECTION, "ratio initialize / pygls floor", median / pygls_floor, "x"))
+        rows.append(Row(SECTION, "initialize − pygls floor", (median - pygls_floor) * 1000, "ms"))
+        rows.append(Row(SECTION, "target initialize ≤ 350 ms", _verdict(median <= 0.35)))
+        by_import = sdk_loaded_by_import(env)
+        rows.append(Row(SECTION, "SDKs after import+build_server", _loaded(by_import)))
+        by_daemon = sdk_loaded_by_daemon(env, workspace)
+        rows.append(Row(SECTION, "SDKs in daemon at initialize", _loaded(by_daemon)))
+    return rows
+
+
+def _loaded(flags: dict[str, bool]) -> str:
+    return ", ".join(f"{name}={'yes' if on else 'no'}" for name, on in flags.items())
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"

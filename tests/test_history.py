@@ -1,0 +1,44 @@
+"""The pairing invariant: every tool_use has exactly one tool_result in the next message."""
+
+from __future__ import annotations
+
+from agentls.loop.history import INTERRUPTED, pairing_problems, repair_pairing
+from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+
+
+def assistant(*calls: str) -> Message:
+    return Message("assistant", tuple(ToolUseBlock(c, "Read", {}) for c in calls))
+
+
+def results(*ids: str) -> Message:
+    return Message("user", tuple(ToolResultBlock(i, "ok") for i in ids))
+
+
+def test_a_paired_history_has_no_problems() -> None:
+    history = [user_text("hi"), assistant("a", "b"), results("a", "b")]
+    assert pairing_problems(history) == []
+    assert repair_pairing(history) == history
+
+
+def test_a_trailing_tool_use_gets_interrupted_results() -> None:
+    history = [user_text("hi"), assistant("a", "b")]
+    assert len(pairing_problems(history)) == 2
+    repaired = repair_pairing(history)
+    assert pairing_problems(repaired) == []
+    assert [r.content for r in repaired[-1].tool_results()] == [INTERRUPTED, INTERRUPTED]
+
+
+def test_a_missing_result_is_added_in_call_order_and_extra_text_kept() -> None:
+    partial = Message("user", (ToolResultBlock("b", "ok"), TextBlock("also this")))
+    repaired = repair_pairing([user_text("hi"), assistant("a", "b"), partial])
+    assert pairing_problems(repaired) == []
+    assert [b.tool_use_id for b in repaired[-1].tool_results()] == ["a", "b"]
+    assert repaired[-1].text() == "also this"
+
+
+def test_orphan_and_duplicate_results_are_dropped() -> None:
+    history = [user_text("hi"), results("ghost"), assistant("a"), results("a", "a")]
+    assert len(pairing_problems(history)) == 2
+    repaired = repair_pairing(history)
+    assert pairing_problems(repaired) == []
+    assert [m.role for m in repaired] == ["user", "assistant", "user"]

@@ -185,8 +185,7 @@ class _JsonPrinter:
     def show(self, event: dict[str, Any]) -> None:
         if event["type"] == "permission_answer":
             return
-        self._out.write(json.dumps(event, ensure_ascii=False) + "\n")
-        self._out.flush()
+        _write(self._out, json.dumps(event, ensure_ascii=False) + "\n")
 
 
 class _HumanPrinter:
@@ -235,8 +234,16 @@ class _HumanPrinter:
         return None
 
     def _write(self, text: str) -> None:
-        self._out.write(text)
-        self._out.flush()
+        _write(self._out, text)
+
+
+def _write(out: TextIO, text: str) -> None:
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        # The reader went away (e.g. `agentls run --json … | head`): stop printing quietly.
+        pass
 
 
 if __name__ == "__main__":

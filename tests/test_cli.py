@@ -1,0 +1,78 @@
+"""The console script: demo, headless run, and the missing-credentials message."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def agentls(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "agentls", *args],
+        cwd=cwd,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def test_demo_runs_a_full_turn_offline(tmp_path: Path) -> None:
+    done = agentls("demo", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "● Read server.py" in out and "● Grep PORT" in out
+    assert "? permission requested: Edit server.py" in out
+    assert 'PORT = int(os.environ.get("PORT", "8000"))' in out
+    assert "[end_turn after 4 model calls" in out
+
+
+def test_run_without_credentials_exits_2_naming_the_variables(tmp_path: Path) -> None:
+    done = agentls("run", "hello", cwd=tmp_path)
+    assert done.returncode == 2
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTLS_PROVIDER"):
+        assert name in done.stderr
+
+
+def test_run_json_prints_the_wire_events(tmp_path: Path) -> None:
+    script = tmp_path / "script.jsonl"
+    script.write_text(
+        json.dumps(
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "x"}}]}
+        )
+        + "\n"
+        + json.dumps({"text": "could not write"})
+        + "\n"
+    )
+    done = agentls("run", "--json", "write a file", cwd=tmp_path, AGENTLS_SCRIPT=str(script))
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "turn_started" and kinds[-1] == "turn_completed"
+    assert "permission_request" in kinds and "permission_resolved" in kinds
+    assert not (tmp_path / "a.txt").exists()
+    assert "No terminal to ask on" in done.stderr
+
+
+def test_run_in_accept_edits_mode_writes(tmp_path: Path) -> None:
+    script = tmp_path / "script.jsonl"
+    script.write_text(
+        json.dumps(
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "x"}}]}
+        )
+        + "\n"
+        + json.dumps({"text": "written"})
+        + "\n"
+    )
+    done = agentls(
+        "run", "--permission-mode", "acceptEdits", "write", cwd=tmp_path, AGENTLS_SCRIPT=str(script)
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "a.txt").read_text() == "x"
+    assert "written" in done.stdout

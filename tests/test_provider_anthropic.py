@@ -21,8 +21,9 @@ from agentls.messages import (
     ToolUseBlock,
     user_text,
 )
-from agentls.providers.anthropic import AnthropicProvider, build_params, retry_after_seconds
+from agentls.providers.anthropic import AnthropicProvider, build_params
 from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
+from agentls.providers.retry_after import retry_after_seconds
 from agentls.usage import Usage
 from replay_server import (
     Collected,

@@ -9,10 +9,7 @@ retries are off: the loop retries, using the `ProviderError` classification made
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +41,7 @@ from agentls.providers.base import (
     ToolUseStart,
     UsageUpdate,
 )
+from agentls.providers.retry_after import retry_after_seconds
 from agentls.usage import Usage
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -323,30 +321,6 @@ def _error_fields(body: object) -> tuple[str | None, str]:
         return None, str(body) if body else ""
     error_type = error.get("type")
     return (str(error_type) if error_type else None), str(error.get("message") or "")
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """`retry-after-ms`, else `retry-after` (seconds or an HTTP date), in seconds."""
-    millis = _finite(headers.get("retry-after-ms"))
-    if millis is not None:
-        return max(0.0, millis / 1000)
-    value = headers.get("retry-after")
-    seconds = _finite(value)
-    if seconds is not None or not value:
-        return None if seconds is None else max(0.0, seconds)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _finite(value: str | None) -> float | None:
-    try:
-        number = float(value) if value else None
-    except ValueError:
-        return None
-    return number if number is not None and math.isfinite(number) else None
 
 
 def _is_transport_error(exc: BaseException, base_name: str = "TransportError") -> bool:

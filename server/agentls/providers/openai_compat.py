@@ -11,12 +11,9 @@ SDK's own retries are off: the loop retries, using the classification made here.
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
 import os
 import re
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +36,7 @@ from agentls.providers.base import (
     ToolUseStart,
     UsageUpdate,
 )
+from agentls.providers.retry_after import retry_after_seconds
 from agentls.usage import Usage
 
 # Local servers ignore the key, but the SDK refuses to start without one.
@@ -364,30 +362,6 @@ def classify(status: int | None, body: ErrorBody) -> tuple[ErrorKind, bool]:
     if status >= 500:
         return "server", True
     return _KIND_BY_TYPE.get(body.type or "", ("unknown", False))
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """`retry-after-ms`, else `retry-after` (seconds or an HTTP date), in seconds."""
-    millis = _finite(headers.get("retry-after-ms"))
-    if millis is not None:
-        return max(0.0, millis / 1000)
-    value = headers.get("retry-after")
-    seconds = _finite(value)
-    if seconds is not None or not value:
-        return None if seconds is None else max(0.0, seconds)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _finite(value: str | None) -> float | None:
-    try:
-        number = float(value) if value else None
-    except ValueError:
-        return None
-    return number if number is not None and math.isfinite(number) else None
 
 
 def api_error(exc: openai.APIError, request_id: str | None) -> ProviderError:

@@ -144,7 +144,7 @@ def sdk_loaded_by_daemon(env: dict[str, str], workspace: Path) -> dict[str, bool
 
 def run(quick: bool) -> list[Row]:
     """All startup numbers; the probes are interleaved so machine load hits them alike."""
-    spawns = 5 if quick else 10
+    spawns = 3 if quick else 10
     rows: list[Row] = []
     with scratch() as (home, workspace):
         env = daemon_env(home)
@@ -154,6 +154,11 @@ def run(quick: bool) -> list[Row]:
         for label, values in samples.items():
             rows += timing_rows(SECTION, label, values)
         rows += _ratio_rows(samples)
+        if not quick:
+            packages, modules = imports_beyond_pygls(env)
+            note = "-X importtime self times, inflated by importtime itself"
+            rows.append(Row(SECTION, "imports beyond pygls, ms", packages, note=note))
+            rows.append(Row(SECTION, "  slowest agentls modules, ms", modules))
         by_import = sdk_loaded_by_import(env)
         rows.append(Row(SECTION, "SDKs after import+build_server", _loaded(by_import)))
         by_daemon = sdk_loaded_by_daemon(env, workspace)
@@ -195,6 +200,42 @@ def _ratio_rows(samples: dict[str, list[float]]) -> list[Row]:
         ),
         Row(SECTION, "target initialize ≤ 350 ms (median)", _verdict(init.median <= 0.35)),
     ]
+
+
+def import_self_times(code: str, env: dict[str, str]) -> dict[str, int]:
+    """Module → self import time (µs) from one `python -X importtime -c code` run."""
+    log = subprocess.run(
+        [PYTHON, "-X", "importtime", "-c", code],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stderr
+    times: dict[str, int] = {}
+    for line in log.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if len(parts) == 3 and parts[0].strip().isdigit():
+            times[parts[2].strip()] = int(parts[0])
+    return times
+
+
+def imports_beyond_pygls(env: dict[str, str], top: int = 5) -> tuple[str, str]:
+    """What agentls imports that pygls does not: per top-level package, and its own modules."""
+    ours = import_self_times("import agentls.lsp.server", env)
+    floor = import_self_times("import pygls.lsp.server", env)
+    extra = {module: micros for module, micros in ours.items() if module not in floor}
+    per_package: dict[str, int] = {}
+    for module, micros in extra.items():
+        package = module.split(".")[0]
+        per_package[package] = per_package.get(package, 0) + micros
+    own = {m: t for m, t in extra.items() if m.startswith("agentls.")}
+    total = f"total {sum(extra.values()) / 1000:.0f}: "
+    return total + _ranked(per_package, top), _ranked(own, top)
+
+
+def _ranked(micros: dict[str, int], top: int) -> str:
+    ranked = sorted(micros.items(), key=lambda item: -item[1])[:top]
+    return ", ".join(f"{name} {value / 1000:.0f}" for name, value in ranked)
 
 
 def _loaded(flags: dict[str, bool]) -> str:

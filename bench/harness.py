@@ -203,9 +203,7 @@ class DaemonClient:
         return session_id
 
     async def submit(self, session_id: str, text: str) -> str:
-        result = await self.request(
-            "agent/submitMessage", {"sessionId": session_id, "text": text}
-        )
+        result = await self.request("agent/submitMessage", {"sessionId": session_id, "text": text})
         turn_id: str = result["turnId"]
         return turn_id
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
@@ -159,12 +159,16 @@ class ToolExecutor:
             return refusal
         args = refusal
         self._emit(ToolCallUpdate(block.id, "in_progress"))
+        context = replace(
+            self._context,
+            progress=lambda text: self._emit(ToolCallUpdate(block.id, "in_progress", text)),
+        )
         try:
             if call.read_only:
                 async with self._read_slots:
-                    output = await tool.run(args, self._context)
+                    output = await tool.run(args, context)
             else:
-                output = await tool.run(args, self._context)
+                output = await tool.run(args, context)
         except ToolError as exc:
             output = ToolOutput(str(exc), is_error=True)
         except asyncio.CancelledError:

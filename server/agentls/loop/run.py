@@ -156,6 +156,7 @@ async def _drive(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], 
         stop = TurnStop("aborted")
     except Exception as exc:
         log.exception("turn %s failed", state.turn_id)
+        await _settle_abort(state, emit)
         message = f"Internal error: {type(exc).__name__}: {exc}"
         stop = TurnStop("error", TurnError("internal_error", message, False))
     emit(TurnCompleted(state.turn_id, stop.reason, state.turn_count, state.usage, stop.error))
@@ -194,11 +195,12 @@ async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], N
             continue
         if sampled.stop_reason in ("max_tokens", "refusal"):
             return TurnStop(sampled.stop_reason)
+        if state.turn_count >= limit:
+            # Pending steering stays with the session, which runs it as the next turn.
+            return TurnStop("end_turn")
         follow_up, transition = _follow_up(state, deps, sampled.message)
         if follow_up is None:
             return TurnStop("end_turn")
-        if state.turn_count >= limit:
-            return TurnStop("max_turns")
         _append(state, emit, Message("user", follow_up))
         state.transitions.append(transition)
 

@@ -6,7 +6,7 @@ A script is JSONL (or a list of objects), one model turn per entry:
      "stop_reason": "tool_use", "delay": 0.01, "chunk": 16, "usage": {…}}
 
 `tool_calls[].raw_input` streams a string as the tool input verbatim (for broken JSON);
-`error` ({"kind", "message", "retryable", "retry_after", "after_text"}) fails the call;
+`error` ({"kind", "message", "retryable", "retry_after"}) fails the call after the text;
 `hang: true` streams the text and then goes silent (for watchdog and abort tests).
 Every request is appended to `request_log` as JSON when a path is given.
 """

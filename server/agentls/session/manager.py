@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -14,6 +15,8 @@ from agentls.messages import new_id
 from agentls.providers.factory import make_provider
 from agentls.session.session import AgentSession, EventSink
 from agentls.workspace.view import EditorState, EditSink, OpenDocument, WorkspaceView
+
+log = logging.getLogger(__name__)
 
 
 class SessionManager:
@@ -39,9 +42,14 @@ class SessionManager:
         """Settings for a new session at `cwd`, with the session's own params on top."""
         problems: list[str] = []
         settings = load_settings(cwd, self._env, self.client_options, problems)
-        settings = apply_layer(settings, overrides, "agent/newSession", problems)
-        if problems:
-            raise InvalidParams("; ".join(problems))
+        for problem in problems:
+            # Files, environment and client options keep their defaults; the client sees
+            # its own bad params as an error below.
+            log.warning("settings: %s", problem)
+        own: list[str] = []
+        settings = apply_layer(settings, overrides, "agent/newSession", own)
+        if own:
+            raise InvalidParams("; ".join(own))
         return settings
 
     async def create(self, cwd: Path | None, overrides: Mapping[str, Any]) -> AgentSession:

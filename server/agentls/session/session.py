@@ -143,6 +143,7 @@ class AgentSession:
         if running is not None and turn_id in (None, running.turn_id):
             aborted = aborted or not running.abort.is_set()
             running.abort.set()
+            self._steering.clear()
         return aborted
 
     def respond_permission(
@@ -211,7 +212,8 @@ class AgentSession:
 
     async def _run(self, turn: _Turn) -> None:
         first = not self.history
-        context = user_context(
+        context = await asyncio.to_thread(
+            user_context,
             self.workspace,
             self.cwd,
             first=first,

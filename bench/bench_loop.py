@@ -1,0 +1,203 @@
+"""Per-turn cost of the loop itself, in process, over a zero-latency scripted model.
+
+Two layers are timed: `run_turn` (the core loop: assembler, executor, pairing checks) and
+`AgentSession` (adds the user-context block, wire conversion, seq stamping and the
+transcript write of every message). Each is timed for a text-only turn and for a turn
+with one Read call plus a final answer, with 0, 10 and 1,000 messages of prior history
+(reset before every turn so the size stays fixed). Script entries carry explicit usage so
+the scripted provider's own token estimate (a json.dumps of the whole history) is not
+counted as loop cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentls.config import Settings
+from agentls.context.prompt import system_prompt
+from agentls.events import PermissionRequest
+from agentls.loop.executor import PermissionAnswer
+from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
+from agentls.messages import Message, TextBlock, user_text
+from agentls.permissions.gate import PermissionGate
+from agentls.providers.scripted import ScriptedProvider
+from agentls.session.session import AgentSession
+from agentls.tools.base import ToolContext
+from agentls.tools.read_cache import FileReadCache
+from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.workspace.view import WorkspaceView
+from harness import Row, scratch, summarize, timing_rows
+
+SECTION = "3 loop overhead (in-process, zero-latency model)"
+USAGE = {"input_tokens": 1000, "output_tokens": 20}
+HISTORY_SIZES = (0, 10, 1000)
+Entry = dict[str, Any]
+
+
+class AllowAll:
+    """A prompter that allows whatever is asked (Read in the workspace never asks)."""
+
+    async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
+        return PermissionAnswer("allow_once")
+
+
+def text_turn() -> list[Entry]:
+    return [{"text": "PORT is 8000, set in app.py.", "usage": USAGE}]
+
+
+def tool_turn() -> list[Entry]:
+    read = {"name": "Read", "input": {"file_path": "app.py"}}
+    return [
+        {"text": "Reading it.", "tool_calls": [read], "usage": USAGE},
+        {"text": "PORT is 8000, set in app.py.", "usage": USAGE},
+    ]
+
+
+TURN_KINDS: dict[str, Callable[[], list[Entry]]] = {
+    "text-only turn": text_turn,
+    "Read + answer turn": tool_turn,
+}
+
+
+def prior_history(size: int) -> list[Message]:
+    """`size` messages alternating user / assistant text, as in a long chat."""
+    messages = []
+    for n in range(size):
+        role = "user" if n % 2 == 0 else "assistant"
+        text = f"message {n}: " + "some earlier conversation text. " * 8
+        messages.append(Message(role, (TextBlock(text),)))
+    return messages
+
+
+def loop_deps(workspace: Path, script: list[Entry]) -> LoopDeps:
+    """The dependencies `run_turn` needs, as the tests build them."""
+    return LoopDeps(
+        provider=ScriptedProvider(script),
+        registry=ToolRegistry(default_tools()),
+        tool_context=ToolContext(WorkspaceView([workspace]), FileReadCache(), workspace),
+        gate=PermissionGate("default", cwd=str(workspace)),  # type: ignore[arg-type]
+        prompter=AllowAll(),
+        system=system_prompt(),
+        settings=LoopSettings(model="scripted"),
+    )
+
+
+async def time_run_turn(
+    workspace: Path, entries: list[Entry], history: list[Message], reps: int
+) -> list[float]:
+    """Seconds per `run_turn`, the history reset to `history` before each turn."""
+    deps = loop_deps(workspace, entries * reps)
+    samples = []
+    for n in range(reps):
+        messages = [*history, user_text(f"question {n}")]
+        state = QueryState(f"turn_{n}", messages)
+        start = time.perf_counter()
+        async for event in run_turn(state, deps):
+            if event.type == "turn_completed" and event.stop_reason != "end_turn":
+                raise RuntimeError(f"turn ended {event.stop_reason}: {event.error}")
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+class SessionDriver:
+    """An AgentSession with a sink that resolves a future at each turn_completed."""
+
+    def __init__(self, home: Path, workspace: Path, script: list[Entry]) -> None:
+        settings = Settings(home=home, provider="scripted", script=script)
+        self.events = 0
+        self._done: asyncio.Future[dict[str, Any]] | None = None
+        self.session = AgentSession(
+            "sess_bench",
+            workspace,
+            settings,
+            ScriptedProvider(script),
+            WorkspaceView([workspace]),
+            self._sink,
+        )
+
+    def _sink(self, payload: dict[str, Any]) -> None:
+        self.events += 1
+        if payload["type"] == "turn_completed" and self._done is not None:
+            self._done.set_result(payload)
+
+    async def turn(self, text: str) -> dict[str, Any]:
+        self._done = asyncio.get_running_loop().create_future()
+        self.session.submit(text)
+        result = await self._done
+        if result["stopReason"] != "end_turn":
+            raise RuntimeError(f"turn ended {result['stopReason']}: {result.get('error')}")
+        return result
+
+
+async def time_session(
+    home: Path, workspace: Path, entries: list[Entry], history: list[Message], reps: int
+) -> list[float]:
+    """Seconds per AgentSession turn (submit → turn_completed), history reset each turn.
+
+    With an empty history every turn is a "first" turn, which also runs `git status`.
+    """
+    driver = SessionDriver(home, workspace, entries * reps)
+    samples = []
+    try:
+        for n in range(reps):
+            driver.session.history[:] = history
+            start = time.perf_counter()
+            await driver.turn(f"question {n}")
+            samples.append(time.perf_counter() - start)
+    finally:
+        await driver.session.close()
+    return samples
+
+
+async def _measure(quick: bool) -> list[Row]:
+    rows: list[Row] = []
+    reps = 40 if quick else 200
+    warmup = 5
+    with scratch() as (home, workspace):
+        for kind, make in TURN_KINDS.items():
+            medians: dict[tuple[str, int], float] = {}
+            for size in HISTORY_SIZES:
+                history = prior_history(size)
+                loop = await time_run_turn(workspace, make(), history, reps + warmup)
+                session = await time_session(home, workspace, make(), history, reps + warmup)
+                loop, session = loop[warmup:], session[warmup:]
+                medians["run_turn", size] = summarize(loop).median
+                medians["AgentSession", size] = summarize(session).median
+                label = f"{kind}, history {size}"
+                rows += timing_rows(SECTION, f"run_turn: {label}", loop)
+                note = "incl. git status (first turn)" if size == 0 else ""
+                rows += timing_rows(SECTION, f"AgentSession: {label}", session, note)
+            rows += _growth_rows(kind, medians)
+    return rows
+
+
+def _growth_rows(kind: str, medians: dict[tuple[str, int], float]) -> list[Row]:
+    rows = []
+    for layer in ("run_turn", "AgentSession"):
+        small, large = medians[layer, 10], medians[layer, 1000]
+        rows.append(
+            Row(
+                SECTION,
+                f"{layer}: {kind}, 1000 vs 10 msgs",
+                large / small,
+                "x",
+                f"+{(large - small) * 1000:.2f} ms for 990 more messages",
+            )
+        )
+    return rows
+
+
+def run(quick: bool) -> list[Row]:
+    """All in-process loop numbers."""
+    rows = asyncio.run(_measure(quick))
+    worst = max(float(r.value) for r in rows if r.unit == "ms")
+    rows.append(Row(SECTION, "target per-turn overhead ≤ 10 ms (worst median)", _verdict(worst)))
+    return rows
+
+
+def _verdict(worst_ms: float) -> str:
+    return f"{'met' if worst_ms <= 10 else 'MISSED'} (worst {worst_ms:.2f} ms)"

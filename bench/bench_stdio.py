@@ -1,0 +1,174 @@
+"""The daemon over stdio: submit → first `text_delta` latency, and events per second.
+
+Both drive a real `agentls --stdio` with the minimal client in `harness.py`, on the
+scripted provider with an inline script (delay 0). Event times are taken when the client
+decodes each frame. For events per second the same streamed turn is also run in process
+(`run_turn` alone, and an `AgentSession` with a no-op sink, which adds wire conversion) so
+the ratio shows what JSON-RPC over a pipe costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentls.loop.run import QueryState, run_turn
+from agentls.messages import user_text
+from bench_loop import SessionDriver, loop_deps
+from harness import DaemonClient, Row, daemon_env, scratch, timing_rows
+
+LATENCY = "2 submit → first text_delta (stdio)"
+THROUGHPUT = "4 events per second"
+ANSWER = "The port is 8000; it is set in app.py and read by the server at startup."
+
+
+async def first_delta_latency(turns: int) -> list[Row]:
+    """Median submit→ack, submit→first text_delta and submit→turn_completed over `turns`."""
+    warmup = 3
+    script = [{"text": ANSWER, "chunk": 24} for _ in range(turns + warmup)]
+    ack, first, done = [], [], []
+    with scratch() as (home, workspace):
+        client = await DaemonClient.start(daemon_env(home), workspace)
+        try:
+            await client.initialize(workspace)
+            session = await client.new_session(workspace, provider="scripted", script=script)
+            for n in range(turns + warmup):
+                times = await _timed_turn(client, session, f"question {n}")
+                if n >= warmup:
+                    ack.append(times[0])
+                    first.append(times[1])
+                    done.append(times[2])
+        finally:
+            await client.close()
+    return [
+        *timing_rows(LATENCY, "submit → submitMessage response", ack),
+        *timing_rows(LATENCY, "submit → first text_delta", first),
+        *timing_rows(LATENCY, "submit → turn_completed", done, "4 text_delta per turn"),
+    ]
+
+
+async def _timed_turn(client: DaemonClient, session: str, text: str) -> tuple[float, ...]:
+    start = time.perf_counter()
+    await client.submit(session, text)
+    acked = time.perf_counter()
+    first: float | None = None
+    while True:
+        stamp, event = await client.next_event()
+        if first is None and event["type"] == "text_delta":
+            first = stamp
+        if event["type"] == "turn_completed":
+            assert first is not None, "a turn without text_delta"
+            return acked - start, first - start, stamp - start
+
+
+def streamed_entry(chars: int, chunk: int) -> dict[str, Any]:
+    """One model turn streaming `chars` characters in `chunk`-character deltas."""
+    text = ("lorem ipsum dolor sit amet " * (chars // 27 + 1))[:chars]
+    return {"text": text, "chunk": chunk, "usage": {"input_tokens": 10, "output_tokens": 10}}
+
+
+Measured = list[tuple[int, float]]
+
+
+async def stdio_events_per_second(entry: dict[str, Any], repeats: int) -> Measured:
+    """(events received, seconds from submit to turn_completed) per streamed turn."""
+    with scratch() as (home, workspace):
+        client = await DaemonClient.start(daemon_env(home), workspace)
+        try:
+            await client.initialize(workspace)
+            script = [entry] * repeats
+            session = await client.new_session(workspace, provider="scripted", script=script)
+            return [await _count_turn(client, session) for _ in range(repeats)]
+        finally:
+            await client.close()
+
+
+async def _count_turn(client: DaemonClient, session: str) -> tuple[int, float]:
+    count = 0
+    done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+
+    def on_event(event: dict[str, Any]) -> None:
+        nonlocal count
+        count += 1
+        if event["type"] == "turn_completed" and not done.done():
+            done.set_result(time.perf_counter())
+
+    client.on_event = on_event
+    start = time.perf_counter()
+    await client.submit(session, "stream it")
+    end = await asyncio.wait_for(done, 120)
+    return count, end - start
+
+
+async def loop_events_per_second(entry: dict[str, Any], repeats: int) -> Measured:
+    """The same turns through `run_turn` alone."""
+    results = []
+    with scratch() as (_home, workspace):
+        deps = loop_deps(workspace, [entry] * repeats)
+        for n in range(repeats):
+            state = QueryState(f"turn_{n}", [user_text("stream it")])
+            count = 0
+            start = time.perf_counter()
+            async for _event in run_turn(state, deps):
+                count += 1
+            results.append((count, time.perf_counter() - start))
+    return results
+
+
+async def session_events_per_second(entry: dict[str, Any], repeats: int) -> Measured:
+    """The same turns through an AgentSession (wire payloads, no transport)."""
+    results = []
+    with scratch() as (home, workspace):
+        driver = SessionDriver(home, workspace, [entry] * repeats)
+        driver.session.history.append(user_text("earlier"))  # skip the git status
+        for _ in range(repeats):
+            before = driver.events
+            start = time.perf_counter()
+            await driver.turn("stream it")
+            results.append((driver.events - before, time.perf_counter() - start))
+        await driver.session.close()
+    return results
+
+
+LAYERS: dict[str, Callable[[dict[str, Any], int], Awaitable[Measured]]] = {
+    "run_turn in process": loop_events_per_second,
+    "AgentSession in process": session_events_per_second,
+    "daemon over stdio": stdio_events_per_second,
+}
+
+
+async def throughput(deltas: int, repeats: int) -> list[Row]:
+    """Events per second per layer: `deltas` text_delta of 1 and of 4 characters."""
+    rows: list[Row] = []
+    for chunk in (1, 4):
+        entry = streamed_entry(deltas * chunk, chunk)
+        rates: dict[str, float] = {}
+        for layer, measure in LAYERS.items():
+            measured = await measure(entry, repeats)
+            samples = [count / seconds for count, seconds in measured]
+            rates[layer] = statistics.median(samples)
+            note = (
+                f"median of {repeats} turns of {measured[0][0]} events "
+                f"({deltas} text_delta); range {min(samples):,.0f}–{max(samples):,.0f}"
+            )
+            rows.append(Row(THROUGHPUT, f"chunk={chunk}: {layer}", rates[layer], "ev/s", note))
+        ratio = rates["daemon over stdio"] / rates["run_turn in process"]
+        rows.append(Row(THROUGHPUT, f"chunk={chunk}: stdio / run_turn", ratio, "x"))
+        per_event = 1e6 / rates["daemon over stdio"]
+        rows.append(Row(THROUGHPUT, f"chunk={chunk}: cost per event over stdio", per_event, "µs"))
+    return rows
+
+
+def run(quick: bool) -> list[Row]:
+    """Latency and throughput over stdio."""
+    turns = 10 if quick else 20
+    deltas = 5_000 if quick else 20_000
+    repeats = 3
+
+    async def both() -> list[Row]:
+        return [*await first_delta_latency(turns), *await throughput(deltas, repeats)]
+
+    return asyncio.run(both())

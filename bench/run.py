@@ -1,0 +1,122 @@
+"""Run every agentls benchmark and print one compact table. Numbers only, no assertions.
+
+    python bench/run.py            # the full set (about a minute)
+    python bench/run.py --quick    # fewer samples (well under 30 s)
+    python bench/run.py --only startup,rss
+
+Sections: 1 startup (spawn → initialize vs interpreter floors, SDKs not imported),
+2 submit → first text_delta over stdio, 3 per-turn loop overhead in process,
+4 events per second (in process vs stdio), 5 memory (import floors vs session peaks,
+scripted and the real SDKs against a local replay server). Every daemon gets its own
+temporary AGENTLS_HOME. The machine's load average is printed because every number here
+is wall-clock time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_loop
+import bench_rss
+import bench_startup
+import bench_stdio
+from agentls import __version__
+from harness import Row
+
+BENCHES: dict[str, Callable[[bool], list[Row]]] = {
+    "startup": bench_startup.run,
+    "stdio": bench_stdio.run,
+    "loop": bench_loop.run,
+    "rss": bench_rss.run,
+}
+NAME_WIDTH = 50
+
+
+def format_value(row: Row) -> str:
+    """A number with as many decimals as its unit deserves; text as it is."""
+    value = row.value
+    if isinstance(value, str):
+        return value
+    if row.unit == "ev/s":
+        return f"{value:,.0f}"
+    if row.unit in ("MB", "µs"):
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def render(rows: list[Row]) -> str:
+    """Rows grouped by section (in section order) as aligned text."""
+    lines: list[str] = []
+    sections = sorted({row.section for row in rows})
+    for section in sections:
+        lines.append(f"\n== {section} ==")
+        for row in (r for r in rows if r.section == section):
+            name = row.name if len(row.name) <= NAME_WIDTH else row.name[: NAME_WIDTH - 1] + "…"
+            value = format_value(row)
+            cell = f"{value} {row.unit}".rstrip() if not isinstance(row.value, str) else value
+            note = f"  [{row.note}]" if row.note else ""
+            if isinstance(row.value, str) and len(cell) > 16:
+                lines.append(f"  {name:<{NAME_WIDTH}} {cell}{note}")
+            else:
+                lines.append(f"  {name:<{NAME_WIDTH}} {cell:>16}{note}")
+    return "\n".join(lines)
+
+
+def header(quick: bool) -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"agentls {__version__} benchmarks ({'quick' if quick else 'full'}) — "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"load average {load}, {platform.platform(terse=True)}"
+    )
+
+
+def run_all(names: list[str], quick: bool) -> tuple[list[Row], dict[str, float], bool]:
+    """Every named benchmark; a failing one is reported and the rest still run."""
+    rows: list[Row] = []
+    seconds: dict[str, float] = {}
+    ok = True
+    for name in names:
+        start = time.perf_counter()
+        try:
+            rows += BENCHES[name](quick)
+        except Exception as exc:
+            ok = False
+            traceback.print_exc()
+            rows.append(Row(f"! {name}", "FAILED", f"{type(exc).__name__}: {exc}"))
+        seconds[name] = time.perf_counter() - start
+        print(f"  ran {name} in {seconds[name]:.1f} s", file=sys.stderr, flush=True)
+    return rows, seconds, ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples (< 30 s)")
+    parser.add_argument(
+        "--only", default=",".join(BENCHES), help=f"comma-separated subset of {list(BENCHES)}"
+    )
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BENCHES]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {unknown}; choose from {list(BENCHES)}")
+    print(header(args.quick), flush=True)
+    start = time.perf_counter()
+    rows, seconds, ok = run_all(names, args.quick)
+    print(render(rows))
+    parts = ", ".join(f"{name} {value:.1f}" for name, value in seconds.items())
+    print(f"\ntotal {time.perf_counter() - start:.1f} s ({parts})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

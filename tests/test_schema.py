@@ -1,0 +1,468 @@
+"""protocol/schema is generated from the wire types, and real wire output validates against it."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import importlib.util
+import json
+import typing
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from agentls import api
+from agentls.events import (
+    LoopEvent,
+    MessageCompleted,
+    Notice,
+    PermissionRequest,
+    PermissionResolved,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallEvent,
+    ToolCallUpdate,
+    TurnCompleted,
+    TurnError,
+    TurnStarted,
+    UsageEvent,
+)
+from agentls.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentls.session.manager import SessionManager
+from agentls.tools.base import FileDiff, Location
+from agentls.usage import Usage
+from agentls.wire import to_wire
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_SCRIPT = "Run `python scripts/gen_schema.py` and commit protocol/schema."
+
+
+def _load_generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_schema", ROOT / "scripts" / "gen_schema.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _load_generator()
+
+
+# ---------------------------------------------------------------- drift
+
+
+def test_checked_in_schema_is_what_the_script_generates() -> None:
+    report = gen.drift(gen.generate())
+    assert not report, "protocol/schema drifted from the wire types.\n" + "\n".join(
+        [*report, RUN_SCRIPT]
+    )
+
+
+def test_generation_is_deterministic() -> None:
+    assert gen.generate() == gen.generate()
+
+
+def test_drift_is_reported_for_a_changed_or_missing_file() -> None:
+    schema_dir = gen.SCHEMA_DIR
+    files = gen.generate()
+    assert gen.drift(files, schema_dir) == []
+    changed = dict(files)
+    changed["events.json"] = files["events.json"].replace('"turn_started"', '"turn_begun"')
+    report = gen.drift(changed, schema_dir)
+    assert report and report[0].endswith("2 changed lines")
+    assert any("turn_begun" in line for line in report)
+    missing = gen.drift({"nothing.json": "{}\n"}, schema_dir)
+    assert missing == ["protocol/schema/nothing.json: missing"]
+
+
+def test_every_event_type_and_request_is_in_the_schema() -> None:
+    events = json.loads(gen.generate()["events.json"])
+    types = {
+        events["$defs"][ref["$ref"].rsplit("/", 1)[1]]["properties"]["type"]["const"]
+        for ref in events["oneOf"]
+    }
+    assert types == {cls.__dataclass_fields__["type"].default for cls in typing.get_args(LoopEvent)}
+    requests = json.loads(gen.generate()["requests.json"])
+    assert set(requests["requests"]) == set(api.REQUESTS)
+    assert set(requests["notifications"]) == set(api.NOTIFICATIONS)
+
+
+# ---------------------------------------------------------------- validation helpers
+
+
+def _schemas() -> tuple[dict[str, Any], dict[str, Any]]:
+    files = gen.generate()
+    return json.loads(files["events.json"]), json.loads(files["requests.json"])
+
+
+def _event_validator(strict: bool) -> Any:
+    """Strict: no property beyond the schema's (the published schema allows additions)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    events, _ = _schemas()
+    jsonschema.Draft202012Validator.check_schema(events)
+    if strict:
+        events = copy.deepcopy(events)
+        for definition in events["$defs"].values():
+            definition["additionalProperties"] = False
+    return jsonschema.Draft202012Validator(events)
+
+
+def _request_validator(method: str, part: str, *, notification: bool = False) -> Any:
+    jsonschema = pytest.importorskip("jsonschema")
+    _, requests = _schemas()
+    jsonschema.Draft202012Validator.check_schema(requests)
+    table = requests["notifications" if notification else "requests"]
+    schema = {"$schema": requests["$schema"], "$defs": requests["$defs"], **table[method][part]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _errors(validator: Any, payload: Any) -> list[str]:
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(payload)]
+
+
+class _ShapeChecker:
+    """Without jsonschema: the event's keys are its schema's properties, required ones
+    present, and no value anywhere is null. Enough to catch a renamed or added field."""
+
+    def __init__(self) -> None:
+        events, _ = _schemas()
+        self.defs = {
+            d["properties"]["type"]["const"]: d
+            for d in events["$defs"].values()
+            if "description" in d  # the event definitions (nested ones have none)
+        }
+
+    def iter_errors(self, payload: dict[str, Any]) -> list[Any]:
+        definition = self.defs.get(payload.get("type"))
+        if definition is None:
+            return [_Problem(f"unknown event type {payload.get('type')!r}")]
+        keys, props = set(payload), set(definition["properties"])
+        problems = [f"not in the schema: {k}" for k in sorted(keys - props)]
+        problems += [f"missing: {k}" for k in definition["required"] if k not in payload]
+        if _has_null(payload):
+            problems.append("a value is null")
+        return [_Problem(p) for p in problems]
+
+
+def _has_null(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return value is None
+
+
+class _Problem:
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.absolute_path: list[str] = []
+
+
+def _event_checker() -> Any:
+    """The strict jsonschema validator when jsonschema is installed, else a shape check."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        return _ShapeChecker()
+    return _event_validator(strict=True)
+
+
+# ---------------------------------------------------------------- events
+
+
+def _sample_events() -> list[LoopEvent]:
+    """Each event type, with its optional fields both set and left out."""
+    return [
+        TurnStarted("turn_1", "msg_1"),
+        TextDeltaEvent("msg_2", "Hel"),
+        ThinkingDeltaEvent("msg_2", "hmm"),
+        MessageCompleted(
+            "msg_2",
+            "assistant",
+            (
+                ThinkingBlock("hmm", "sig"),
+                ThinkingBlock("no signature"),
+                TextBlock("Reading it."),
+                ToolUseBlock("toolu_1", "Read", {"file_path": "/w/a.py", "-i": True}),
+            ),
+        ),
+        MessageCompleted(
+            "msg_3",
+            "user",
+            (ToolResultBlock("toolu_1", "1\tprint()", False), ToolResultBlock("t2", "no", True)),
+        ),
+        ToolCallEvent("toolu_1", "Read", "read", "Read a.py", {"file_path": "/w/a.py"}),
+        ToolCallEvent(
+            "toolu_2",
+            "Edit",
+            "edit",
+            "Edit a.py",
+            {"file_path": "/w/a.py"},
+            (Location("/w/a.py", 3), Location("/w/b.py")),
+        ),
+        ToolCallUpdate("toolu_1", "in_progress"),
+        ToolCallUpdate("toolu_2", "completed", "Edited.", FileDiff("/w/a.py", "a\n", "b\n"), True),
+        ToolCallUpdate("toolu_3", "completed", "Created.", FileDiff("/w/new.py", None, "x\n")),
+        ToolCallUpdate("toolu_4", "declined", "The user rejected this tool call."),
+        PermissionRequest("perm_1", "toolu_2", "Edit a.py", {"file_path": "/w/a.py"}),
+        PermissionResolved("perm_1", "selected", "allow_once"),
+        PermissionResolved("perm_2", "cancelled"),
+        UsageEvent(10, 2, 3, 4, 19, 200_000),
+        UsageEvent(10, 2, 0, 0, 12, 200_000, cost_usd=0.25),
+        Notice("warning", "Model error overloaded. Retrying in 0.5 s.", True, 1),
+        Notice("error", "The history had unpaired tool calls; they were repaired."),
+        TurnCompleted("turn_1", "end_turn", 2, Usage(10, 2, 3, 4)),
+        TurnCompleted(
+            "turn_2",
+            "error",
+            1,
+            Usage(),
+            TurnError("authentication", "Model error authentication: bad key", False),
+        ),
+    ]
+
+
+def _envelope(event: LoopEvent, seq: int) -> dict[str, Any]:
+    """What AgentSession._emit sends: the envelope, then the event's wire form."""
+    return {"sessionId": "sess_1", "seq": seq, "turnId": "turn_1", **to_wire(event)}
+
+
+def test_every_event_type_is_sampled() -> None:
+    sampled = {type(e) for e in _sample_events()}
+    assert sampled == set(typing.get_args(LoopEvent)), "add the new event type to the samples"
+
+
+def test_wire_events_validate_exactly() -> None:
+    validator = _event_checker()
+    for seq, event in enumerate(_sample_events(), 1):
+        payload = _envelope(event, seq)
+        assert _errors(validator, payload) == [], payload
+
+
+def test_the_event_schema_rejects_what_the_wire_never_sends() -> None:
+    validator = _event_validator(strict=False)
+    good = _envelope(ToolCallUpdate("toolu_1", "completed", "ok"), 1)
+    assert _errors(validator, good) == []
+    bad_payloads = [
+        {**good, "diff": None},  # None fields are left out, never null
+        {k: v for k, v in good.items() if k != "seq"},
+        {**good, "seq": 0},
+        {**good, "status": "done"},
+        {**good, "type": "tool_call_updated"},
+        {("tool_call_id" if k == "toolCallId" else k): v for k, v in good.items()},
+    ]
+    for payload in bad_payloads:
+        assert _errors(validator, payload), payload
+
+
+class _Collector:
+    """An event sink that answers permission requests and notes finished turns."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.session: Any = None
+        self.finished = asyncio.Event()
+
+    def __call__(self, payload: dict[str, Any]) -> None:
+        self.events.append(payload)
+        if payload["type"] == "permission_request":
+            loop = asyncio.get_running_loop()
+            loop.call_soon(self.session.respond_permission, payload["requestId"], "allow_once")
+        if sum(e["type"] == "turn_completed" for e in self.events) == 2:
+            self.finished.set()
+
+
+async def test_a_real_scripted_session_emits_valid_events(tmp_path: Path) -> None:
+    validator = _event_checker()
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    source = workspace / "app.py"
+    source.write_text("PORT = 8000\n", encoding="utf-8")
+    script = [
+        {
+            "thinking": "Look first.",
+            "text": "Reading it.",
+            "tool_calls": [{"id": "t1", "name": "Read", "input": {"file_path": str(source)}}],
+        },
+        {
+            "text": "Changing the port.",
+            "tool_calls": [
+                {
+                    "id": "t2",
+                    "name": "Edit",
+                    "input": {
+                        "file_path": str(source),
+                        "old_string": "8000",
+                        "new_string": "9000",
+                    },
+                },
+                {"id": "t3", "name": "Write", "input": {"file_path": "new.py", "content": "x\n"}},
+                {"id": "t4", "name": "NoSuchTool", "input": {}},
+            ],
+        },
+        {"text": "It listens on port 9000 now."},
+        {"error": {"kind": "authentication", "message": "bad key", "retryable": False}},
+    ]
+    sink = _Collector()
+    manager = SessionManager(sink, env={"AGENTLS_HOME": str(tmp_path / "home")})
+    session = await manager.create(workspace, {"provider": "scripted", "script": script})
+    sink.session = session
+    try:
+        session.submit("Move the app to port 9000.")
+        session.submit("And again?")
+        await asyncio.wait_for(sink.finished.wait(), 20)
+    finally:
+        await manager.close_all()
+
+    assert [e["seq"] for e in sink.events] == list(range(1, len(sink.events) + 1))
+    for payload in sink.events:
+        assert _errors(validator, payload) == [], payload
+
+    def first(kind: str, **match: Any) -> dict[str, Any]:
+        return next(
+            e
+            for e in sink.events
+            if e["type"] == kind and all(e.get(k) == v for k, v in match.items())
+        )
+
+    blocks = {
+        b["type"] for e in sink.events if e["type"] == "message_completed" for b in e["content"]
+    }
+    assert blocks == {"text", "thinking", "tool_use", "tool_result"}
+    assert first("tool_call_update", toolCallId="t2", status="completed")["diff"]["oldText"]
+    created = first("tool_call_update", toolCallId="t3", status="completed")["diff"]
+    assert "oldText" not in created
+    assert first("tool_call_update", toolCallId="t4")["status"] == "failed"
+    assert first("permission_resolved")["optionId"] == "allow_once"
+    assert first("usage")["contextWindow"] > 0
+    completed = [e for e in sink.events if e["type"] == "turn_completed"]
+    assert [c["stopReason"] for c in completed] == ["end_turn", "error"]
+    assert completed[1]["error"] == {
+        "code": "authentication",
+        "message": "Model error authentication: bad key",
+        "retryable": False,
+    }
+
+
+# ---------------------------------------------------------------- requests
+
+
+def _dump(model: api.WireModel) -> Any:
+    """A result as the daemon sends it (server.request's model_dump)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
+    "agent/newSession": {
+        "cwd": "/w",
+        "provider": "scripted",
+        "permissionMode": "acceptEdits",
+        "maxTurns": -1,
+        "script": [{"text": "hi"}],
+        "requestLog": "/tmp/requests.jsonl",
+    },
+    "agent/submitMessage": {
+        "sessionId": "sess_1",
+        "text": "hi",
+        "data": {"any": ["json"]},
+        "attachments": [
+            {"uri": "file:///w/a.py"},
+            {
+                "uri": "file:///w/b.py",
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 2}},
+            },
+        ],
+        "delivery": "steer",
+    },
+    "agent/abort": {"sessionId": "sess_1", "turnId": "turn_1"},
+    "agent/respondPermission": {
+        "sessionId": "sess_1",
+        "requestId": "perm_1",
+        "optionId": "reject_once",
+        "message": "not that file",
+        "updatedInput": {"file_path": "/w/c.py"},
+    },
+    "agent/closeSession": {"sessionId": "sess_1"},
+    "agent/setPermissionMode": {"sessionId": "sess_1", "permissionMode": "plan"},
+    "agent/setModel": {"sessionId": "sess_1", "model": "gpt-4.1", "provider": "openai"},
+}
+
+SAMPLE_RESULTS: dict[str, api.WireModel] = {
+    "agent/newSession": api.NewSessionResult(
+        session_id="sess_1", model="scripted", tools=["Read", "Edit"], permission_mode="default"
+    ),
+    "agent/submitMessage": api.SubmitMessageResult(turn_id="turn_1", queued=True),
+    "agent/abort": api.AbortResult(aborted=False),
+    "agent/respondPermission": api.EmptyResult(),
+    "agent/closeSession": api.EmptyResult(),
+    "agent/setPermissionMode": api.EmptyResult(),
+    "agent/setModel": api.EmptyResult(),
+}
+
+
+def test_samples_cover_every_request() -> None:
+    assert set(SAMPLE_PARAMS) == set(api.REQUESTS) == set(SAMPLE_RESULTS)
+
+
+def _accepts(model: type[api.WireModel], params: dict[str, Any]) -> bool:
+    try:
+        model.model_validate(params)
+    except ValidationError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("method", sorted(api.REQUESTS))
+def test_request_params_and_results_validate(method: str) -> None:
+    params_model, result_model = api.REQUESTS[method]
+    params_validator = _request_validator(method, "params")
+    params = SAMPLE_PARAMS[method]
+    assert _accepts(params_model, params)
+    assert _errors(params_validator, params) == []
+    assert (_errors(params_validator, {}) == []) == _accepts(params_model, {})
+    result = SAMPLE_RESULTS[method]
+    assert isinstance(result, result_model)
+    assert _errors(_request_validator(method, "result"), _dump(result)) == []
+
+
+async def test_a_real_new_session_result_validates(tmp_path: Path) -> None:
+    manager = SessionManager(lambda _e: None, env={"AGENTLS_HOME": str(tmp_path / "home")})
+    session = await manager.create(tmp_path, {"provider": "scripted", "script": []})
+    try:
+        result = api.NewSessionResult(
+            session_id=session.id,
+            model=session.model,
+            tools=session.registry.names(),
+            permission_mode=session.gate.mode,
+        )
+    finally:
+        await manager.close_all()
+    assert _errors(_request_validator("agent/newSession", "result"), _dump(result)) == []
+
+
+def test_invalid_params_fail_the_schema_as_they_fail_the_daemon() -> None:
+    cases = {
+        "agent/submitMessage": {"sessionId": "sess_1", "text": "hi", "delivery": "now"},
+        "agent/respondPermission": {"sessionId": "s", "requestId": "p", "optionId": "yes"},
+        "agent/setModel": {"sessionId": "s", "model": ""},
+        "agent/newSession": {"maxTurns": -2},
+        "agent/abort": {"turnId": "turn_1"},
+    }
+    for method, params in cases.items():
+        assert not _accepts(api.REQUESTS[method][0], params), (method, params)
+        assert _errors(_request_validator(method, "params"), params), (method, params)
+
+
+def test_editor_state_notification_validates() -> None:
+    validator = _request_validator("agent/didChangeEditorState", "params", notification=True)
+    state = {
+        "activeUri": "file:///w/a.py",
+        "selections": [{"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}],
+        "visibleRanges": [],
+    }
+    api.EditorStateParams.model_validate(state)
+    assert _errors(validator, state) == []
+    assert _errors(validator, {"selections": [{"start": {"line": -1, "character": 0}}]})

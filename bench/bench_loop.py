@@ -22,7 +22,7 @@ from agentls.context.prompt import system_prompt
 from agentls.events import PermissionRequest
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
-from agentls.messages import Message, TextBlock, user_text
+from agentls.messages import Message, Role, TextBlock, user_text
 from agentls.permissions.gate import PermissionGate
 from agentls.providers.scripted import ScriptedProvider
 from agentls.session.session import AgentSession
@@ -67,7 +67,7 @@ def prior_history(size: int) -> list[Message]:
     """`size` messages alternating user / assistant text, as in a long chat."""
     messages = []
     for n in range(size):
-        role = "user" if n % 2 == 0 else "assistant"
+        role: Role = "user" if n % 2 == 0 else "assistant"
         text = f"message {n}: " + "some earlier conversation text. " * 8
         messages.append(Message(role, (TextBlock(text),)))
     return messages
@@ -79,7 +79,7 @@ def loop_deps(workspace: Path, script: list[Entry]) -> LoopDeps:
         provider=ScriptedProvider(script),
         registry=ToolRegistry(default_tools()),
         tool_context=ToolContext(WorkspaceView([workspace]), FileReadCache(), workspace),
-        gate=PermissionGate("default", cwd=str(workspace)),  # type: ignore[arg-type]
+        gate=PermissionGate("default", cwd=str(workspace)),
         prompter=AllowAll(),
         system=system_prompt(),
         settings=LoopSettings(model="scripted"),

@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from harness import (
     DAEMON,
@@ -42,6 +43,12 @@ SDK_PROBE = (
     "build_server()\n"
     "print(json.dumps({m: m in sys.modules for m in ('anthropic', 'openai', 'httpx')}))\n"
 )
+
+
+def initialize_request(workspace: Path) -> dict[str, Any]:
+    """The `initialize` request, id 1."""
+    params = initialize_params(workspace)
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
 
 
 def time_spawn_ready(code: str, env: dict[str, str]) -> float:
@@ -90,8 +97,7 @@ def _await_response(process: subprocess.Popen[bytes], request_id: int) -> None:
 
 def time_initialize(env: dict[str, str], workspace: Path, *extra_args: str) -> float:
     """Seconds from spawning the daemon to reading its `initialize` response."""
-    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
-    message["params"] = initialize_params(workspace)  # type: ignore[assignment]
+    message = initialize_request(workspace)
     start = time.perf_counter()
     process = subprocess.Popen(
         [PYTHON, *extra_args, *DAEMON[1:]],
@@ -121,8 +127,7 @@ def sdk_loaded_by_import(env: dict[str, str]) -> dict[str, bool]:
 
 def sdk_loaded_by_daemon(env: dict[str, str], workspace: Path) -> dict[str, bool]:
     """Which SDKs the real daemon had imported when it answered initialize (-X importtime)."""
-    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
-    message["params"] = initialize_params(workspace)  # type: ignore[assignment]
+    message = initialize_request(workspace)
     process = subprocess.Popen(
         [PYTHON, "-X", "importtime", *DAEMON[1:]],
         stdin=subprocess.PIPE,

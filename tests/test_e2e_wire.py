@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -92,3 +93,13 @@ async def test_malformed_input_is_answered_and_the_daemon_keeps_serving() -> Non
 
     await pipe.close()
     assert pipe.process.returncode == 0
+
+
+def test_the_daemon_path_to_initialize_imports_no_provider_sdk() -> None:
+    probe = (
+        "import sys, agentls.cli, agentls.lsp.server;"
+        "server = agentls.lsp.server.build_server();"
+        "print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

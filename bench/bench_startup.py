@@ -155,7 +155,7 @@ def run(quick: bool) -> list[Row]:
         env = daemon_env(home)
         probes = {label: _floor_probe(code, env) for label, code in FLOORS.items()}
         probes[INIT_LABEL] = lambda: time_initialize(env, workspace)
-        samples = _interleaved(probes, spawns)
+        samples = _interleaved(probes, spawns, warm=not quick)
         for label, values in samples.items():
             rows += timing_rows(SECTION, label, values)
         rows += _ratio_rows(samples)
@@ -175,9 +175,11 @@ def _floor_probe(code: str, env: dict[str, str]) -> Callable[[], float]:
     return lambda: time_spawn_ready(code, env)
 
 
-def _interleaved(probes: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
-    """One warm-up call each, then `rounds` rounds of one sample per probe."""
-    for probe in probes.values():
+def _interleaved(
+    probes: dict[str, Callable[[], float]], rounds: int, warm: bool
+) -> dict[str, list[float]]:
+    """Optionally one warm-up call each, then `rounds` rounds of one sample per probe."""
+    for probe in probes.values() if warm else ():
         probe()
     samples: dict[str, list[float]] = {label: [] for label in probes}
     for _ in range(rounds):

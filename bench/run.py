@@ -7,7 +7,8 @@
 Sections: 1 startup (spawn → initialize vs interpreter floors, SDKs not imported),
 2 submit → first text_delta over stdio, 3 per-turn loop overhead in process,
 4 events per second (in process vs stdio), 5 memory (import floors vs session peaks,
-scripted and the real SDKs against a local replay server). Every daemon gets its own
+scripted and the real SDKs against a local replay server), 6 the SDK providers' per-call
+cost at 10 and 1,000 messages of history. Every daemon gets its own
 temporary AGENTLS_HOME. The machine's load average is printed because every number here
 is wall-clock time.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_loop
+import bench_provider
 import bench_rss
 import bench_startup
 import bench_stdio
@@ -37,6 +39,7 @@ BENCHES: dict[str, Callable[[bool], list[Row]]] = {
     "stdio": bench_stdio.run,
     "loop": bench_loop.run,
     "rss": bench_rss.run,
+    "provider": bench_provider.run,
 }
 NAME_WIDTH = 50
 

@@ -86,6 +86,12 @@ class RespondPermissionParams(WireModel):
     updated_input: dict[str, Any] | None = None
 
 
+class RespondAskUserParams(WireModel):
+    session_id: str
+    request_id: str
+    answer: str
+
+
 class SessionParams(WireModel):
     session_id: str
 
@@ -116,6 +122,7 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/submitMessage": (SubmitMessageParams, SubmitMessageResult),
     "agent/abort": (AbortParams, AbortResult),
     "agent/respondPermission": (RespondPermissionParams, EmptyResult),
+    "agent/respondAskUser": (RespondAskUserParams, EmptyResult),
     "agent/closeSession": (SessionParams, EmptyResult),
     "agent/setPermissionMode": (SetPermissionModeParams, EmptyResult),
     "agent/setModel": (SetModelParams, EmptyResult),

@@ -102,6 +102,31 @@ class PermissionResolved:
 
 
 @dataclass(frozen=True, slots=True)
+class AskUserRequest:
+    request_id: str
+    tool_call_id: str
+    question: str
+    choices: tuple[str, ...] | None = None
+    type: Literal["ask_user"] = "ask_user"
+
+
+@dataclass(frozen=True, slots=True)
+class AskUserResolved:
+    request_id: str
+    outcome: Literal["answered", "cancelled"]
+    answer: str | None = None
+    type: Literal["ask_user_resolved"] = "ask_user_resolved"
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    trigger: Literal["auto", "manual", "reactive"]
+    tokens_before: int
+    tokens_after: int
+    type: Literal["compaction"] = "compaction"
+
+
+@dataclass(frozen=True, slots=True)
 class UsageEvent:
     input_tokens: int
     output_tokens: int
@@ -148,6 +173,9 @@ LoopEvent: TypeAlias = (
     | ToolCallUpdate
     | PermissionRequest
     | PermissionResolved
+    | AskUserRequest
+    | AskUserResolved
+    | Compaction
     | UsageEvent
     | Notice
     | TurnCompleted

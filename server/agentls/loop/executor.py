@@ -17,6 +17,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from agentls.events import (
+    AskUserRequest,
+    AskUserResolved,
     LoopEvent,
     PermissionRequest,
     PermissionResolved,
@@ -43,8 +45,13 @@ class PermissionAnswer:
 
 
 class PermissionPrompter(Protocol):
+    """The session's side of the questions a turn asks the user."""
+
     async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
         """Wait for the user's answer to a permission request that was just emitted."""
+
+    async def wait_for_user_answer(self, request: AskUserRequest) -> str:
+        """Wait for the user's answer to an AskUser question that was just emitted."""
 
 
 @dataclass(slots=True)
@@ -162,6 +169,7 @@ class ToolExecutor:
         context = replace(
             self._context,
             progress=lambda text: self._emit(ToolCallUpdate(block.id, "in_progress", text)),
+            ask_user=lambda question, choices: self._ask_user(block.id, question, choices),
         )
         try:
             if call.read_only:
@@ -222,6 +230,19 @@ class ToolExecutor:
                 return self._finish(block, "failed", updated, True)
             return updated
         return args
+
+    async def _ask_user(self, tool_call_id: str, question: str, choices: list[str] | None) -> str:
+        request = AskUserRequest(
+            new_id("ask"), tool_call_id, question, tuple(choices) if choices else None
+        )
+        self._emit(request)
+        try:
+            answer = await self._prompter.wait_for_user_answer(request)
+        except asyncio.CancelledError:
+            self._emit(AskUserResolved(request.request_id, "cancelled"))
+            raise
+        self._emit(AskUserResolved(request.request_id, "answered", answer))
+        return answer
 
     def _finish(
         self, block: ToolUseBlock, status: ToolCallStatus, text: str, is_error: bool

@@ -318,6 +318,11 @@ def _register_agent_requests(server: AgentServer) -> None:
         )
         return api.EmptyResult()
 
+    @request(server, "agent/respondAskUser")
+    async def respond_ask_user(p: api.RespondAskUserParams) -> api.EmptyResult:
+        manager.get(p.session_id).respond_ask_user(p.request_id, p.answer)
+        return api.EmptyResult()
+
     @request(server, "agent/closeSession")
     async def close_session(p: api.SessionParams) -> api.EmptyResult:
         await manager.close(p.session_id)

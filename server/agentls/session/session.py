@@ -18,6 +18,7 @@ from agentls.config import Settings
 from agentls.context.prompt import Attachment, system_prompt, user_context
 from agentls.errors import InvalidParams, UnknownPermissionRequest
 from agentls.events import (
+    AskUserRequest,
     LoopEvent,
     MessageCompleted,
     PermissionRequest,
@@ -32,7 +33,7 @@ from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.base import Provider
 from agentls.session.store import Transcript, transcript_path
-from agentls.tools.base import ToolContext
+from agentls.tools.base import SessionData, ToolContext
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.usage import Usage
@@ -94,6 +95,8 @@ class AgentSession:
         self._worker: asyncio.Task[None] | None = None
         self._steering: list[str] = []
         self._permissions: dict[str, asyncio.Future[PermissionAnswer]] = {}
+        self._questions: dict[str, asyncio.Future[str]] = {}
+        self.data = SessionData()
         self._options: dict[str, tuple[str, ...]] = {}
 
     @property
@@ -169,6 +172,28 @@ class AgentSession:
             )
         future.set_result(PermissionAnswer(option_id, message, updated_input))
 
+    def respond_ask_user(self, request_id: str, answer: str) -> None:
+        """Answer a pending AskUser question (UnknownPermissionRequest if there is none)."""
+        future = self._questions.get(request_id)
+        if future is None or future.done():
+            raise UnknownPermissionRequest(
+                f"No pending question {request_id!r} in session {self.id}; it was answered "
+                "already, or its turn ended."
+            )
+        future.set_result(answer)
+
+    async def wait_for_user_answer(self, request: AskUserRequest) -> str:
+        """The prompter seam for AskUser: park until `respond_ask_user` answers."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._questions[request.request_id] = future
+        pending = {"requestId": request.request_id, "question": request.question}
+        self.data.pending_questions.append(pending)
+        try:
+            return await future
+        finally:
+            self._questions.pop(request.request_id, None)
+            self.data.pending_questions.remove(pending)
+
     async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
         """The PermissionPrompter seam: park until `respond_permission` answers."""
         future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
@@ -212,6 +237,10 @@ class AgentSession:
 
     async def _run(self, turn: _Turn) -> None:
         first = not self.history
+        if turn.data is not None:
+            self.data.structured_data = turn.data
+        if turn.intent is not None:
+            self.data.user_intent = turn.intent
         context = await asyncio.to_thread(
             user_context,
             self.workspace,
@@ -232,7 +261,7 @@ class AgentSession:
 
     def _deps(self, turn: _Turn) -> LoopDeps:
         settings = self.settings
-        context = ToolContext(self.workspace, self.read_cache, self.cwd)
+        context = ToolContext(self.workspace, self.read_cache, self.cwd, data=self.data)
         return LoopDeps(
             provider=self.provider,
             registry=self.registry,

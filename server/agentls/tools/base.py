@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -41,12 +41,39 @@ class ToolError(Exception):
 
 
 @dataclass(slots=True)
+class SessionData:
+    """What the caller handed the session (structured data and intent), and what it learnt.
+
+    It lives as long as the session and survives resume.
+    """
+
+    structured_data: Any = None
+    user_intent: str | None = None
+    completed_steps: list[str] = field(default_factory=list)
+    pending_questions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class UserQuestionCancelled(Exception):
+    """The user's answer will never come: the turn was aborted or the client cannot ask."""
+
+
+AskUser = Callable[[str, "list[str] | None"], Awaitable[str]]
+
+
+async def _cannot_ask(question: str, choices: list[str] | None) -> str:
+    raise UserQuestionCancelled("This client cannot ask the user questions.")
+
+
+@dataclass(slots=True)
 class ToolContext:
     workspace: WorkspaceView
     read_cache: FileReadCache
     cwd: Path
     # Progress text while the tool runs (e.g. Bash output lines); sent to the client as it comes.
     progress: Callable[[str], None] = field(default=lambda _text: None)
+    data: SessionData = field(default_factory=SessionData)
+    # Asks the user a question (with optional choices) and returns the answer; bound per call.
+    ask_user: AskUser = _cannot_ask
 
 
 class Tool(Protocol):

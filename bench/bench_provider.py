@@ -1,0 +1,106 @@
+"""Per-call cost of the real provider SDK paths, and how it grows with history.
+
+In process: `AnthropicProvider` / `OpenAIProvider` stream one short text answer from the
+ReplayServer (`tests/replay_server.py`, TCP_NODELAY set as in bench_rss) for a request
+with the real system prompt and tool specs, at 10 and 1,000 messages of Read-call history.
+The request's conversion and the SDK's own request building run on the event loop, so
+time that grows with history here is time the daemon cannot deliver events in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentls.context.prompt import system_prompt
+from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from agentls.providers.base import ModelRequest
+from agentls.tools.registry import ToolRegistry, default_tools
+from bench_rss import ReplayServer, ScriptedResponse, anthropic_text_turn, openai_text_turn
+from harness import Row, summarize
+
+SECTION = "6 provider SDK call vs history (in process, replay server)"
+SIZES = (10, 1000)
+
+
+def tool_history(size: int) -> list[Message]:
+    """About `size` messages of question, Read call, result, answer; ends with a question."""
+    messages: list[Message] = []
+    for n in range(max(0, size - 1) // 4):
+        call = ToolUseBlock(f"toolu_{n:05d}", "Read", {"file_path": "app.py"})
+        messages += [
+            user_text(f"Where is the port set? ({n})"),
+            Message("assistant", (TextBlock("Reading it."), call)),
+            Message("user", (ToolResultBlock(call.id, "     1\tPORT = 8000\n"),)),
+            Message("assistant", (TextBlock("PORT is 8000, set in app.py."),)),
+        ]
+    return [*messages, user_text("And the host?")]
+
+
+def request_for(messages: list[Message]) -> ModelRequest:
+    system = system_prompt()
+    return ModelRequest(
+        model="replay-model",
+        system_static=system.static,
+        system_dynamic=system.dynamic,
+        messages=messages,
+        tools=ToolRegistry(default_tools()).specs(),
+        max_tokens=1024,
+        thinking_budget=None,
+    )
+
+
+def make_provider(name: str, server: ReplayServer) -> Any:
+    """The provider under test, pointed at the replay server (its SDK imported now)."""
+    if name == "anthropic":
+        from agentls.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider("test", server.base_url)
+    from agentls.providers.openai_compat import OpenAIProvider
+
+    return OpenAIProvider("test", server.openai_base_url)
+
+
+async def time_calls(name: str, size: int, reps: int) -> list[float]:
+    """Seconds per streamed call (one warm-up call first, which opens the connection)."""
+    turn: Callable[[str], ScriptedResponse] = (
+        anthropic_text_turn if name == "anthropic" else openai_text_turn
+    )
+    request = request_for(tool_history(size))
+    with ReplayServer([turn("The host is localhost.") for _ in range(reps + 1)]) as server:
+        provider = make_provider(name, server)
+        samples = []
+        try:
+            for _ in range(reps + 1):
+                start = time.perf_counter()
+                async for _event in provider.stream(request):
+                    pass
+                samples.append(time.perf_counter() - start)
+        finally:
+            await provider.aclose()
+    return samples[1:]
+
+
+async def _measure(reps: int) -> list[Row]:
+    rows: list[Row] = []
+    for name in ("anthropic", "openai"):
+        medians: dict[int, float] = {}
+        for size in SIZES:
+            samples = await time_calls(name, size, reps)
+            stats = summarize(samples)
+            medians[size] = stats.median
+            note = f"p90 {stats.p90 * 1000:.1f} ms, n={stats.n}"
+            label = f"{name}: one call, history {size}"
+            rows.append(Row(SECTION, label, stats.median * 1000, "ms", note))
+        small, large = medians[SIZES[0]], medians[SIZES[-1]]
+        per_message = (large - small) / (SIZES[-1] - SIZES[0]) * 1e6
+        note = f"≈{per_message:.0f} µs per history message per call"
+        rows.append(Row(SECTION, f"{name}: history 1000 vs 10", large / small, "x", note))
+    return rows
+
+
+def run(quick: bool) -> list[Row]:
+    """Per-call times of both SDK providers at two history sizes."""
+    return asyncio.run(_measure(3 if quick else 8))

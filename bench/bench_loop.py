@@ -17,14 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentls.config import Settings
 from agentls.context.prompt import system_prompt
-from agentls.events import PermissionRequest
+from agentls.events import AskUserRequest, PermissionRequest
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, Role, TextBlock, user_text
 from agentls.permissions.gate import PermissionGate
 from agentls.providers.scripted import ScriptedProvider
+from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
 from agentls.tools.base import ToolContext
 from agentls.tools.read_cache import FileReadCache
@@ -43,6 +43,9 @@ class AllowAll:
 
     async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
         return PermissionAnswer("allow_once")
+
+    async def wait_for_user_answer(self, request: AskUserRequest) -> str:
+        return "Go ahead."
 
 
 def text_turn() -> list[Entry]:
@@ -104,20 +107,26 @@ async def time_run_turn(
 
 
 class SessionDriver:
-    """An AgentSession with a sink that resolves a future at each turn_completed."""
+    """An AgentSession made by a SessionManager (as the daemon makes them), with a sink that
+    resolves a future at each turn_completed. Call `await open()` before use."""
 
     def __init__(self, home: Path, workspace: Path, script: list[Entry]) -> None:
-        settings = Settings(home=home, provider="scripted", script=script)
         self.events = 0
         self._done: asyncio.Future[dict[str, Any]] | None = None
-        self.session = AgentSession(
-            "sess_bench",
-            workspace,
-            settings,
-            ScriptedProvider(script),
-            WorkspaceView([workspace]),
-            self._sink,
-        )
+        self._workspace = workspace
+        self._script = script
+        self._manager = SessionManager(self._sink, env={"AGENTLS_HOME": str(home)})
+        self._session: AgentSession | None = None
+
+    async def open(self) -> SessionDriver:
+        overrides = {"provider": "scripted", "script": self._script}
+        self._session = await self._manager.create(self._workspace, overrides)
+        return self
+
+    @property
+    def session(self) -> AgentSession:
+        assert self._session is not None, "call open() first"
+        return self._session
 
     def _sink(self, payload: dict[str, Any]) -> None:
         self.events += 1
@@ -132,6 +141,9 @@ class SessionDriver:
             raise RuntimeError(f"turn ended {result['stopReason']}: {result.get('error')}")
         return result
 
+    async def close(self) -> None:
+        await self._manager.close_all()
+
 
 async def time_session(
     home: Path, workspace: Path, entries: list[Entry], history: list[Message], reps: int
@@ -140,7 +152,7 @@ async def time_session(
 
     With an empty history every turn is a "first" turn, which also runs `git status`.
     """
-    driver = SessionDriver(home, workspace, entries * reps)
+    driver = await SessionDriver(home, workspace, entries * reps).open()
     samples = []
     try:
         for n in range(reps):
@@ -149,7 +161,7 @@ async def time_session(
             await driver.turn(f"question {n}")
             samples.append(time.perf_counter() - start)
     finally:
-        await driver.session.close()
+        await driver.close()
     return samples
 
 

@@ -10,16 +10,26 @@ time that grows with history here is time the daemon cannot deliver events in.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+import bench_rss  # noqa: F401  (sets TCP_NODELAY on the replay handler)
 from agentls.context.prompt import system_prompt
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from agentls.providers.base import ModelRequest
 from agentls.tools.registry import ToolRegistry, default_tools
-from bench_rss import ReplayServer, ScriptedResponse, anthropic_text_turn, openai_text_turn
-from harness import Row, summarize
+from harness import TESTS_DIR, Row, summarize
+
+sys.path.insert(0, TESTS_DIR)
+
+from replay_server import (
+    ReplayServer,
+    ScriptedResponse,
+    anthropic_text_turn,
+    openai_text_turn,
+)
 
 SECTION = "6 provider SDK call vs history (in process, replay server)"
 SIZES = (10, 1000)

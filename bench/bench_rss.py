@@ -14,11 +14,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from harness import (
     PYTHON,
+    TESTS_DIR,
     DaemonClient,
     Row,
     daemon_env,
@@ -28,7 +28,7 @@ from harness import (
     summarize,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, TESTS_DIR)
 
 from replay_server import (
     ReplayServer,

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 PYTHON = sys.executable
+# tests/ holds replay_server.py; modules that need it put this on sys.path first.
+TESTS_DIR = str(Path(__file__).resolve().parent.parent / "tests")
 DAEMON = [PYTHON, "-m", "agentls", "--stdio"]
 PROVIDER_VARS = (
     "ANTHROPIC_API_KEY",

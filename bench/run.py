@@ -59,7 +59,8 @@ def format_value(row: Row) -> str:
 def render(rows: list[Row]) -> str:
     """Rows grouped by section (in section order) as aligned text."""
     lines: list[str] = []
-    sections = sorted({row.section for row in rows})
+    # Failures ("! name") last, after the numbered sections.
+    sections = sorted({row.section for row in rows}, key=lambda s: (s.startswith("!"), s))
     for section in sections:
         lines.append(f"\n== {section} ==")
         for row in (r for r in rows if r.section == section):

@@ -92,6 +92,57 @@ class RespondAskUserParams(WireModel):
     answer: str
 
 
+class ListSessionsParams(WireModel):
+    cwd: str | None = None
+    cursor: str | None = None
+    limit: int = Field(default=50, ge=1, le=500)
+
+
+class SessionInfo(WireModel):
+    session_id: str
+    title: str
+    cwd: str
+    created_at: str
+    updated_at: str
+    turns: int
+
+
+class ListSessionsResult(WireModel):
+    sessions: list[SessionInfo]
+    next_cursor: str | None = None
+
+
+class ResumeSessionParams(WireModel):
+    session_id: str
+    # Additions: a scripted session's script starts over, so a resume may name a new one.
+    script: str | list[dict[str, Any]] | None = None
+    request_log: str | None = None
+
+
+class DisplayMessage(WireModel):
+    message_id: str
+    role: Literal["user", "assistant"]
+    content: list[dict[str, Any]]
+
+
+class ResumeSessionResult(WireModel):
+    session_id: str
+    messages: list[DisplayMessage]
+    model: str
+    tools: list[str]
+    permission_mode: PermissionModeName
+
+
+class CompactParams(WireModel):
+    session_id: str
+    instructions: str | None = None
+
+
+class CompactResult(WireModel):
+    tokens_before: int
+    tokens_after: int
+
+
 class SessionParams(WireModel):
     session_id: str
 
@@ -123,6 +174,9 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/abort": (AbortParams, AbortResult),
     "agent/respondPermission": (RespondPermissionParams, EmptyResult),
     "agent/respondAskUser": (RespondAskUserParams, EmptyResult),
+    "agent/listSessions": (ListSessionsParams, ListSessionsResult),
+    "agent/resumeSession": (ResumeSessionParams, ResumeSessionResult),
+    "agent/compact": (CompactParams, CompactResult),
     "agent/closeSession": (SessionParams, EmptyResult),
     "agent/setPermissionMode": (SetPermissionModeParams, EmptyResult),
     "agent/setModel": (SetModelParams, EmptyResult),

@@ -8,6 +8,7 @@ input is answered instead of dropped.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import os
@@ -37,6 +38,7 @@ from agentls.errors import AgentError, InvalidParams
 from agentls.lsp.edit_sink import LspEditSink
 from agentls.providers.factory import preload_sdk
 from agentls.session.manager import SessionManager
+from agentls.wire import to_wire
 from agentls.workspace.view import OpenDocument, Position, Range
 
 log = logging.getLogger(__name__)
@@ -191,6 +193,11 @@ def _path(uri: str) -> Path:
     return Path(os.path.realpath(fs_path))
 
 
+def _iso(timestamp: float) -> str:
+    moment = dt.datetime.fromtimestamp(timestamp, dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _range(r: api.WireRange) -> Range:
     return Range(Position(r.start.line, r.start.character), Position(r.end.line, r.end.character))
 
@@ -317,6 +324,40 @@ def _register_agent_requests(server: AgentServer) -> None:
             p.request_id, p.option_id, p.message, p.updated_input
         )
         return api.EmptyResult()
+
+    @request(server, "agent/listSessions")
+    async def list_sessions(p: api.ListSessionsParams) -> api.ListSessionsResult:
+        metas, cursor = manager.list(Path(p.cwd) if p.cwd else None, p.cursor, p.limit)
+        sessions = [
+            api.SessionInfo(
+                session_id=m.session_id,
+                title=m.title,
+                cwd=m.cwd,
+                created_at=_iso(m.created_at),
+                updated_at=_iso(m.updated_at),
+                turns=m.turns,
+            )
+            for m in metas
+        ]
+        return api.ListSessionsResult(sessions=sessions, next_cursor=cursor)
+
+    @request(server, "agent/resumeSession")
+    async def resume_session(p: api.ResumeSessionParams) -> api.ResumeSessionResult:
+        overrides = p.model_dump(
+            by_alias=True, exclude_none=True, include={"script", "request_log"}
+        )
+        session, display = await manager.resume(p.session_id, overrides)
+        messages = [
+            api.DisplayMessage(message_id=m.id, role=m.role, content=to_wire(list(m.content)))
+            for m in display
+        ]
+        return api.ResumeSessionResult(
+            session_id=session.id,
+            messages=messages,
+            model=session.model,
+            tools=session.registry.names(),
+            permission_mode=session.gate.mode,
+        )
 
     @request(server, "agent/respondAskUser")
     async def respond_ask_user(p: api.RespondAskUserParams) -> api.EmptyResult:

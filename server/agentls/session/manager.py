@@ -11,9 +11,17 @@ from typing import Any
 
 from agentls.config import Settings, apply_layer, load_settings
 from agentls.errors import InvalidParams, UnknownSession
-from agentls.messages import new_id
+from agentls.messages import Message, new_id
+from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.session.session import AgentSession, EventSink
+from agentls.session.store import (
+    SessionMeta,
+    Transcript,
+    list_metas,
+    load_transcript,
+    transcript_path,
+)
 from agentls.workspace.view import EditorState, EditSink, OpenDocument, WorkspaceView
 
 log = logging.getLogger(__name__)
@@ -62,12 +70,88 @@ class SessionManager:
         root = Path(os.path.realpath(root))
         settings = self.settings_for(root, overrides)
         provider = await asyncio.to_thread(make_provider, settings)
+        session_id = new_id("sess")
+        meta = SessionMeta(session_id, str(root), **_identity(settings))
+        transcript = Transcript(transcript_path(settings.home, session_id), meta)
+        transcript.append(
+            {
+                "type": "session",
+                "sessionId": session_id,
+                "cwd": str(root),
+                **_identity(settings),
+                "settings": dict(overrides),
+            }
+        )
+        transcript.touch()
+        return self._start(session_id, root, settings, provider, transcript)
+
+    async def resume(
+        self, session_id: str, overrides: Mapping[str, Any] | None = None
+    ) -> tuple[AgentSession, list[Message]]:
+        """A live session, or one rebuilt from its transcript; also its display history."""
+        live = self.sessions.get(session_id)
+        if live is not None:
+            return live, list(live.history)
+        home = self.settings_for(Path.cwd(), {}).home
+        path = transcript_path(home, session_id)
+        if not _is_session_id(session_id) or not path.is_file():
+            raise UnknownSession(f"No session {session_id!r} to resume under {home}.")
+        try:
+            loaded = await asyncio.to_thread(load_transcript, path)
+        except (OSError, ValueError) as exc:
+            raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
+        root = Path(loaded.meta.cwd)
+        if not root.is_dir():
+            raise InvalidParams(f"The session's directory {root} no longer exists.")
+        layer = {k: v for k, v in _identity_of(loaded.meta).items() if v}
+        layer.update(loaded.overrides)
+        layer.update(overrides or {})
+        settings = self.settings_for(root, layer)
+        provider = await asyncio.to_thread(make_provider, settings)
+        transcript = Transcript(path, loaded.meta)
+        for message in loaded.repaired:
+            transcript.append_message(message, None)
+        session = self._start(session_id, root, settings, provider, transcript)
+        session.restore(loaded.history, loaded.state)
+        return session, loaded.display
+
+    def list(
+        self, cwd: Path | None, cursor: str | None, limit: int = 50
+    ) -> tuple[list[SessionMeta], str | None]:
+        """Sessions newest first, `limit` a page; the cursor is the last one's id."""
+        home = self.settings_for(Path.cwd(), {}).home
+        metas = list_metas(home)
+        if cwd is not None:
+            wanted = os.path.realpath(cwd)
+            metas = [m for m in metas if os.path.realpath(m.cwd) == wanted]
+        start = 0
+        if cursor is not None:
+            ids = [m.session_id for m in metas]
+            if cursor not in ids:
+                raise InvalidParams(f"cursor {cursor!r} is not a session of this listing")
+            start = ids.index(cursor) + 1
+        page = metas[start : start + limit]
+        more = start + limit < len(metas)
+        return page, page[-1].session_id if more and page else None
+
+    def _start(
+        self,
+        session_id: str,
+        root: Path,
+        settings: Settings,
+        provider: Provider,
+        transcript: Transcript,
+    ) -> AgentSession:
         extra = [
             Path(d) if Path(d).is_absolute() else root / d for d in settings.additional_directories
         ]
-        view = WorkspaceView([root, *extra], self._edit_sink_factory(), self.documents, self.editor)
-        session = AgentSession(new_id("sess"), root, settings, provider, view, self._sink)
-        self.sessions[session.id] = session
+        # The session's spilled tool results are readable by its own Read tool.
+        spill = transcript.path.with_suffix("") / "tool-results"
+        view = WorkspaceView(
+            [root, *extra, spill], self._edit_sink_factory(), self.documents, self.editor
+        )
+        session = AgentSession(session_id, root, settings, provider, view, self._sink, transcript)
+        self.sessions[session_id] = session
         return session
 
     def get(self, session_id: str) -> AgentSession:
@@ -106,3 +190,16 @@ class SessionManager:
         sessions = list(self.sessions.values())
         self.sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+def _identity(settings: Settings) -> dict[str, Any]:
+    return {"provider": settings.resolved_provider(), "model": settings.resolved_model()}
+
+
+def _identity_of(meta: SessionMeta) -> dict[str, Any]:
+    return {"provider": meta.provider, "model": meta.model}
+
+
+def _is_session_id(value: str) -> bool:
+    # Ids name files: anything but our own shape could walk out of the sessions folder.
+    return value.startswith("sess_") and value[5:].isalnum()

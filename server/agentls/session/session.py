@@ -22,6 +22,7 @@ from agentls.events import (
     LoopEvent,
     MessageCompleted,
     PermissionRequest,
+    ToolCallEvent,
     ToolCallUpdate,
     TurnCompleted,
     TurnStarted,
@@ -32,7 +33,7 @@ from agentls.messages import Message, TextBlock, new_id
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.base import Provider
-from agentls.session.store import Transcript, transcript_path
+from agentls.session.store import Transcript, title_from
 from agentls.tools.base import SessionData, ToolContext
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
@@ -42,6 +43,7 @@ from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
 Delivery = Literal["queue", "steer", "interrupt"]
+_CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
 EventSink = Callable[[dict[str, Any]], None]
 
 
@@ -72,6 +74,7 @@ class AgentSession:
         provider: Provider,
         workspace: WorkspaceView,
         sink: EventSink,
+        transcript: Transcript,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -84,10 +87,7 @@ class AgentSession:
         self.registry = ToolRegistry(default_tools())
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
-        self.transcript = Transcript(transcript_path(settings.home, session_id))
-        self.transcript.append(
-            {"type": "session", "sessionId": session_id, "cwd": str(cwd), "model": self.model}
-        )
+        self.transcript = transcript
         self._sink = sink
         self._seq = 0
         self._queue: deque[_Turn] = deque()
@@ -98,6 +98,15 @@ class AgentSession:
         self._questions: dict[str, asyncio.Future[str]] = {}
         self.data = SessionData()
         self._options: dict[str, tuple[str, ...]] = {}
+        # Calls that change something, by id, until they finish: finished ones become steps.
+        self._changing_calls: dict[str, str] = {}
+
+    def restore(self, history: list[Message], state: dict[str, Any]) -> None:
+        """Take over a resumed session's history and state (before any turn runs)."""
+        self.history[:] = history
+        self.data.structured_data = state.get("structuredData")
+        self.data.user_intent = state.get("userIntent")
+        self.data.completed_steps[:] = list(state.get("completedSteps") or [])
 
     @property
     def model(self) -> str:
@@ -237,10 +246,13 @@ class AgentSession:
 
     async def _run(self, turn: _Turn) -> None:
         first = not self.history
-        if turn.data is not None:
-            self.data.structured_data = turn.data
-        if turn.intent is not None:
-            self.data.user_intent = turn.intent
+        if turn.data is not None or turn.intent is not None:
+            if turn.data is not None:
+                self.data.structured_data = turn.data
+            if turn.intent is not None:
+                self.data.user_intent = turn.intent
+            self._save_state()
+        self.transcript.touch(title=title_from(turn.text))
         context = await asyncio.to_thread(
             user_context,
             self.workspace,
@@ -294,6 +306,7 @@ class AgentSession:
             )
         elif isinstance(event, TurnCompleted):
             self.usage = self.usage + event.usage
+            self.transcript.touch(turn_done=True)
             self.transcript.append(
                 {
                     "type": "turn",
@@ -302,9 +315,34 @@ class AgentSession:
                     "turns": event.turns,
                 }
             )
-        elif isinstance(event, ToolCallUpdate) and event.status == "declined":
-            self.denials.append(Denial(event.tool_call_id, event.content or ""))
+        elif isinstance(event, ToolCallEvent) and event.kind in _CHANGING_KINDS:
+            self._changing_calls[event.tool_call_id] = event.title
+        elif isinstance(event, ToolCallUpdate):
+            self._on_tool_update(event)
         self._emit(event, turn_id)
+
+    def _on_tool_update(self, event: ToolCallUpdate) -> None:
+        if event.status == "declined":
+            self.denials.append(Denial(event.tool_call_id, event.content or ""))
+        title = self._changing_calls.get(event.tool_call_id)
+        if title is not None and event.status not in ("pending", "in_progress"):
+            del self._changing_calls[event.tool_call_id]
+            if event.status == "completed":
+                self.data.completed_steps.append(title)
+                self._save_state()
+
+    def _save_state(self) -> None:
+        data = self.data
+        self.transcript.append(
+            {
+                "type": "state",
+                "data": {
+                    "structuredData": data.structured_data,
+                    "userIntent": data.user_intent,
+                    "completedSteps": data.completed_steps,
+                },
+            }
+        )
 
     def _emit(self, event: LoopEvent, turn_id: str | None) -> None:
         self._seq += 1

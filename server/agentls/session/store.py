@@ -1,26 +1,46 @@
 """Append-only JSONL transcripts, one file per session, flushed after every record.
 
 A record is written whole with one `write` and flushed, so a daemon killed with SIGKILL
-loses at most the record it was writing.
+loses at most the record it was writing; on load such a torn last line is skipped and a
+tool call left without its result is paired with an "interrupted" one.
+
+Records: `session` (first line), `message`, `turn` (a turn's end), `state` (the session's
+structured data and intent), and `compact_boundary`, after which the messages the model
+sees are written again (`copy: true`), so a resume reads only what follows the last one.
+Beside each transcript, `<id>.meta.json` holds what `agent/listSessions` shows.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from agentls.messages import Message, message_to_dict
+from agentls.loop.history import repair_pairing
+from agentls.messages import Message, TextBlock, message_from_dict, message_to_dict
+
+log = logging.getLogger(__name__)
+TITLE_LENGTH = 80
 
 
 class Transcript:
-    """One session's transcript file."""
+    """One session's transcript file and its listing entry."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, meta: SessionMeta) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.meta = meta
         self._handle: IO[str] | None = path.open("a", encoding="utf-8")
+
+    @property
+    def meta_path(self) -> Path:
+        return meta_path(self.path)
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as a line, stamped with the time."""
@@ -30,9 +50,32 @@ class Transcript:
         self._handle.write(line + "\n")
         self._handle.flush()
 
-    def append_message(self, message: Message, turn_id: str | None) -> None:
+    def append_message(self, message: Message, turn_id: str | None, copy: bool = False) -> None:
         """Persist one complete message of the history."""
-        self.append({"type": "message", "turnId": turn_id, "message": message_to_dict(message)})
+        record: dict[str, Any] = {
+            "type": "message",
+            "turnId": turn_id,
+            "message": message_to_dict(message),
+        }
+        if copy:
+            record["copy"] = True
+        self.append(record)
+
+    def append_boundary(self, history: Sequence[Message], info: dict[str, Any]) -> None:
+        """A compaction: the boundary, then the whole history the model sees from now on."""
+        self.append({"type": "compact_boundary", **info})
+        for message in history:
+            self.append_message(message, None, copy=True)
+
+    def touch(self, *, title: str | None = None, turn_done: bool = False) -> None:
+        """Update the listing entry (title, last activity, turn count)."""
+        meta = self.meta
+        if title and not meta.title:
+            meta.title = title
+        meta.updated_at = time.time()
+        if turn_done:
+            meta.turns += 1
+        write_meta(self.meta_path, meta)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -40,6 +83,171 @@ class Transcript:
             self._handle = None
 
 
+@dataclass(slots=True)
+class SessionMeta:
+    session_id: str
+    cwd: str
+    title: str = ""
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    turns: int = 0
+    provider: str | None = None
+    model: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+            "title": self.title,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+            "turns": self.turns,
+            "provider": self.provider,
+            "model": self.model,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SessionMeta:
+        return cls(
+            str(data["sessionId"]),
+            str(data["cwd"]),
+            str(data.get("title") or ""),
+            float(data.get("createdAt") or 0),
+            float(data.get("updatedAt") or 0),
+            int(data.get("turns") or 0),
+            data.get("provider"),
+            data.get("model"),
+        )
+
+
+def sessions_dir(home: Path) -> Path:
+    return home / "sessions"
+
+
 def transcript_path(home: Path, session_id: str) -> Path:
     """Where a session's transcript lives under AGENTLS_HOME."""
-    return home / "sessions" / f"{session_id}.jsonl"
+    return sessions_dir(home) / f"{session_id}.jsonl"
+
+
+def meta_path(transcript: Path) -> Path:
+    return transcript.with_suffix(".meta.json")
+
+
+def write_meta(path: Path, meta: SessionMeta) -> None:
+    """Replace the listing entry atomically."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".meta-", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(meta.to_json(), handle)
+    os.replace(tmp, path)
+
+
+def title_from(text: str) -> str:
+    """A session title: the first line of the user's first message, shortened."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
+
+def list_metas(home: Path) -> list[SessionMeta]:
+    """Every session's listing entry, newest activity first."""
+    metas = []
+    for path in sessions_dir(home).glob("*.meta.json"):
+        try:
+            metas.append(SessionMeta.from_json(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("session listing %s skipped: %s", path, exc)
+    metas.sort(key=lambda m: (m.updated_at, m.session_id), reverse=True)
+    return metas
+
+
+@dataclass(slots=True)
+class LoadedSession:
+    meta: SessionMeta
+    history: list[Message]
+    display: list[Message]
+    state: dict[str, Any]
+    repaired: list[Message]
+    # The session's own settings (its agent/newSession params), applied again on resume.
+    overrides: dict[str, Any]
+
+
+def load_transcript(path: Path) -> LoadedSession:
+    """Rebuild a session from its transcript; ValueError when it is not a transcript."""
+    records = _read_records(path)
+    if not records or records[0].get("type") != "session":
+        raise ValueError(f"{path} is not an agentls transcript")
+    head = records[0]
+    history: list[Message] = []
+    display: list[Message] = []
+    state: dict[str, Any] = {}
+    for record in records[1:]:
+        kind = record.get("type")
+        if kind == "compact_boundary":
+            history = []
+        elif kind == "state":
+            state = dict(record.get("data") or {})
+        elif kind == "message":
+            try:
+                message = message_from_dict(record["message"])
+            except (KeyError, TypeError, ValueError) as exc:
+                log.warning("%s: a message record was unreadable and skipped: %s", path, exc)
+                continue
+            history.append(message)
+            if not record.get("copy"):
+                display.append(message)
+    repaired = repair_pairing(history)
+    added = _added_messages(history, repaired)
+    meta = _meta(path, head)
+    overrides = head.get("settings")
+    return LoadedSession(
+        meta,
+        repaired,
+        display + added,
+        state,
+        added,
+        overrides if isinstance(overrides, dict) else {},
+    )
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    records = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                # A line torn by a crash mid-write: everything before it is complete.
+                log.warning("%s:%d: torn record skipped", path, number)
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+    return records
+
+
+def _added_messages(before: list[Message], after: list[Message]) -> list[Message]:
+    """Messages the repair appended at the end (results for calls a crash interrupted)."""
+    known = {m.id for m in before}
+    return [m for m in after if m.id not in known]
+
+
+def _meta(path: Path, head: dict[str, Any]) -> SessionMeta:
+    try:
+        return SessionMeta.from_json(json.loads(meta_path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return SessionMeta(
+            str(head.get("sessionId") or path.stem),
+            str(head.get("cwd") or ""),
+            provider=head.get("provider"),
+            model=head.get("model"),
+        )
+
+
+def user_text_of(message: Message) -> str:
+    """The user's own words in a user message (the text after the <userContext> block)."""
+    texts = [
+        b.text
+        for b in message.content
+        if isinstance(b, TextBlock) and not b.text.startswith("<userContext>")
+    ]
+    return "\n".join(texts)

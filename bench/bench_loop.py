@@ -35,6 +35,7 @@ from harness import Row, scratch, summarize, timing_rows
 SECTION = "3 loop overhead (in-process, zero-latency model)"
 USAGE = {"input_tokens": 1000, "output_tokens": 20}
 HISTORY_SIZES = (0, 10, 1000)
+FIRST_TURN = "first turn: incl. git status"
 Entry = dict[str, Any]
 
 
@@ -181,7 +182,7 @@ async def _measure(quick: bool) -> list[Row]:
                 medians["AgentSession", size] = summarize(session).median
                 label = f"{kind}, history {size}"
                 rows += timing_rows(SECTION, f"run_turn: {label}", loop)
-                note = "incl. git status (first turn)" if size == 0 else ""
+                note = FIRST_TURN if size == 0 else ""
                 rows += timing_rows(SECTION, f"AgentSession: {label}", session, note)
             rows += _growth_rows(kind, medians)
     return rows
@@ -206,8 +207,10 @@ def _growth_rows(kind: str, medians: dict[tuple[str, int], float]) -> list[Row]:
 def run(quick: bool) -> list[Row]:
     """All in-process loop numbers."""
     rows = asyncio.run(_measure(quick))
-    worst = max(float(r.value) for r in rows if r.unit == "ms")
-    rows.append(Row(SECTION, "target per-turn overhead ≤ 10 ms (worst median)", _verdict(worst)))
+    steady = [float(r.value) for r in rows if r.unit == "ms" and FIRST_TURN not in r.note]
+    label = "target per-turn overhead ≤ 10 ms (worst median)"
+    note = f"later turns; a session's first turn also runs git status ({FIRST_TURN} rows)"
+    rows.append(Row(SECTION, label, _verdict(max(steady)), note=note))
     return rows
 
 

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentls.context.compact import (
     COMPACTED_PREFIX,
@@ -11,6 +16,7 @@ from agentls.context.compact import (
     compacted_history,
     microcompact,
     parse_summary,
+    shrink_text,
     snip_old_tool_results,
     summary_message,
     summary_request,
@@ -157,6 +163,19 @@ def test_microcompact_is_idempotent_and_leaves_small_results() -> None:
     assert once[:2] == messages[:2] and once[3] is messages[3]
 
 
+@given(st.text(st.sampled_from("ab\n\u00e9\U0001f600"), max_size=5_000), st.integers(200, 3_000))
+def test_shrunk_text_fits_the_limit_and_shrinks_no_further(text: str, limit: int) -> None:
+    short = shrink_text(text, limit)
+    assert len(short) <= limit
+    assert shrink_text(short, limit) == short
+    assert short == text or "characters omitted to save context" in short
+
+
+def test_microcompact_refuses_a_limit_too_small_for_its_marker() -> None:
+    with pytest.raises(ValueError):
+        microcompact([], max_result_chars=50)
+
+
 def test_boundary_is_a_real_user_message_not_a_tool_result_message() -> None:
     messages = history(6)
     boundary = choose_boundary(messages, keep_recent_tokens=1_500, estimate=tokens)
@@ -255,7 +274,7 @@ def test_compacted_ten_turn_history_has_no_consecutive_users_and_valid_pairing()
     summary = summary_message("1. Task: fix all the bugs", boundary)
     compacted = compacted_history(summary, kept)
     roles = [m.role for m in compacted]
-    assert all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
+    assert all(not (a == b == "user") for a, b in pairwise(roles))
     assert pairing_problems(compacted) == []
     assert compacted[0].id == kept[0].id
     assert compacted[0].content == (*summary.content, *kept[0].content)

@@ -75,7 +75,18 @@ def assert_paired(request: dict) -> None:
 
 async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> None:
     result = await client.request("agent/newSession", {"provider": "scripted", "script": []})
-    assert result["tools"] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
+    assert result["tools"] == [
+        "Read",
+        "Write",
+        "Edit",
+        "Glob",
+        "Grep",
+        "Bash",
+        "QueryData",
+        "SummarizeData",
+        "ValidateData",
+        "AskUser",
+    ]
     assert result["permissionMode"] == "default"
 
 

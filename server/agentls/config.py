@@ -35,7 +35,8 @@ class Settings:
     max_turns: int = 100
     max_tokens: int = 8192
     thinking_budget: int | None = None
-    context_window: int = 200_000
+    # None: the model table in context.budget decides.
+    context_window: int | None = None
     idle_timeout: float = 300.0
     read_concurrency: int = 10
     nudge_limit: int = 2
@@ -147,7 +148,7 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("must be a list of strings")
         return tuple(value)
-    if name == "thinking_budget":
+    if name in ("thinking_budget", "context_window"):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ValueError("must be an integer")
         return value

@@ -65,9 +65,10 @@ class SystemPrompt:
     dynamic: str = ""
 
 
-def system_prompt(append: str | None = None) -> SystemPrompt:
-    """The session's system prompt; `append` is the caller's appendSystemPrompt."""
-    return SystemPrompt(STATIC_PROMPT, append.strip() if append else "")
+def system_prompt(append: str | None = None, memory: str = "") -> SystemPrompt:
+    """The session's system prompt: memory files, then the caller's appendSystemPrompt."""
+    parts = [part for part in (memory, append.strip() if append else "") if part]
+    return SystemPrompt(STATIC_PROMPT, "\n\n".join(parts))
 
 
 @dataclass(frozen=True, slots=True)

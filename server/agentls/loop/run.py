@@ -12,9 +12,9 @@ import asyncio
 import logging
 import random
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from agentls.context.prompt import SystemPrompt
 from agentls.events import (
@@ -56,6 +56,22 @@ class Clock(Protocol):
     async def sleep(self, seconds: float) -> None: ...
 
 
+class Journal(Protocol):
+    """Where complete messages and compactions are persisted, in history order."""
+
+    def record_message(self, message: Message, turn_id: str | None) -> None: ...
+
+    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None: ...
+
+
+class NoJournal:
+    def record_message(self, message: Message, turn_id: str | None) -> None:
+        pass
+
+    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None:
+        pass
+
+
 class SystemClock:
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -88,6 +104,7 @@ class LoopDeps:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     take_steering: Callable[[], list[str]] = field(default=lambda: [])
     clock: Clock = field(default_factory=SystemClock)
+    journal: Journal = field(default_factory=NoJournal)
 
 
 @dataclass(slots=True)
@@ -152,11 +169,11 @@ async def _drive(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], 
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        await _settle_abort(state, emit)
+        await _settle_abort(state, deps, emit)
         stop = TurnStop("aborted")
     except Exception as exc:
         log.exception("turn %s failed", state.turn_id)
-        await _settle_abort(state, emit)
+        await _settle_abort(state, deps, emit)
         message = f"Internal error: {type(exc).__name__}: {exc}"
         stop = TurnStop("error", TurnError("internal_error", message, False))
     emit(TurnCompleted(state.turn_id, stop.reason, state.turn_count, state.usage, stop.error))
@@ -180,7 +197,7 @@ async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], N
             state.tool_failures = (
                 state.tool_failures + 1 if len(failed) == len(sampled.results) else 0
             )
-            _append(state, emit, Message("user", _with_steering(sampled.results, deps)))
+            _append(state, deps, emit, Message("user", _with_steering(sampled.results, deps)))
             if state.tool_failures >= settings.max_consecutive_errors:
                 message = (
                     f"Stopped after {state.tool_failures} rounds in a row "
@@ -201,7 +218,7 @@ async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], N
         follow_up, transition = _follow_up(state, deps, sampled.message)
         if follow_up is None:
             return TurnStop("end_turn")
-        _append(state, emit, Message("user", follow_up))
+        _append(state, deps, emit, Message("user", follow_up))
         state.transitions.append(transition)
 
 
@@ -257,7 +274,7 @@ async def _sample(
             _account(state, deps, emit, inflight.assembler)
         state.model_errors = 0
         assembler = inflight.assembler
-        message = _finish_message(state, emit, inflight)
+        message = _finish_message(state, deps, emit, inflight)
         results = await executor.results()
         state.inflight = None
         return _Sampled(message, assembler.stop_reason or "end_turn", results, executor.declined)
@@ -302,9 +319,9 @@ async def _on_provider_error(
     state.model_errors += 1
     if inflight is not None and inflight.assembler.dispatched_calls():
         # Calls already ran (or run) for this partial message: keep it, so nothing is redone.
-        _finish_message(state, emit, inflight)
+        _finish_message(state, deps, emit, inflight)
         results = await inflight.executor.results()
-        _append(state, emit, Message("user", tuple(results)))
+        _append(state, deps, emit, Message("user", tuple(results)))
         state.turn_count += 1
         state.transitions.append("stream_error_with_tools")
     state.inflight = None
@@ -360,11 +377,11 @@ def _build_request(
 
 
 def _finish_message(
-    state: QueryState, emit: Callable[[LoopEvent], None], inflight: _Inflight
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], inflight: _Inflight
 ) -> Message:
     message = inflight.assembler.message()
     if message.content and not inflight.message_appended:
-        _append(state, emit, message)
+        _append(state, deps, emit, message)
     inflight.message_appended = True
     return message
 
@@ -391,18 +408,24 @@ def _account(
     )
 
 
-def _append(state: QueryState, emit: Callable[[LoopEvent], None], message: Message) -> None:
+def _append(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], message: Message
+) -> None:
+    # Journal first: a message that is complete is on disk before anything else happens.
+    deps.journal.record_message(message, state.turn_id)
     state.messages.append(message)
     emit(MessageCompleted(message.id, message.role, message.content))
 
 
-async def _settle_abort(state: QueryState, emit: Callable[[LoopEvent], None]) -> None:
+async def _settle_abort(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]
+) -> None:
     """Keep what the model said, and give every dispatched call a result."""
     inflight = state.inflight
     state.inflight = None
     if inflight is None:
         return
-    _finish_message(state, emit, inflight)
+    _finish_message(state, deps, emit, inflight)
     results = await inflight.executor.interrupt()
     if results:
-        _append(state, emit, Message("user", tuple(results)))
+        _append(state, deps, emit, Message("user", tuple(results)))

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentls.config import Settings
+from agentls.context.budget import context_window_for
+from agentls.context.memory import find_memory_files, memory_prompt
 from agentls.context.prompt import Attachment, system_prompt, user_context
 from agentls.errors import InvalidParams, UnknownPermissionRequest
 from agentls.events import (
@@ -88,6 +90,10 @@ class AgentSession:
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
         self.transcript = transcript
+        root = workspace.roots[0] if workspace.roots else cwd
+        memory = memory_prompt(find_memory_files(root, cwd, settings.home))
+        # Built once: the system prompt must stay byte-identical for the whole session.
+        self.system = system_prompt(settings.append_system_prompt, memory)
         self._sink = sink
         self._seq = 0
         self._queue: deque[_Turn] = deque()
@@ -265,6 +271,7 @@ class AgentSession:
         user = Message("user", (TextBlock(context), TextBlock(turn.text)))
         self._emit(TurnStarted(turn.turn_id, user.id), turn.turn_id)
         self.history.append(user)
+        self.transcript.append_message(user, turn.turn_id)
         self._on_event(MessageCompleted(user.id, "user", user.content), turn.turn_id)
         state = QueryState(turn.turn_id, self.history)
         deps = self._deps(turn)
@@ -280,7 +287,7 @@ class AgentSession:
             tool_context=context,
             gate=self.gate,
             prompter=self,
-            system=system_prompt(settings.append_system_prompt),
+            system=self.system,
             settings=LoopSettings(
                 model=self.model,
                 max_turns=settings.max_turns,
@@ -289,10 +296,11 @@ class AgentSession:
                 nudge_limit=settings.nudge_limit,
                 idle_timeout=settings.idle_timeout,
                 read_concurrency=settings.read_concurrency,
-                context_window=settings.context_window,
+                context_window=context_window_for(self.model, settings.context_window),
             ),
             abort=turn.abort,
             take_steering=self._take_steering,
+            journal=self.transcript,
         )
 
     def _take_steering(self) -> list[str]:
@@ -300,11 +308,7 @@ class AgentSession:
         return taken
 
     def _on_event(self, event: LoopEvent, turn_id: str) -> None:
-        if isinstance(event, MessageCompleted):
-            self.transcript.append_message(
-                Message(event.role, event.content, event.message_id), turn_id
-            )
-        elif isinstance(event, TurnCompleted):
+        if isinstance(event, TurnCompleted):
             self.usage = self.usage + event.usage
             self.transcript.touch(turn_done=True)
             self.transcript.append(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentls.loop.history import repair_pairing
-from agentls.messages import Message, TextBlock, message_from_dict, message_to_dict
+from agentls.messages import Message, message_from_dict, message_to_dict
 
 log = logging.getLogger(__name__)
 TITLE_LENGTH = 80
@@ -60,6 +60,14 @@ class Transcript:
         if copy:
             record["copy"] = True
         self.append(record)
+
+    def record_message(self, message: Message, turn_id: str | None) -> None:
+        """The loop's Journal seam."""
+        self.append_message(message, turn_id)
+
+    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None:
+        """The loop's Journal seam."""
+        self.append_boundary(history, info)
 
     def append_boundary(self, history: Sequence[Message], info: dict[str, Any]) -> None:
         """A compaction: the boundary, then the whole history the model sees from now on."""
@@ -242,12 +250,3 @@ def _meta(path: Path, head: dict[str, Any]) -> SessionMeta:
             model=head.get("model"),
         )
 
-
-def user_text_of(message: Message) -> str:
-    """The user's own words in a user message (the text after the <userContext> block)."""
-    texts = [
-        b.text
-        for b in message.content
-        if isinstance(b, TextBlock) and not b.text.startswith("<userContext>")
-    ]
-    return "\n".join(texts)

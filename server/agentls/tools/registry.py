@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from agentls.providers.base import ToolSpec
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
+from agentls.tools.data import AskUserTool, QueryDataTool, SummarizeDataTool, ValidateDataTool
 from agentls.tools.files import EditTool, ReadTool, WriteTool
 from agentls.tools.search import GlobTool, GrepTool
 
@@ -87,7 +88,18 @@ class ToolRegistry:
 
 def default_tools() -> list[Tool]:
     """The built-in tools, in the order models know them."""
-    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        GlobTool(),
+        GrepTool(),
+        BashTool(),
+        QueryDataTool(),
+        SummarizeDataTool(),
+        ValidateDataTool(),
+        AskUserTool(),
+    ]
 
 
 def _error_line(error: Any) -> str:

@@ -8,14 +8,15 @@ Sections: 1 startup (spawn → initialize vs interpreter floors, SDKs not import
 2 submit → first text_delta over stdio, 3 per-turn loop overhead in process,
 4 events per second (in process vs stdio), 5 memory (import floors vs session peaks,
 scripted and the real SDKs against a local replay server), 6 the SDK providers' per-call
-cost at 10 and 1,000 messages of history. Every daemon gets its own
-temporary AGENTLS_HOME. The machine's load average is printed because every number here
-is wall-clock time.
+cost at 10 and 1,000 messages of history (`--only` names: startup, stdio, loop, rss,
+provider). Every daemon gets its own temporary AGENTLS_HOME. The load average is printed
+because every number here is wall-clock time on a possibly shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import platform
 import sys
@@ -26,22 +27,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_loop
-import bench_provider
-import bench_rss
-import bench_startup
-import bench_stdio
 from agentls import __version__
 from harness import Row
 
-BENCHES: dict[str, Callable[[bool], list[Row]]] = {
-    "startup": bench_startup.run,
-    "stdio": bench_stdio.run,
-    "loop": bench_loop.run,
-    "rss": bench_rss.run,
-    "provider": bench_provider.run,
+# Imported one at a time, so a module that no longer imports fails alone.
+BENCHES = {
+    "startup": "bench_startup",
+    "stdio": "bench_stdio",
+    "loop": "bench_loop",
+    "rss": "bench_rss",
+    "provider": "bench_provider",
 }
-NAME_WIDTH = 50
+NAME_WIDTH = 54
 
 
 def format_value(row: Row) -> str:
@@ -92,7 +89,8 @@ def run_all(names: list[str], quick: bool) -> tuple[list[Row], dict[str, float],
     for name in names:
         start = time.perf_counter()
         try:
-            rows += BENCHES[name](quick)
+            bench: Callable[[bool], list[Row]] = importlib.import_module(BENCHES[name]).run
+            rows += bench(quick)
         except Exception as exc:
             ok = False
             traceback.print_exc()

@@ -12,7 +12,14 @@ from agentls.context.prompt import system_prompt
 from agentls.events import LoopEvent, PermissionRequest, TurnCompleted
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.history import pairing_problems
-from agentls.loop.run import LoopDeps, LoopSettings, QueryState, announces_action, run_turn
+from agentls.loop.run import (
+    CONTINUE_TEXT,
+    LoopDeps,
+    LoopSettings,
+    QueryState,
+    announces_action,
+    run_turn,
+)
 from agentls.messages import Message, TextBlock, ToolResultBlock, user_text
 from agentls.permissions.gate import PermissionGate
 from agentls.providers.scripted import ScriptedProvider
@@ -201,16 +208,31 @@ async def test_a_tool_call_cut_by_max_tokens_is_never_executed(tmp_path: Path) -
                     {"id": "cut", "name": "Write", "raw_input": '{"file_path": "x.txt", "conte'},
                 ],
                 "stop_reason": "max_tokens",
-            }
+            },
+            {"text": "Done in smaller pieces."},
         ],
         mode="bypassPermissions",
     )
     state, events = await drive(deps)
-    assert completed(events).stop_reason == "max_tokens"
+    assert completed(events).stop_reason == "end_turn"
     calls = [b.id for m in state.messages for b in m.tool_uses()]
     assert calls == ["ok"]
     assert not (tmp_path / "x.txt").exists()
     assert pairing_problems(state.messages) == []
+    assert state.transitions == ["max_tokens_continue"]
+    assert state.messages[2].content[-1] == TextBlock(CONTINUE_TEXT)
+
+
+async def test_max_tokens_escalates_once_then_continues_up_to_three_times(tmp_path: Path) -> None:
+    cut = {"text": "part", "stop_reason": "max_tokens"}
+    deps, _ = make_deps(tmp_path, [cut, cut, cut, cut, cut, {"text": "unreached"}])
+    state, events = await drive(deps)
+    assert completed(events).stop_reason == "max_tokens"
+    assert state.transitions == ["max_tokens_escalate"] + ["max_tokens_continue"] * 3
+    # The escalated request is the same request with a higher cap; the cut text is not kept.
+    assistant_texts = [m.text() for m in state.messages if m.role == "assistant"]
+    assert assistant_texts == ["part"] * 4
+    assert any(e.type == "notice" and "output limit" in e.message for e in events)
 
 
 async def test_broken_tool_json_becomes_an_error_result(tmp_path: Path) -> None:

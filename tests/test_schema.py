@@ -16,6 +16,9 @@ from pydantic import ValidationError
 
 from agentls import api
 from agentls.events import (
+    AskUserRequest,
+    AskUserResolved,
+    Compaction,
     LoopEvent,
     MessageCompleted,
     Notice,
@@ -210,6 +213,11 @@ def _sample_events() -> list[LoopEvent]:
         PermissionRequest("perm_1", "toolu_2", "Edit a.py", {"file_path": "/w/a.py"}),
         PermissionResolved("perm_1", "selected", "allow_once"),
         PermissionResolved("perm_2", "cancelled"),
+        AskUserRequest("ask_1", "toolu_5", "Which region?", ("eu", "us")),
+        AskUserRequest("ask_2", "toolu_6", "Anything else?"),
+        AskUserResolved("ask_1", "answered", "eu"),
+        AskUserResolved("ask_2", "cancelled"),
+        Compaction("auto", 170_000, 40_000),
         UsageEvent(10, 2, 3, 4, 19, 200_000),
         UsageEvent(10, 2, 0, 0, 12, 200_000, cost_usd=0.25),
         Notice("warning", "Model error overloaded. Retrying in 0.5 s.", True, 1),
@@ -386,6 +394,10 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
         "updatedInput": {"file_path": "/w/c.py"},
     },
     "agent/closeSession": {"sessionId": "sess_1"},
+    "agent/respondAskUser": {"sessionId": "sess_1", "requestId": "ask_1", "answer": "eu"},
+    "agent/listSessions": {"cwd": "/w", "cursor": "sess_2", "limit": 10},
+    "agent/resumeSession": {"sessionId": "sess_1", "script": [{"text": "again"}]},
+    "agent/compact": {"sessionId": "sess_1", "instructions": "keep the file list"},
     "agent/setPermissionMode": {"sessionId": "sess_1", "permissionMode": "plan"},
     "agent/setModel": {"sessionId": "sess_1", "model": "gpt-4.1", "provider": "openai"},
 }
@@ -398,6 +410,32 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
     "agent/abort": api.AbortResult(aborted=False),
     "agent/respondPermission": api.EmptyResult(),
     "agent/closeSession": api.EmptyResult(),
+    "agent/respondAskUser": api.EmptyResult(),
+    "agent/listSessions": api.ListSessionsResult(
+        sessions=[
+            api.SessionInfo(
+                session_id="sess_1",
+                title="fix the port",
+                cwd="/w",
+                created_at="2026-11-22T08:00:00.000Z",
+                updated_at="2026-11-22T08:05:00.000Z",
+                turns=2,
+            )
+        ],
+        next_cursor="sess_1",
+    ),
+    "agent/resumeSession": api.ResumeSessionResult(
+        session_id="sess_1",
+        messages=[
+            api.DisplayMessage(
+                message_id="msg_1", role="user", content=[{"type": "text", "text": "hi"}]
+            )
+        ],
+        model="scripted",
+        tools=["Read"],
+        permission_mode="default",
+    ),
+    "agent/compact": api.CompactResult(tokens_before=170_000, tokens_after=40_000),
     "agent/setPermissionMode": api.EmptyResult(),
     "agent/setModel": api.EmptyResult(),
 }

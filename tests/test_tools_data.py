@@ -325,6 +325,14 @@ async def test_validation_of_a_sub_expression_says_what_was_validated() -> None:
     )
 
 
+async def test_validating_an_expression_that_matches_nothing_says_so() -> None:
+    out = await call(ValidateDataTool(), context(), schema={"type": "null"}, expression="nope")
+    assert out == (
+        "Valid: the data matches the schema. "
+        "Validated the result of `nope` (null: the expression matched nothing)."
+    )
+
+
 async def test_validation_lists_a_hundred_errors_and_counts_the_rest() -> None:
     output = await ValidateDataTool().run(
         ValidateDataInput.model_validate({"schema": {"items": {"type": "string"}}}),

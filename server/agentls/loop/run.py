@@ -12,12 +12,12 @@ import asyncio
 import logging
 import random
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal
 
-from agentls.context.prompt import SystemPrompt
 from agentls.events import (
+    Compaction,
     LoopEvent,
     MessageCompleted,
     Notice,
@@ -27,20 +27,35 @@ from agentls.events import (
     UsageEvent,
 )
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
-from agentls.loop.executor import PermissionPrompter, ToolExecutor
+from agentls.loop.compaction import Compacted, CompactionFailed, Trigger, compact
+from agentls.loop.deps import LoopDeps, LoopSettings
+from agentls.loop.executor import ToolExecutor
 from agentls.loop.history import pairing_problems, repair_pairing
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
-from agentls.permissions.gate import PermissionGate
-from agentls.providers.base import ModelRequest, Provider, ProviderError, StopReason
-from agentls.tools.base import ToolContext
-from agentls.tools.registry import ToolRegistry
+from agentls.providers.base import ModelRequest, ProviderError, StopReason
 from agentls.usage import Usage
+
+__all__ = ["LoopDeps", "LoopSettings", "QueryState", "announces_action", "run_turn"]
 
 log = logging.getLogger(__name__)
 
 HARD_TURN_CAP = 100
-Transition = Literal["next_turn", "retry", "nudge", "steer", "stream_error_with_tools"]
+Transition = Literal[
+    "next_turn",
+    "retry",
+    "nudge",
+    "steer",
+    "stream_error_with_tools",
+    "auto_compact",
+    "reactive_compact_retry",
+    "max_tokens_escalate",
+    "max_tokens_continue",
+]
 
+CONTINUE_TEXT = (
+    "Your response was cut off by the output token limit. Continue exactly where you "
+    "stopped: no apology, no recap. Break the remaining work into smaller pieces."
+)
 NUDGE_TEXT = (
     "You announced a next step but did not call a tool. If there is more to do, do it now "
     "with a tool call; if the task is complete, say so briefly."
@@ -50,61 +65,6 @@ _ANNOUNCES_ACTION = re.compile(
     r"next,? i'll|first,? i'll)\b[^\n?]*$",
     re.IGNORECASE,
 )
-
-
-class Clock(Protocol):
-    async def sleep(self, seconds: float) -> None: ...
-
-
-class Journal(Protocol):
-    """Where complete messages and compactions are persisted, in history order."""
-
-    def record_message(self, message: Message, turn_id: str | None) -> None: ...
-
-    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None: ...
-
-
-class NoJournal:
-    def record_message(self, message: Message, turn_id: str | None) -> None:
-        pass
-
-    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None:
-        pass
-
-
-class SystemClock:
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
-@dataclass(frozen=True, slots=True)
-class LoopSettings:
-    model: str
-    max_turns: int = 100
-    max_tokens: int = 8192
-    thinking_budget: int | None = None
-    nudge_limit: int = 2
-    idle_timeout: float = 300.0
-    max_consecutive_errors: int = 3
-    read_concurrency: int = 10
-    context_window: int = 200_000
-    retry_base_delay: float = 0.5
-    retry_max_delay: float = 60.0
-
-
-@dataclass(slots=True)
-class LoopDeps:
-    provider: Provider
-    registry: ToolRegistry
-    tool_context: ToolContext
-    gate: PermissionGate
-    prompter: PermissionPrompter
-    system: SystemPrompt
-    settings: LoopSettings
-    abort: asyncio.Event = field(default_factory=asyncio.Event)
-    take_steering: Callable[[], list[str]] = field(default=lambda: [])
-    clock: Clock = field(default_factory=SystemClock)
-    journal: Journal = field(default_factory=NoJournal)
 
 
 @dataclass(slots=True)
@@ -125,6 +85,9 @@ class QueryState:
     usage: Usage = field(default_factory=Usage)
     transitions: list[Transition] = field(default_factory=list)
     inflight: _Inflight | None = None
+    max_tokens_override: int | None = None
+    continuations: int = 0
+    reactive_tried: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,35 +154,73 @@ async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], N
             return sampled
         state.turn_count += 1
         if sampled.results:
-            failed = [
-                r for r in sampled.results if r.is_error and r.tool_use_id not in sampled.declined
-            ]
-            state.tool_failures = (
-                state.tool_failures + 1 if len(failed) == len(sampled.results) else 0
-            )
-            _append(state, deps, emit, Message("user", _with_steering(sampled.results, deps)))
-            if state.tool_failures >= settings.max_consecutive_errors:
-                message = (
-                    f"Stopped after {state.tool_failures} rounds in a row "
-                    "where every tool call failed."
-                )
-                return TurnStop("error", TurnError("tool_failures", message, False))
-            if sampled.stop_reason == "max_tokens":
-                return TurnStop("max_tokens")
-            if state.turn_count >= limit:
-                return TurnStop("max_turns")
-            state.transitions.append("next_turn")
-            continue
-        if sampled.stop_reason in ("max_tokens", "refusal"):
-            return TurnStop(sampled.stop_reason)
+            step = _after_tools(state, deps, emit, sampled, limit)
+        else:
+            step = _after_reply(state, deps, emit, sampled, limit)
+        if isinstance(step, TurnStop):
+            return step
+        state.transitions.append(step)
+
+
+def _after_tools(
+    state: QueryState,
+    deps: LoopDeps,
+    emit: Callable[[LoopEvent], None],
+    sampled: _Sampled,
+    limit: int,
+) -> TurnStop | Transition:
+    """Feed the results back; stop on repeated failures or the turn limit."""
+    settings = deps.settings
+    counted = [r for r in sampled.results if r.tool_use_id not in sampled.declined]
+    all_failed = bool(counted) and all(r.is_error for r in counted)
+    state.tool_failures = state.tool_failures + 1 if all_failed else 0
+    content = _with_steering(_budgeted(deps, sampled.results), deps)
+    cut = sampled.stop_reason == "max_tokens"
+    continuing = cut and state.continuations < settings.max_tokens_continuations
+    if continuing:
+        content = (*content, TextBlock(CONTINUE_TEXT))
+    _append(state, deps, emit, Message("user", content))
+    if state.tool_failures >= settings.max_consecutive_errors:
+        message = (
+            f"Stopped after {state.tool_failures} rounds in a row where every tool call failed."
+        )
+        return TurnStop("error", TurnError("tool_failures", message, False))
+    if state.turn_count >= limit:
+        return TurnStop("max_turns")
+    if cut and not continuing:
+        return TurnStop("max_tokens")
+    if continuing:
+        state.continuations += 1
+        return "max_tokens_continue"
+    return "next_turn"
+
+
+def _after_reply(
+    state: QueryState,
+    deps: LoopDeps,
+    emit: Callable[[LoopEvent], None],
+    sampled: _Sampled,
+    limit: int,
+) -> TurnStop | Transition:
+    """A reply without tool calls: continue a cut one, steer, nudge, or end the turn."""
+    if sampled.stop_reason == "refusal":
+        return TurnStop("refusal")
+    if sampled.stop_reason == "max_tokens":
+        if state.continuations >= deps.settings.max_tokens_continuations:
+            return TurnStop("max_tokens")
         if state.turn_count >= limit:
-            # Pending steering stays with the session, which runs it as the next turn.
-            return TurnStop("end_turn")
-        follow_up, transition = _follow_up(state, deps, sampled.message)
-        if follow_up is None:
-            return TurnStop("end_turn")
-        _append(state, deps, emit, Message("user", follow_up))
-        state.transitions.append(transition)
+            return TurnStop("max_turns")
+        state.continuations += 1
+        _append(state, deps, emit, Message("user", (TextBlock(CONTINUE_TEXT),)))
+        return "max_tokens_continue"
+    if state.turn_count >= limit:
+        # Pending steering stays with the session, which runs it as the next turn.
+        return TurnStop("end_turn")
+    follow_up, transition = _follow_up(state, deps, sampled.message)
+    if follow_up is None:
+        return TurnStop("end_turn")
+    _append(state, deps, emit, Message("user", follow_up))
+    return transition
 
 
 def _follow_up(
@@ -253,6 +254,9 @@ async def _sample(
 ) -> _Sampled | TurnStop:
     """One model call with its tool calls, retried on retryable provider errors."""
     while True:
+        stop = await _prepare_context(state, deps, emit)
+        if stop is not None:
+            return stop
         request = _build_request(state, deps, emit)
         executor = ToolExecutor(
             deps.registry,
@@ -273,11 +277,102 @@ async def _sample(
         finally:
             _account(state, deps, emit, inflight.assembler)
         state.model_errors = 0
+        state.reactive_tried = False
         assembler = inflight.assembler
+        if _escalate(state, deps, emit, inflight):
+            continue
         message = _finish_message(state, deps, emit, inflight)
+        if deps.context is not None and assembler.usage != Usage():
+            deps.context.budget.record_usage(assembler.usage.context_tokens, len(state.messages))
         results = await executor.results()
         state.inflight = None
         return _Sampled(message, assembler.stop_reason or "end_turn", results, executor.declined)
+
+
+def _escalate(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], inflight: _Inflight
+) -> bool:
+    """Ask again once with a higher output cap when a response was cut and nothing ran."""
+    cap = deps.settings.escalated_max_tokens
+    if (
+        inflight.assembler.stop_reason != "max_tokens"
+        or inflight.assembler.dispatched_calls()
+        or state.max_tokens_override is not None
+        or cap <= deps.settings.max_tokens
+    ):
+        return False
+    state.max_tokens_override = cap
+    state.inflight = None
+    emit(
+        Notice(
+            "info",
+            f"The response hit the output limit of {deps.settings.max_tokens} tokens; asking "
+            f"again with {cap}. Discard the partial message {inflight.assembler.message_id}.",
+        )
+    )
+    state.transitions.append("max_tokens_escalate")
+    return True
+
+
+async def _prepare_context(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]
+) -> TurnStop | None:
+    """Warn, compact or refuse before a request, by how full the window would be."""
+    window = deps.context
+    if window is None:
+        return None
+    tokens = window.budget.estimate(state.messages)
+    level = window.budget.level(tokens)
+    if level == "normal":
+        return None
+    if level == "warn":
+        if not window.warned:
+            window.warned = True
+            percent = window.budget.fraction(tokens)
+            emit(
+                Notice(
+                    "warning",
+                    f"The context is {percent:.0%} full; it is compacted at "
+                    f"{window.settings.thresholds.compact:.0%}.",
+                )
+            )
+        return None
+    while True:
+        try:
+            compacted = await compact(state.messages, deps, window, summarize=False)
+        except CompactionFailed as exc:
+            window.failures += 1
+            if window.failures >= window.settings.max_failures:
+                message = f"Compaction failed {window.failures} times in a row: {exc}"
+                return TurnStop("error", TurnError("compaction_failed", message, False))
+            if level == "compact":
+                emit(Notice("warning", f"Compaction failed ({exc}); continuing without it."))
+                return None
+            emit(Notice("warning", f"Compaction failed ({exc}); trying again."))
+            continue
+        _apply_compaction(state, deps, emit, compacted, "auto")
+        state.transitions.append("auto_compact")
+        return None
+
+
+def _apply_compaction(
+    state: QueryState,
+    deps: LoopDeps,
+    emit: Callable[[LoopEvent], None],
+    compacted: Compacted,
+    trigger: Trigger,
+) -> None:
+    state.messages[:] = compacted.messages
+    info = {
+        "trigger": trigger,
+        "tokensBefore": compacted.tokens_before,
+        "tokensAfter": compacted.tokens_after,
+        "steps": list(compacted.steps),
+    }
+    deps.journal.record_compaction(state.messages, info)
+    if deps.context is not None:
+        deps.context.compacted()
+    emit(Compaction(trigger, compacted.tokens_before, compacted.tokens_after))
 
 
 async def _stream(
@@ -316,6 +411,9 @@ async def _on_provider_error(
 ) -> TurnStop | None:
     """Settle a failed model call; None means go round again (after a backoff)."""
     inflight = state.inflight
+    if await _reactive_compact(state, deps, emit, exc):
+        state.inflight = None
+        return None
     state.model_errors += 1
     if inflight is not None and inflight.assembler.dispatched_calls():
         # Calls already ran (or run) for this partial message: keep it, so nothing is redone.
@@ -341,6 +439,33 @@ async def _on_provider_error(
     await deps.clock.sleep(delay)
     state.transitions.append("retry")
     return None
+
+
+async def _reactive_compact(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], exc: ProviderError
+) -> bool:
+    """On "prompt too long": one summary and one retry per model call."""
+    window = deps.context
+    if exc.kind != "prompt_too_long" or window is None or state.reactive_tried:
+        return False
+    if state.inflight is not None and state.inflight.assembler.dispatched_calls():
+        return False
+    state.reactive_tried = True
+    try:
+        compacted = await compact(state.messages, deps, window, summarize=True)
+    except CompactionFailed as failure:
+        window.failures += 1
+        emit(Notice("warning", f"Compaction after a too-long prompt failed: {failure}"))
+        return False
+    _apply_compaction(state, deps, emit, compacted, "reactive")
+    state.transitions.append("reactive_compact_retry")
+    return True
+
+
+def _budgeted(deps: LoopDeps, results: list[ToolResultBlock]) -> list[ToolResultBlock]:
+    # Applied once, before the message joins the history, so later requests reuse the
+    # same replacement and the prompt prefix stays byte-stable.
+    return deps.context.budget_results(results) if deps.context is not None else results
 
 
 def _describe(exc: ProviderError) -> str:
@@ -371,7 +496,7 @@ def _build_request(
         system_dynamic=deps.system.dynamic,
         messages=messages,
         tools=deps.registry.specs(),
-        max_tokens=settings.max_tokens,
+        max_tokens=state.max_tokens_override or settings.max_tokens,
         thinking_budget=settings.thinking_budget,
     )
 

@@ -359,6 +359,11 @@ def _register_agent_requests(server: AgentServer) -> None:
             permission_mode=session.gate.mode,
         )
 
+    @request(server, "agent/compact")
+    async def compact(p: api.CompactParams) -> api.CompactResult:
+        before, after = await manager.get(p.session_id).compact(p.instructions)
+        return api.CompactResult(tokens_before=before, tokens_after=after)
+
     @request(server, "agent/respondAskUser")
     async def respond_ask_user(p: api.RespondAskUserParams) -> api.EmptyResult:
         manager.get(p.session_id).respond_ask_user(p.request_id, p.answer)

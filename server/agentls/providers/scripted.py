@@ -179,5 +179,6 @@ def _usage(entry: dict[str, Any], request: ModelRequest, output_chars: int) -> U
         )
     # About four characters per token: enough for a believable usage event offline.
     prompt_chars = len(request.system_static) + len(request.system_dynamic)
+    prompt_chars += sum(len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools)
     prompt_chars += sum(len(json.dumps(message_to_dict(m))) for m in request.messages)
     return Usage(prompt_chars // 4, max(1, output_chars // 4))

@@ -146,9 +146,11 @@ class SessionManager:
             Path(d) if Path(d).is_absolute() else root / d for d in settings.additional_directories
         ]
         # The session's spilled tool results are readable by its own Read tool.
-        spill = transcript.path.with_suffix("") / "tool-results"
         view = WorkspaceView(
-            [root, *extra, spill], self._edit_sink_factory(), self.documents, self.editor
+            [root, *extra, transcript.spill_dir],
+            self._edit_sink_factory(),
+            self.documents,
+            self.editor,
         )
         session = AgentSession(session_id, root, settings, provider, view, self._sink, transcript)
         self.sessions[session_id] = session

@@ -18,9 +18,12 @@ from agentls.config import Settings
 from agentls.context.budget import context_window_for
 from agentls.context.memory import find_memory_files, memory_prompt
 from agentls.context.prompt import Attachment, system_prompt, user_context
-from agentls.errors import InvalidParams, UnknownPermissionRequest
+from agentls.context.results import write_spill_file
+from agentls.context.window import ContextWindow, overhead_tokens
+from agentls.errors import AgentError, InvalidParams, SessionBusy, UnknownPermissionRequest
 from agentls.events import (
     AskUserRequest,
+    Compaction,
     LoopEvent,
     MessageCompleted,
     PermissionRequest,
@@ -29,6 +32,7 @@ from agentls.events import (
     TurnCompleted,
     TurnStarted,
 )
+from agentls.loop.compaction import CompactionFailed, compact
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, TextBlock, new_id
@@ -94,6 +98,7 @@ class AgentSession:
         memory = memory_prompt(find_memory_files(root, cwd, settings.home))
         # Built once: the system prompt must stay byte-identical for the whole session.
         self.system = system_prompt(settings.append_system_prompt, memory)
+        self.context = self._context_window()
         self._sink = sink
         self._seq = 0
         self._queue: deque[_Turn] = deque()
@@ -228,6 +233,7 @@ class AgentSession:
         """Switch model (and maybe provider); takes effect from the next model call."""
         self.settings = settings
         self.provider = provider
+        self.context = self._context_window()
 
     async def close(self) -> None:
         """Abort everything, wait for the turn to settle, close the transcript."""
@@ -278,7 +284,7 @@ class AgentSession:
         async for event in run_turn(state, deps):
             self._on_event(event, turn.turn_id)
 
-    def _deps(self, turn: _Turn) -> LoopDeps:
+    def _deps(self, turn: _Turn | None) -> LoopDeps:
         settings = self.settings
         context = ToolContext(self.workspace, self.read_cache, self.cwd, data=self.data)
         return LoopDeps(
@@ -296,12 +302,50 @@ class AgentSession:
                 nudge_limit=settings.nudge_limit,
                 idle_timeout=settings.idle_timeout,
                 read_concurrency=settings.read_concurrency,
-                context_window=context_window_for(self.model, settings.context_window),
+                context_window=self.context.window,
             ),
-            abort=turn.abort,
+            abort=turn.abort if turn is not None else asyncio.Event(),
             take_steering=self._take_steering,
             journal=self.transcript,
+            context=self.context,
         )
+
+    def _context_window(self) -> ContextWindow:
+        window = context_window_for(self.model, self.settings.context_window)
+        prompt = self.system.static + self.system.dynamic
+        spill = write_spill_file(self.transcript.spill_dir)
+        return ContextWindow(window, overhead_tokens(prompt, self.registry.specs()), spill=spill)
+
+    async def compact(self, instructions: str | None) -> tuple[int, int]:
+        """Summarise the history now (agent/compact); SessionBusy while a turn runs."""
+        if self.busy:
+            raise SessionBusy(
+                f"Session {self.id} is running a turn; compact when it has finished, "
+                "or abort it first."
+            )
+        try:
+            compacted = await compact(
+                self.history,
+                self._deps(None),
+                self.context,
+                summarize=True,
+                instructions=instructions,
+            )
+        except CompactionFailed as exc:
+            raise AgentError(f"Compaction failed: {exc}") from exc
+        self.history[:] = compacted.messages
+        self.transcript.append_boundary(
+            self.history,
+            {
+                "trigger": "manual",
+                "tokensBefore": compacted.tokens_before,
+                "tokensAfter": compacted.tokens_after,
+                "steps": list(compacted.steps),
+            },
+        )
+        self.context.compacted()
+        self._emit(Compaction("manual", compacted.tokens_before, compacted.tokens_after), None)
+        return compacted.tokens_before, compacted.tokens_after
 
     def _take_steering(self) -> list[str]:
         taken, self._steering = self._steering, []

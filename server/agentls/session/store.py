@@ -42,6 +42,11 @@ class Transcript:
     def meta_path(self) -> Path:
         return meta_path(self.path)
 
+    @property
+    def spill_dir(self) -> Path:
+        """Where the session's oversized tool results are written (readable by Read)."""
+        return self.path.with_suffix("") / "tool-results"
+
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as a line, stamped with the time."""
         if self._handle is None:
@@ -249,4 +254,3 @@ def _meta(path: Path, head: dict[str, Any]) -> SessionMeta:
             provider=head.get("provider"),
             model=head.get("model"),
         )
-

@@ -547,9 +547,8 @@ class ValidateDataTool:
         """`Valid: …`, or every error by path (capped), for the (selected) data."""
         value = select(ctx, args.expression)
         errors = validation_errors(args.json_schema, value)
-        what = f"{_subject(args.expression)} ({brief(value)})"
-        if value is None:
-            what += f"; {NULL_RESULT}"
+        shape = "null: the expression matched nothing" if value is None else brief(value)
+        what = f"{_subject(args.expression)} ({shape})"
         if not errors:
             return ToolOutput(f"Valid: the data matches the schema. Validated {what}.")
         lines = [f"Invalid: {_plural(len(errors), 'error')} validating {what}:"]

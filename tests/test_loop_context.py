@@ -7,14 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from replay_server import (
-    ReplayServer,
-    anthropic_text_turn,
-    fixture_response,
-    openai_text_turn,
-)
-from test_loop import completed, drive, make_deps
-
 from agentls.context.budget import BudgetThresholds
 from agentls.context.results import write_spill_file
 from agentls.context.window import CompactionSettings, ContextWindow, overhead_tokens
@@ -23,6 +15,13 @@ from agentls.loop.history import pairing_problems
 from agentls.messages import Message, TextBlock, user_text
 from agentls.providers.anthropic import AnthropicProvider
 from agentls.providers.openai_compat import OpenAIProvider
+from replay_server import (
+    ReplayServer,
+    anthropic_text_turn,
+    fixture_response,
+    openai_text_turn,
+)
+from test_loop import completed, drive, make_deps
 
 SUMMARY = {"text": "<summary>1. Task: answer questions about the notes.</summary>"}
 

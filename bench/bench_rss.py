@@ -34,17 +34,11 @@ from replay_server import (
     ReplayServer,
     ScriptedResponse,
     ToolCall,
-    _Handler,
     anthropic_text_turn,
     anthropic_tool_turn,
     openai_text_turn,
     openai_tool_turn,
 )
-
-# The replay handler writes each SSE chunk with its own send(); with Nagle on, every model
-# call stalls ~40 ms on the client's delayed ACK. Set TCP_NODELAY (in this process only)
-# so per-turn times show the daemon, not the fake server.
-_Handler.disable_nagle_algorithm = True
 
 SECTION = "5 memory (RSS)"
 ANSWER = "PORT is 8000, set in app.py."

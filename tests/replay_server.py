@@ -553,6 +553,8 @@ def exhausted_response() -> ScriptedResponse:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # One send per SSE frame: without TCP_NODELAY, Nagle holds each frame ~40 ms.
+    disable_nagle_algorithm = True
     server: _HTTPServer
     # A kept-alive connection the SDK never reuses must not pin a thread forever.
     timeout = 60

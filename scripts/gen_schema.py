@@ -42,7 +42,7 @@ except ImportError:  # run from a checkout without the package installed
 from pydantic import BaseModel, ConfigDict, TypeAdapter  # noqa: E402
 from pydantic.json_schema import JsonSchemaMode, models_json_schema  # noqa: E402
 
-from agentls import api  # noqa: E402
+from agentls import PROTOCOL_VERSION, api  # noqa: E402
 from agentls.events import LoopEvent  # noqa: E402
 from agentls.wire import camel  # noqa: E402
 
@@ -109,7 +109,7 @@ def request_schema() -> JsonObject:
     return {
         "$schema": DRAFT,
         "$comment": GENERATED_BY,
-        "title": f"agentls protocol {api.PROTOCOL_VERSION}: client requests and notifications",
+        "title": f"agentls protocol {PROTOCOL_VERSION}: client requests and notifications",
         "description": (
             "`requests` maps each method to its params and result, `notifications` each "
             "client notification to its params, as references into `$defs`. Params are what "
@@ -212,7 +212,7 @@ def event_schema() -> JsonObject:
     return {
         "$schema": DRAFT,
         "$comment": GENERATED_BY,
-        "title": f"agentls protocol {api.PROTOCOL_VERSION}: agent/event params",
+        "title": f"agentls protocol {PROTOCOL_VERSION}: agent/event params",
         "description": (
             "One `agent/event` notification's params: one of the event types, told apart by "
             "`type`. Every event carries `sessionId` and `seq` (per session, 1 for the first "

@@ -103,3 +103,10 @@ def test_the_daemon_path_to_initialize_imports_no_provider_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_light_server_registers_every_request_of_the_contract() -> None:
+    from agentls import api
+    from agentls.lsp.server import AGENT_REQUESTS
+
+    assert set(AGENT_REQUESTS) == set(api.REQUESTS)

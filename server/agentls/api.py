@@ -13,7 +13,6 @@ from pydantic.alias_generators import to_camel
 
 PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 ProviderName = Literal["anthropic", "openai", "scripted"]
-PROTOCOL_VERSION = 1
 
 
 class WireModel(BaseModel):

@@ -1,24 +1,24 @@
-"""agent/* over LSP framing: thin handlers that validate params, call the session layer,
-and send loop events as `agent/event` notifications.
+"""agent/* over LSP framing: the light half of the daemon.
 
-pygls is kept at arm's length: params stay plain dicts (validated by pydantic models in
-agentls.api), every failure becomes a JSON-RPC error without a traceback, and malformed
-input is answered instead of dropped.
+It answers `initialize` with nothing but pygls loaded. The core (sessions, loop, tools,
+pydantic models, and then the provider SDK) is imported in a background thread once the
+client is initialized; a request that arrives first simply waits for it. Params stay plain
+dicts, every failure becomes a JSON-RPC error without a traceback, and malformed input is
+answered instead of dropped.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import asyncio
+import importlib
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import cattrs
 from lsprotocol import types as lsp
-from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -29,21 +29,32 @@ from pygls.protocol import (
     default_converter,
 )
 from pygls.protocol.language_server import lsp_method
-from pygls.uris import to_fs_path
 
-from agentls import __version__, api
-from agentls.config import load_settings
-from agentls.context.prompt import Attachment
-from agentls.errors import AgentError, InvalidParams
-from agentls.lsp.edit_sink import LspEditSink
-from agentls.providers.factory import preload_sdk
-from agentls.session.manager import SessionManager
-from agentls.wire import to_wire
-from agentls.workspace.view import OpenDocument, Position, Range
+from agentls import PROTOCOL_VERSION, __version__
+from agentls.errors import AgentError
+from agentls.lsp.paths import uri_path
+from agentls.workspace.view import EditorState, OpenDocument
+
+if TYPE_CHECKING:
+    from agentls.lsp.handlers import AgentHandlers
 
 log = logging.getLogger(__name__)
-P = TypeVar("P", bound=BaseModel)
 EVENT_METHOD = "agent/event"
+# The requests of agentls.api.REQUESTS, named here so registering them needs no core import
+# (a test keeps the two lists equal).
+AGENT_REQUESTS = (
+    "agent/newSession",
+    "agent/submitMessage",
+    "agent/abort",
+    "agent/respondPermission",
+    "agent/respondAskUser",
+    "agent/listSessions",
+    "agent/resumeSession",
+    "agent/compact",
+    "agent/closeSession",
+    "agent/setPermissionMode",
+    "agent/setModel",
+)
 
 
 def json_converter() -> cattrs.Converter:
@@ -90,7 +101,7 @@ class AgentProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {
             "agentls": {
-                "protocolVersion": api.PROTOCOL_VERSION,
+                "protocolVersion": PROTOCOL_VERSION,
                 "version": __version__,
                 "events": EVENT_METHOD,
                 "deliveries": ["queue", "steer", "interrupt"],
@@ -109,7 +120,7 @@ def _cattrs_detail(exc: Exception) -> str:
 
 
 class AgentServer(LanguageServer):
-    """The daemon: one pygls server, one SessionManager."""
+    """The daemon: one pygls server; editor state here, everything else in the core."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -119,10 +130,32 @@ class AgentServer(LanguageServer):
             converter_factory=json_converter,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
         )
-        self.sessions = SessionManager(self._send_event, lambda: LspEditSink(self))
+        # Buffers and editor state arrive from the first moment; sessions share them.
+        self.documents: dict[Path, OpenDocument] = {}
+        self.editor = EditorState()
+        self.client_options: dict[str, Any] = {}
+        self.workspace_roots: list[Path] = []
+        self._handlers: AgentHandlers | None = None
+        self._loading: asyncio.Task[AgentHandlers] | None = None
 
-    def _send_event(self, payload: dict[str, Any]) -> None:
+    def send_event(self, payload: dict[str, Any]) -> None:
         self.protocol.notify(EVENT_METHOD, payload)
+
+    async def handlers(self) -> AgentHandlers:
+        """The core, imported off the event loop the first time it is needed."""
+        if self._handlers is not None:
+            return self._handlers
+        if self._loading is None:
+            self._loading = asyncio.get_running_loop().create_task(self._load())
+        return await asyncio.shield(self._loading)
+
+    async def _load(self) -> AgentHandlers:
+        module = await asyncio.to_thread(importlib.import_module, "agentls.lsp.handlers")
+        handlers: AgentHandlers = module.AgentHandlers(
+            self, self.documents, self.editor, self.client_options, self.workspace_roots
+        )
+        self._handlers = handlers
+        return handlers
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log instead of popping up editor messages; answer unparsable input with -32700."""
@@ -142,108 +175,64 @@ class AgentServer(LanguageServer):
         )
 
 
-def request(
-    server: AgentServer, method: str
-) -> Callable[[Callable[[Any], Awaitable[BaseModel]]], None]:
-    """Register a handler for `method` with validated params and a sanitised error path."""
-    params_model, _result_model = api.REQUESTS[method]
-
-    def register(handler: Callable[[Any], Awaitable[BaseModel]]) -> None:
-        async def run(params: Any) -> Any:
-            parsed = _validate(params_model, params, method)
-            try:
-                result = await handler(parsed)
-            except AgentError as exc:
-                raise JsonRpcException(exc.message, exc.code, exc.data) from None
-            except JsonRpcException:
-                raise
-            except Exception as exc:
-                log.exception("%s failed", method)
-                message = f"{method} failed: {type(exc).__name__}: {exc}"
-                raise JsonRpcException(message, -32603) from None
-            return result.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-        server.feature(method)(run)
-
-    return register
-
-
-def _validate(model: type[P], params: Any, method: str) -> P:
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise JsonRpcInvalidParams(f"Invalid params for {method}: params must be an object")
-    try:
-        return model.model_validate(params)
-    except ValidationError as exc:
-        errors = [
-            {"field": ".".join(str(p) for p in err["loc"]), "message": err["msg"]}
-            for err in exc.errors(include_url=False)
-        ]
-        summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        raise JsonRpcInvalidParams(f"Invalid params for {method}: {summary}", data=errors) from None
-
-
-def _path(uri: str) -> Path:
-    if not uri.startswith("file:"):
-        raise InvalidParams(f"{uri!r} is not a file:// URI")
-    fs_path = to_fs_path(uri)
-    if fs_path is None:
-        raise InvalidParams(f"{uri!r} is not a file:// URI")
-    return Path(os.path.realpath(fs_path))
-
-
-def _iso(timestamp: float) -> str:
-    moment = dt.datetime.fromtimestamp(timestamp, dt.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _range(r: api.WireRange) -> Range:
-    return Range(Position(r.start.line, r.start.character), Position(r.end.line, r.end.character))
-
-
 def build_server() -> AgentServer:
     """The daemon with every handler registered."""
     server = AgentServer()
-    manager = server.sessions
-
-    @server.feature(lsp.INITIALIZE)
-    def on_initialize(params: lsp.InitializeParams) -> None:
-        options = params.initialization_options
-        manager.client_options = dict(options) if isinstance(options, dict) else {}
-        folders = [f.uri for f in params.workspace_folders or []] or (
-            [params.root_uri] if params.root_uri else []
-        )
-        manager.workspace_roots = [_path(uri) for uri in folders if uri.startswith("file:")]
-
-    @server.feature(lsp.INITIALIZED)
-    def on_initialized(_params: lsp.InitializedParams) -> None:
-        cwd = manager.workspace_roots[0] if manager.workspace_roots else Path.cwd()
-        problems: list[str] = []
-        settings = load_settings(cwd, os.environ, manager.client_options, problems)
-        for problem in problems:
-            log.warning("settings: %s", problem)
-        preload_sdk(settings)
-
-    @server.feature(lsp.SHUTDOWN)
-    async def on_shutdown(_params: Any) -> None:
-        await manager.close_all()
-
+    _register_lifecycle(server)
     _register_documents(server)
-    _register_agent_requests(server)
+    for method in AGENT_REQUESTS:
+        _register_request(server, method)
     return server
 
 
-def _register_documents(server: AgentServer) -> None:
-    manager = server.sessions
+def _register_request(server: AgentServer, method: str) -> None:
+    async def run(params: Any) -> Any:
+        handlers = await server.handlers()
+        return await handlers.dispatch(method, params)
 
+    server.feature(method)(run)
+
+
+def _register_lifecycle(server: AgentServer) -> None:
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(params: lsp.InitializeParams) -> None:
+        options = params.initialization_options
+        server.client_options.update(options if isinstance(options, dict) else {})
+        folders = [f.uri for f in params.workspace_folders or []] or (
+            [params.root_uri] if params.root_uri else []
+        )
+        server.workspace_roots[:] = [uri_path(uri) for uri in folders if uri.startswith("file:")]
+
+    @server.feature(lsp.INITIALIZED)
+    async def on_initialized(_params: lsp.InitializedParams) -> None:
+        await server.handlers()
+        await asyncio.to_thread(_preload_sdk, server)
+
+    @server.feature(lsp.SHUTDOWN)
+    async def on_shutdown(_params: Any) -> None:
+        if server._handlers is not None:
+            await server._handlers.shutdown()
+
+
+def _preload_sdk(server: AgentServer) -> None:
+    """Import the configured provider's SDK now, so the first session does not wait."""
+    from agentls.config import load_settings
+    from agentls.providers.factory import import_sdk
+
+    cwd = server.workspace_roots[0] if server.workspace_roots else Path.cwd()
+    problems: list[str] = []
+    settings = load_settings(cwd, os.environ, server.client_options, problems)
+    for problem in problems:
+        log.warning("settings: %s", problem)
+    import_sdk(settings)
+
+
+def _register_documents(server: AgentServer) -> None:
     def sync(uri: str) -> None:
-        if not uri.startswith("file:"):
-            return
         doc = server.workspace.text_documents.get(uri)
-        if doc is not None:
-            path = _path(uri)
-            manager.documents[path] = OpenDocument(
+        if doc is not None and uri.startswith("file:"):
+            path = uri_path(uri)
+            server.documents[path] = OpenDocument(
                 path, doc.source, doc.version or 0, doc.language_id or ""
             )
 
@@ -258,128 +247,13 @@ def _register_documents(server: AgentServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
         if params.text_document.uri.startswith("file:"):
-            manager.documents.pop(_path(params.text_document.uri), None)
+            server.documents.pop(uri_path(params.text_document.uri), None)
 
     @server.feature("agent/didChangeEditorState")
-    def editor_state(params: Any) -> None:
+    async def editor_state(params: Any) -> None:
         try:
-            state = _validate(api.EditorStateParams, params, "agent/didChangeEditorState")
-            editor = manager.editor
-            if state.active_uri is not None:
-                editor.active_path = _path(state.active_uri)
-            if state.selections is not None:
-                editor.selections = [_range(r) for r in state.selections]
-            if state.visible_ranges is not None:
-                editor.visible_ranges = [_range(r) for r in state.visible_ranges]
-        except (JsonRpcException, AgentError) as exc:
+            handlers = await server.handlers()
+        except AgentError as exc:
             log.warning("agent/didChangeEditorState ignored: %s", exc)
-
-
-def _register_agent_requests(server: AgentServer) -> None:
-    manager = server.sessions
-
-    @request(server, "agent/newSession")
-    async def new_session(p: api.NewSessionParams) -> api.NewSessionResult:
-        cwd = Path(p.cwd) if p.cwd else None
-        overrides = p.model_dump(
-            by_alias=True,
-            exclude_none=True,
-            include={
-                "provider",
-                "model",
-                "permission_mode",
-                "max_turns",
-                "append_system_prompt",
-                "script",
-                "request_log",
-            },
-        )
-        session = await manager.create(cwd, overrides)
-        return api.NewSessionResult(
-            session_id=session.id,
-            model=session.model,
-            tools=session.registry.names(),
-            permission_mode=session.gate.mode,
-        )
-
-    @request(server, "agent/submitMessage")
-    async def submit_message(p: api.SubmitMessageParams) -> api.SubmitMessageResult:
-        session = manager.get(p.session_id)
-        attachments = [
-            Attachment(_path(a.uri), _range(a.range) if a.range else None)
-            for a in p.attachments or []
-        ]
-        turn_id, queued = session.submit(
-            p.text, data=p.data, intent=p.intent, attachments=attachments, delivery=p.delivery
-        )
-        return api.SubmitMessageResult(turn_id=turn_id, queued=queued)
-
-    @request(server, "agent/abort")
-    async def abort(p: api.AbortParams) -> api.AbortResult:
-        return api.AbortResult(aborted=manager.get(p.session_id).abort(p.turn_id))
-
-    @request(server, "agent/respondPermission")
-    async def respond_permission(p: api.RespondPermissionParams) -> api.EmptyResult:
-        manager.get(p.session_id).respond_permission(
-            p.request_id, p.option_id, p.message, p.updated_input
-        )
-        return api.EmptyResult()
-
-    @request(server, "agent/listSessions")
-    async def list_sessions(p: api.ListSessionsParams) -> api.ListSessionsResult:
-        metas, cursor = manager.list(Path(p.cwd) if p.cwd else None, p.cursor, p.limit)
-        sessions = [
-            api.SessionInfo(
-                session_id=m.session_id,
-                title=m.title,
-                cwd=m.cwd,
-                created_at=_iso(m.created_at),
-                updated_at=_iso(m.updated_at),
-                turns=m.turns,
-            )
-            for m in metas
-        ]
-        return api.ListSessionsResult(sessions=sessions, next_cursor=cursor)
-
-    @request(server, "agent/resumeSession")
-    async def resume_session(p: api.ResumeSessionParams) -> api.ResumeSessionResult:
-        overrides = p.model_dump(
-            by_alias=True, exclude_none=True, include={"script", "request_log"}
-        )
-        session, display = await manager.resume(p.session_id, overrides)
-        messages = [
-            api.DisplayMessage(message_id=m.id, role=m.role, content=to_wire(list(m.content)))
-            for m in display
-        ]
-        return api.ResumeSessionResult(
-            session_id=session.id,
-            messages=messages,
-            model=session.model,
-            tools=session.registry.names(),
-            permission_mode=session.gate.mode,
-        )
-
-    @request(server, "agent/compact")
-    async def compact(p: api.CompactParams) -> api.CompactResult:
-        before, after = await manager.get(p.session_id).compact(p.instructions)
-        return api.CompactResult(tokens_before=before, tokens_after=after)
-
-    @request(server, "agent/respondAskUser")
-    async def respond_ask_user(p: api.RespondAskUserParams) -> api.EmptyResult:
-        manager.get(p.session_id).respond_ask_user(p.request_id, p.answer)
-        return api.EmptyResult()
-
-    @request(server, "agent/closeSession")
-    async def close_session(p: api.SessionParams) -> api.EmptyResult:
-        await manager.close(p.session_id)
-        return api.EmptyResult()
-
-    @request(server, "agent/setPermissionMode")
-    async def set_permission_mode(p: api.SetPermissionModeParams) -> api.EmptyResult:
-        manager.get(p.session_id).set_permission_mode(p.permission_mode)
-        return api.EmptyResult()
-
-    @request(server, "agent/setModel")
-    async def set_model(p: api.SetModelParams) -> api.EmptyResult:
-        await manager.set_model(p.session_id, p.model, p.provider)
-        return api.EmptyResult()
+            return
+        handlers.editor_state(params)

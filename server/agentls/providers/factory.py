@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import threading
 
 from agentls.config import Settings
 from agentls.errors import ProviderNotConfigured
@@ -40,13 +39,8 @@ def make_provider(settings: Settings) -> Provider:
     return OpenAIProvider(settings.openai_api_key, settings.openai_base_url)
 
 
-def preload_sdk(settings: Settings) -> threading.Thread | None:
-    """Import the configured provider's SDK in a background thread (it takes ~0.5–1 s)."""
+def import_sdk(settings: Settings) -> None:
+    """Import the configured provider's SDK (0.5–1 s): callers run it off the event loop."""
     module = _SDK_MODULES.get(settings.resolved_provider() or "")
-    if module is None:
-        return None
-    thread = threading.Thread(
-        target=importlib.import_module, args=(module,), name="sdk-preload", daemon=True
-    )
-    thread.start()
-    return thread
+    if module is not None:
+        importlib.import_module(module)

@@ -35,10 +35,12 @@ class SessionManager:
         sink: EventSink,
         edit_sink_factory: Callable[[], EditSink | None] = lambda: None,
         env: Mapping[str, str] | None = None,
+        documents: dict[Path, OpenDocument] | None = None,
+        editor: EditorState | None = None,
     ) -> None:
         self.sessions: dict[str, AgentSession] = {}
-        self.documents: dict[Path, OpenDocument] = {}
-        self.editor = EditorState()
+        self.documents: dict[Path, OpenDocument] = {} if documents is None else documents
+        self.editor = EditorState() if editor is None else editor
         self.client_options: dict[str, Any] = {}
         self.workspace_roots: list[Path] = []
         self.problems: list[str] = []

@@ -439,8 +439,13 @@ class OpenAIProvider:
         fold = ChunkFold()
         request_id: str | None = None
         try:
+            params = build_params(request)
+            # The SDK's type-driven transform walks every message on every call (about
+            # 230 µs a message, on the event loop); these params are plain JSON already,
+            # so the large lists travel in extra_body, which is sent as it is.
+            bulk = {key: params.pop(key) for key in ("messages", "tools") if key in params}
             chunks: openai.AsyncStream[Any] = await self._client.chat.completions.create(
-                stream=True, **build_params(request)
+                stream=True, messages=[], extra_body=bulk, **params
             )
             request_id = chunks.response.headers.get("x-request-id")
             async with chunks:

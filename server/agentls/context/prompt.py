@@ -42,6 +42,11 @@ make `old_string` unique, or set `replace_all`.
 - Write: create a file, or overwrite one you have read.
 - Bash: run a shell command in the working directory (tests, builds, git). Avoid \
 interactive commands; prefer the dedicated tools for reading and searching files.
+- QueryData, SummarizeData, ValidateData: work with the structured data the caller handed \
+you (JMESPath queries, shape and statistics, JSON Schema validation). Use them instead of \
+reading large data by eye.
+- AskUser: ask the user a question, with optional choices. Only when you cannot go on \
+without their input.
 Independent read-only calls (Read, Glob, Grep) may be issued together in one response: \
 they run in parallel. Edits run one at a time, in order.
 
@@ -98,11 +103,25 @@ def user_context(
     parts.extend(_editor_parts(view, cwd))
     parts.extend(_attachment_parts(view, cwd, attachments))
     if data is not None:
-        rendered = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False)
-        parts.append(f"<structuredData>\n{escape(rendered)}\n</structuredData>")
+        parts.append(f"<structuredData>\n{escape(_render_data(data))}\n</structuredData>")
     if intent:
         parts.append(f"<userIntent>{escape(intent)}</userIntent>")
     return "<userContext>\n" + "\n".join(parts) + "\n</userContext>"
+
+
+DATA_PREVIEW_CHARS = 20_000
+
+
+def _render_data(data: Any) -> str:
+    """The caller's data as JSON; large data is cut, since the data tools reach all of it."""
+    rendered = json.dumps(data, ensure_ascii=False, indent=2)
+    if len(rendered) <= DATA_PREVIEW_CHARS:
+        return rendered
+    return (
+        rendered[:DATA_PREVIEW_CHARS]
+        + f"\n… (structured data truncated: {DATA_PREVIEW_CHARS:,} of {len(rendered):,} "
+        "characters shown; use SummarizeData and QueryData to see all of it)"
+    )
 
 
 def git_status(cwd: Path) -> str:

@@ -51,7 +51,8 @@ async def compact(
 ) -> Compacted:
     """A smaller history; cheap steps first unless `summarize` asks for the summary."""
     settings = window.settings
-    before = window.budget.estimate(messages)
+    # Before and after are estimated alike, so the numbers compare.
+    before = _fresh(window, messages)
     current = list(messages)
     steps: list[str] = []
     if not summarize:

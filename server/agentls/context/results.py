@@ -11,14 +11,13 @@ the cached prompt prefix stays stable once a stub is in the history.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentls.messages import ToolResultBlock
+from agentls.workspace.view import write_atomically
 
 Spill = Callable[[str, str], Path]
 
@@ -102,9 +101,8 @@ def write_spill_file(directory: Path) -> Spill:
     """A spill function that saves each result as `directory/<tool_use_id>.txt`."""
 
     def spill(tool_use_id: str, content: str) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
         target = directory / f"{spill_file_stem(tool_use_id)}.txt"
-        _write_atomically(target, content)
+        write_atomically(target, content, errors="replace")
         return target
 
     return spill
@@ -118,14 +116,3 @@ def spill_file_stem(tool_use_id: str) -> str:
     digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{clean or 'result'}-{digest}"
 
-
-def _write_atomically(target: Path, content: str) -> None:
-    """Write to a temporary file in the same directory, then rename it into place."""
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as handle:
-            handle.write(content)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

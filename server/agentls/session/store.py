@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from typing import IO, Any
 
 from agentls.loop.history import repair_pairing
 from agentls.messages import Message, message_from_dict, message_to_dict
+from agentls.workspace.view import write_atomically
 
 log = logging.getLogger(__name__)
 TITLE_LENGTH = 80
@@ -148,10 +147,7 @@ def meta_path(transcript: Path) -> Path:
 
 def write_meta(path: Path, meta: SessionMeta) -> None:
     """Replace the listing entry atomically."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".meta-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(meta.to_json(), handle)
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(meta.to_json()))
 
 
 def title_from(text: str) -> str:

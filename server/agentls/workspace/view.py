@@ -64,13 +64,13 @@ class EditSink(Protocol):
         """Apply the edit or raise EditRejected."""
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, errors: str = "strict") -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=errors, newline="") as handle:
             handle.write(text)
         if mode is not None:
             os.chmod(tmp, mode)

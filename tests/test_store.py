@@ -32,7 +32,7 @@ def test_history_starts_at_the_last_boundary_and_display_keeps_everything(tmp_pa
     for message in old:
         transcript.append_message(message, "t1")
     summary = user_text("[Conversation compacted: summary]")
-    transcript.append_boundary([summary], {"trigger": "manual"})
+    transcript.record_compaction([summary], {"trigger": "manual"})
     later = user_text("two")
     transcript.append_message(later, "t2")
     loaded = load_transcript(transcript.path)

@@ -115,4 +115,3 @@ def spill_file_stem(tool_use_id: str) -> str:
         return clean
     digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{clean or 'result'}-{digest}"
-

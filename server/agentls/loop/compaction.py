@@ -22,6 +22,7 @@ from agentls.context.compact import (
     summary_request,
 )
 from agentls.context.window import ContextWindow
+from agentls.events import Compaction
 from agentls.loop.deps import LoopDeps
 from agentls.messages import Message
 from agentls.providers.base import ModelRequest, ProviderError, TextDelta, ToolUseStart
@@ -75,6 +76,23 @@ async def compact(
             f"{window.budget.window:,}: the latest turn alone is too large."
         )
     return Compacted(current, before, after, (*steps, "summary"))
+
+
+def apply_compaction(
+    history: list[Message], deps: LoopDeps, compacted: Compacted, trigger: Trigger
+) -> Compaction:
+    """Make `compacted` the history, journal the boundary; returns the event to send."""
+    history[:] = compacted.messages
+    info = {
+        "trigger": trigger,
+        "tokensBefore": compacted.tokens_before,
+        "tokensAfter": compacted.tokens_after,
+        "steps": list(compacted.steps),
+    }
+    deps.journal.record_compaction(history, info)
+    if deps.context is not None:
+        deps.context.compacted()
+    return Compaction(trigger, compacted.tokens_before, compacted.tokens_after)
 
 
 def _fresh(window: ContextWindow, messages: Sequence[Message]) -> int:

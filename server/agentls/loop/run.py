@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentls.events import (
-    Compaction,
     LoopEvent,
     MessageCompleted,
     Notice,
@@ -27,7 +26,7 @@ from agentls.events import (
     UsageEvent,
 )
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
-from agentls.loop.compaction import Compacted, CompactionFailed, Trigger, compact
+from agentls.loop.compaction import CompactionFailed, apply_compaction, compact
 from agentls.loop.deps import LoopDeps, LoopSettings
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.history import pairing_problems, repair_pairing
@@ -350,29 +349,9 @@ async def _prepare_context(
                 return None
             emit(Notice("warning", f"Compaction failed ({exc}); trying again."))
             continue
-        _apply_compaction(state, deps, emit, compacted, "auto")
+        emit(apply_compaction(state.messages, deps, compacted, "auto"))
         state.transitions.append("auto_compact")
         return None
-
-
-def _apply_compaction(
-    state: QueryState,
-    deps: LoopDeps,
-    emit: Callable[[LoopEvent], None],
-    compacted: Compacted,
-    trigger: Trigger,
-) -> None:
-    state.messages[:] = compacted.messages
-    info = {
-        "trigger": trigger,
-        "tokensBefore": compacted.tokens_before,
-        "tokensAfter": compacted.tokens_after,
-        "steps": list(compacted.steps),
-    }
-    deps.journal.record_compaction(state.messages, info)
-    if deps.context is not None:
-        deps.context.compacted()
-    emit(Compaction(trigger, compacted.tokens_before, compacted.tokens_after))
 
 
 async def _stream(
@@ -457,7 +436,7 @@ async def _reactive_compact(
         window.failures += 1
         emit(Notice("warning", f"Compaction after a too-long prompt failed: {failure}"))
         return False
-    _apply_compaction(state, deps, emit, compacted, "reactive")
+    emit(apply_compaction(state.messages, deps, compacted, "reactive"))
     state.transitions.append("reactive_compact_retry")
     return True
 

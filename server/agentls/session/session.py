@@ -23,7 +23,6 @@ from agentls.context.window import ContextWindow, overhead_tokens
 from agentls.errors import AgentError, InvalidParams, SessionBusy, UnknownPermissionRequest
 from agentls.events import (
     AskUserRequest,
-    Compaction,
     LoopEvent,
     MessageCompleted,
     PermissionRequest,
@@ -32,7 +31,7 @@ from agentls.events import (
     TurnCompleted,
     TurnStarted,
 )
-from agentls.loop.compaction import CompactionFailed, compact
+from agentls.loop.compaction import CompactionFailed, apply_compaction, compact
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, TextBlock, new_id
@@ -323,28 +322,18 @@ class AgentSession:
                 f"Session {self.id} is running a turn; compact when it has finished, "
                 "or abort it first."
             )
+        deps = self._deps(None)
         try:
             compacted = await compact(
                 self.history,
-                self._deps(None),
+                deps,
                 self.context,
                 summarize=True,
                 instructions=instructions,
             )
         except CompactionFailed as exc:
             raise AgentError(f"Compaction failed: {exc}") from exc
-        self.history[:] = compacted.messages
-        self.transcript.append_boundary(
-            self.history,
-            {
-                "trigger": "manual",
-                "tokensBefore": compacted.tokens_before,
-                "tokensAfter": compacted.tokens_after,
-                "steps": list(compacted.steps),
-            },
-        )
-        self.context.compacted()
-        self._emit(Compaction("manual", compacted.tokens_before, compacted.tokens_after), None)
+        self._emit(apply_compaction(self.history, deps, compacted, "manual"), None)
         return compacted.tokens_before, compacted.tokens_after
 
     def _take_steering(self) -> list[str]:

@@ -70,10 +70,6 @@ class Transcript:
         self.append_message(message, turn_id)
 
     def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None:
-        """The loop's Journal seam."""
-        self.append_boundary(history, info)
-
-    def append_boundary(self, history: Sequence[Message], info: dict[str, Any]) -> None:
         """A compaction: the boundary, then the whole history the model sees from now on."""
         self.append({"type": "compact_boundary", **info})
         for message in history:

@@ -137,3 +137,47 @@ async def test_resume_of_an_unknown_session_is_1001(tmp_path: Path) -> None:
             with pytest.raises(JsonRpcException) as error:
                 await client.request("agent/resumeSession", {"sessionId": bad})
             assert error.value.code == 1001
+
+
+async def test_session_state_survives_a_crash_and_is_recapped(tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    first = [
+        {
+            "tool_calls": [
+                {"id": "w", "name": "Write", "input": {"file_path": "out.txt", "content": "1"}}
+            ]
+        },
+        {"tool_calls": [{"id": "ask", "name": "AskUser", "input": {"question": "Ship it?"}}]},
+    ]
+    second = [
+        {"tool_calls": [{"id": "q", "name": "QueryData", "input": {"expression": "rows[1]"}}]},
+        {"text": "Row two is b."},
+    ]
+    async with running_daemon(tmp_path) as client:
+        session = await client.new_session(
+            tmp_path, provider="scripted", script=first, permissionMode="bypassPermissions"
+        )
+        sid = session["sessionId"]
+        await client.request(
+            "agent/submitMessage",
+            {"sessionId": sid, "text": "go", "data": {"rows": ["a", "b"]}, "intent": "ship"},
+        )
+        await client.events.wait_for(lambda e: e["type"] == "ask_user")
+        process = client._server
+        assert process is not None
+        os.kill(process.pid, signal.SIGKILL)
+        await asyncio.wait_for(process.wait(), 10)
+        client.capabilities = None
+    async with running_daemon(tmp_path) as client:
+        await client.request(
+            "agent/resumeSession", {"sessionId": sid, "script": second, "requestLog": str(log)}
+        )
+        _turn, done = await client.run_turn(sid, "well?")
+        assert done["stopReason"] == "end_turn"
+    requests = read_requests(log)
+    assert paired(requests[0])
+    context = requests[0]["messages"][-1]["content"][0]["text"]
+    assert "<completedSteps>" in context and "Write out.txt" in context
+    assert "<unansweredQuestions>" in context and "Ship it?" in context
+    result = requests[1]["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "q" and '"b"' in result["content"]

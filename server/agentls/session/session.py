@@ -17,7 +17,7 @@ from typing import Any, Literal
 from agentls.config import Settings
 from agentls.context.budget import context_window_for
 from agentls.context.memory import find_memory_files, memory_prompt
-from agentls.context.prompt import Attachment, system_prompt, user_context
+from agentls.context.prompt import Attachment, Recap, system_prompt, user_context
 from agentls.context.results import write_spill_file
 from agentls.context.window import ContextWindow, overhead_tokens
 from agentls.errors import AgentError, InvalidParams, SessionBusy, UnknownPermissionRequest
@@ -110,6 +110,8 @@ class AgentSession:
         self._options: dict[str, tuple[str, ...]] = {}
         # Calls that change something, by id, until they finish: finished ones become steps.
         self._changing_calls: dict[str, str] = {}
+        # Set by restore: the next turn tells the model what was done and left unanswered.
+        self._resumed = False
 
     def restore(self, history: list[Message], state: dict[str, Any]) -> None:
         """Take over a resumed session's history and state (before any turn runs)."""
@@ -117,6 +119,8 @@ class AgentSession:
         self.data.structured_data = state.get("structuredData")
         self.data.user_intent = state.get("userIntent")
         self.data.completed_steps[:] = list(state.get("completedSteps") or [])
+        self.data.pending_questions[:] = list(state.get("pendingQuestions") or [])
+        self._resumed = True
 
     @property
     def model(self) -> str:
@@ -207,11 +211,13 @@ class AgentSession:
         self._questions[request.request_id] = future
         pending = {"requestId": request.request_id, "question": request.question}
         self.data.pending_questions.append(pending)
+        self._save_state()
         try:
             return await future
         finally:
             self._questions.pop(request.request_id, None)
             self.data.pending_questions.remove(pending)
+            self._save_state()
 
     async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
         """The PermissionPrompter seam: park until `respond_permission` answers."""
@@ -264,6 +270,7 @@ class AgentSession:
                 self.data.user_intent = turn.intent
             self._save_state()
         self.transcript.touch(title=title_from(turn.text))
+        recap = self._take_resume_recap()
         context = await asyncio.to_thread(
             user_context,
             self.workspace,
@@ -272,6 +279,7 @@ class AgentSession:
             data=turn.data,
             intent=turn.intent,
             attachments=turn.attachments,
+            recap=recap,
         )
         user = Message("user", (TextBlock(context), TextBlock(turn.text)))
         self._emit(TurnStarted(turn.turn_id, user.id), turn.turn_id)
@@ -368,6 +376,17 @@ class AgentSession:
                 self.data.completed_steps.append(title)
                 self._save_state()
 
+    def _take_resume_recap(self) -> Recap | None:
+        """After a resume: the steps done and the questions a crash or close left open."""
+        if not self._resumed:
+            return None
+        self._resumed = False
+        unanswered = [str(q.get("question", "")) for q in self.data.pending_questions]
+        if unanswered:
+            self.data.pending_questions.clear()
+            self._save_state()
+        return Recap(tuple(self.data.completed_steps), tuple(unanswered))
+
     def _save_state(self) -> None:
         data = self.data
         self.transcript.append(
@@ -377,6 +396,7 @@ class AgentSession:
                     "structuredData": data.structured_data,
                     "userIntent": data.user_intent,
                     "completedSteps": data.completed_steps,
+                    "pendingQuestions": data.pending_questions,
                 },
             }
         )

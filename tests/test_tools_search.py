@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.filters import glob_regex, split_glob
 from agentls.tools.read_cache import FileReadCache
-from agentls.tools.search import GlobInput, GlobTool, GrepInput, GrepTool, glob_regex, split_glob
+from agentls.tools.search import GlobInput, GlobTool, GrepInput, GrepTool
 from agentls.workspace.view import OpenDocument, WorkspaceView
 
 HAVE_RG = shutil.which("rg") is not None

@@ -76,3 +76,17 @@ def test_run_in_accept_edits_mode_writes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "a.txt").read_text() == "x"
     assert "written" in done.stdout
+
+
+def test_run_without_a_terminal_answers_a_question_instead_of_hanging(tmp_path: Path) -> None:
+    script = tmp_path / "script.jsonl"
+    script.write_text(
+        json.dumps({"tool_calls": [{"name": "AskUser", "input": {"question": "Which port?"}}]})
+        + "\n"
+        + json.dumps({"text": "Port 8080 it is."})
+        + "\n"
+    )
+    done = agentls("run", "choose a port", cwd=tmp_path, AGENTLS_SCRIPT=str(script))
+    assert done.returncode == 0, done.stderr
+    assert "? Which port?" in done.stdout
+    assert "Port 8080 it is." in done.stdout

@@ -9,7 +9,6 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -79,8 +78,8 @@ def _run_headless(args: argparse.Namespace) -> int:
         if value is not None:
             overrides[key] = value
     cwd = (args.cwd or Path.cwd()).resolve()
-    answer = _ask_on_terminal if sys.stdin.isatty() else _reject_without_terminal
-    return asyncio.run(_one_turn(cwd, args.prompt, overrides, args.json, answer))
+    answers = Terminal() if sys.stdin.isatty() else NoTerminal()
+    return asyncio.run(_one_turn(cwd, args.prompt, overrides, args.json, answers))
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -99,7 +98,7 @@ def _run_demo(args: argparse.Namespace) -> int:
                 "Make the server honour the PORT variable.",
                 overrides,
                 args.json,
-                _demo_answer,
+                DemoAnswers(),
             )
         )
         if not args.json:
@@ -108,31 +107,54 @@ def _run_demo(args: argparse.Namespace) -> int:
         return code
 
 
-Answerer = Callable[[dict[str, Any]], str]
+class Answers:
+    """How a headless turn answers permission requests and AskUser questions."""
+
+    def permission(self, event: dict[str, Any]) -> str:
+        return "reject_once"
+
+    def question(self, event: dict[str, Any]) -> str:
+        return "(No answer: agentls run has no terminal to ask on. Decide yourself or stop.)"
 
 
-def _demo_answer(event: dict[str, Any]) -> str:
-    return "allow_always"
+class DemoAnswers(Answers):
+    def permission(self, event: dict[str, Any]) -> str:
+        return "allow_always"
 
 
-def _reject_without_terminal(event: dict[str, Any]) -> str:
-    return "reject_once"
+class NoTerminal(Answers):
+    def permission(self, event: dict[str, Any]) -> str:
+        sys.stderr.write(
+            "\n[No terminal to ask on: rejected. Rerun with --permission-mode acceptEdits "
+            "or bypassPermissions.]\n"
+        )
+        return "reject_once"
 
 
-def _ask_on_terminal(event: dict[str, Any]) -> str:
-    choices = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "d": "reject_always"}
-    while True:
-        sys.stderr.write(f"\nAllow {event['title']}? [y]es / [a]lways / [n]o / [d]eny always: ")
-        sys.stderr.flush()
-        reply = sys.stdin.readline().strip().lower()[:1]
-        if reply in choices:
-            return choices[reply]
-        if not reply:
-            return "reject_once"
+class Terminal(Answers):
+    def permission(self, event: dict[str, Any]) -> str:
+        choices = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "d": "reject_always"}
+        while True:
+            reply = _ask(f"Allow {event['title']}? [y]es / [a]lways / [n]o / [d]eny always: ")
+            if reply[:1].lower() in choices:
+                return choices[reply[:1].lower()]
+            if not reply:
+                return "reject_once"
+
+    def question(self, event: dict[str, Any]) -> str:
+        choices = event.get("choices")
+        hint = f" ({' / '.join(choices)})" if choices else ""
+        return _ask(f"{event['question']}{hint}: ")
+
+
+def _ask(prompt: str) -> str:
+    sys.stderr.write("\n" + prompt)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip()
 
 
 async def _one_turn(
-    cwd: Path, prompt: str, overrides: dict[str, Any], as_json: bool, answer: Answerer
+    cwd: Path, prompt: str, overrides: dict[str, Any], as_json: bool, answers: Answers
 ) -> int:
     from agentls.session.manager import SessionManager
 
@@ -144,19 +166,19 @@ async def _one_turn(
         printer.show(event)
         if event["type"] == "permission_request":
             asyncio.get_running_loop().create_task(_answer(event))
+        elif event["type"] == "ask_user":
+            asyncio.get_running_loop().create_task(_reply(event))
         elif event["type"] == "turn_completed" and not done.done():
             done.set_result(event)
 
     async def _answer(event: dict[str, Any]) -> None:
-        option = await asyncio.to_thread(answer, event)
-        if option == "reject_once" and answer is _reject_without_terminal:
-            message = (
-                "No terminal to ask on; rerun with --permission-mode acceptEdits "
-                "or bypassPermissions."
-            )
-            sys.stderr.write(f"\n[{message}]\n")
+        option = await asyncio.to_thread(answers.permission, event)
         printer.show({"type": "permission_answer", "optionId": option})
         manager.get(event["sessionId"]).respond_permission(event["requestId"], option)
+
+    async def _reply(event: dict[str, Any]) -> None:
+        reply = await asyncio.to_thread(answers.question, event)
+        manager.get(event["sessionId"]).respond_ask_user(event["requestId"], reply)
 
     manager = SessionManager(on_event)
     try:
@@ -221,6 +243,11 @@ class _HumanPrinter:
             return f"  {mark} {summary}"
         if kind == "permission_request":
             return f"? permission requested: {event['title']}"
+        if kind == "ask_user":
+            return f"? {event['question']}"
+        if kind == "compaction":
+            before, after = event["tokensBefore"], event["tokensAfter"]
+            return f"[context compacted ({event['trigger']}): {before:,} → {after:,} tokens]"
         if kind == "permission_answer":
             return f"  → {event['optionId']}"
         if kind == "notice":

@@ -93,7 +93,9 @@ class SessionManager:
         """A live session, or one rebuilt from its transcript; also its display history."""
         live = self.sessions.get(session_id)
         if live is not None:
-            return live, list(live.history)
+            # The display history is the whole conversation, as for a closed session.
+            loaded = await asyncio.to_thread(load_transcript, live.transcript.path)
+            return live, loaded.display
         home = self.settings_for(Path.cwd(), {}).home
         path = transcript_path(home, session_id)
         if not _is_session_id(session_id) or not path.is_file():
@@ -154,7 +156,11 @@ class SessionManager:
             self.documents,
             self.editor,
         )
-        session = AgentSession(session_id, root, settings, provider, view, self._sink, transcript)
+        # Memory files are read from the editor's workspace root down to the session's cwd.
+        project = next((r for r in self.workspace_roots if root.is_relative_to(r)), root)
+        session = AgentSession(
+            session_id, root, settings, provider, view, self._sink, transcript, project
+        )
         self.sessions[session_id] = session
         return session
 

@@ -80,6 +80,7 @@ class AgentSession:
         workspace: WorkspaceView,
         sink: EventSink,
         transcript: Transcript,
+        project_root: Path | None = None,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -93,8 +94,7 @@ class AgentSession:
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
         self.transcript = transcript
-        root = workspace.roots[0] if workspace.roots else cwd
-        memory = memory_prompt(find_memory_files(root, cwd, settings.home))
+        memory = memory_prompt(find_memory_files(project_root or cwd, cwd, settings.home))
         # Built once: the system prompt must stay byte-identical for the whole session.
         self.system = system_prompt(settings.append_system_prompt, memory)
         self.context = self._context_window()
@@ -235,7 +235,7 @@ class AgentSession:
         self.settings = replace(self.settings, permission_mode=mode)
 
     def set_model(self, settings: Settings, provider: Provider) -> None:
-        """Switch model (and maybe provider); takes effect from the next model call."""
+        """Switch model (and maybe provider); a running turn keeps its own, the next uses this."""
         self.settings = settings
         self.provider = provider
         self.context = self._context_window()
@@ -341,6 +341,12 @@ class AgentSession:
             )
         except CompactionFailed as exc:
             raise AgentError(f"Compaction failed: {exc}") from exc
+        if self.busy:
+            # A message arrived during the summary call; its turn owns the history now.
+            raise SessionBusy(
+                f"A turn started in session {self.id} while it was being compacted; "
+                "nothing was changed. Compact again when the turn has finished."
+            )
         self._emit(apply_compaction(self.history, deps, compacted, "manual"), None)
         return compacted.tokens_before, compacted.tokens_after
 

@@ -211,3 +211,18 @@ async def test_manual_compact_summarises_with_instructions(tmp_path: Path) -> No
     assert "short" in json.dumps(requests[3]["messages"][0])
     assert requests[3]["messages"][-1]["content"][-1]["text"] == "three"
     assert "1" * 1000 not in json.dumps(requests[3]["messages"])
+
+
+async def test_memory_files_are_read_from_the_workspace_root_down_to_cwd(tmp_path: Path) -> None:
+    home_log = tmp_path / "requests.jsonl"
+    sub = tmp_path / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    (tmp_path / "AGENTS.md").write_text("Root rule: use tabs.\n")
+    (sub / "CLAUDE.md").write_text("Sub rule: no prints.\n")
+    async with running_daemon(tmp_path) as client:
+        session = await client.new_session(
+            sub, provider="scripted", script=[{"text": "ok"}], requestLog=str(home_log)
+        )
+        await client.run_turn(session["sessionId"], "hi")
+    dynamic = read_requests(home_log)[0]["system_dynamic"]
+    assert dynamic.index("Root rule: use tabs.") < dynamic.index("Sub rule: no prints.")

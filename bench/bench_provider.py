@@ -24,7 +24,7 @@ from harness import TESTS_DIR, Row, summarize
 
 sys.path.insert(0, TESTS_DIR)
 
-from replay_server import (
+from replay_server import (  # type: ignore[import-not-found, unused-ignore]
     ReplayServer,
     ScriptedResponse,
     anthropic_text_turn,

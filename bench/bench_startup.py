@@ -1,10 +1,19 @@
-"""Startup: spawn → `initialize` response of `agentls --stdio`, against interpreter floors.
+"""Startup: spawn → `initialize` response of `agentls --stdio`, against interpreter floors,
+and spawn → the core being ready.
+
+The daemon answers `initialize` with only its light half (pygls and a few agentls modules)
+imported; on `initialized` it imports the core (sessions, loop, tools, pydantic models) in
+a background thread, then the configured provider's SDK. So three spawn times are taken:
+to the `initialize` response, to the first `agent/*` answer (`agent/listSessions`, which
+waits for the core), and to the first `agent/newSession` with the anthropic provider
+configured (which also waits for the SDK).
 
 Floors are spawn-to-"imported" times of `python -c …`: timed to a printed marker, not to
-exit, and without `-X importtime`, whose own overhead would distort them. The SDK check
-asks two questions: does importing and building the server pull in `anthropic`/`openai`,
-and had the real daemon imported them by the time it answered `initialize` (read from its
-`-X importtime` log, in a separate run that is not timed).
+exit, and without `-X importtime`, whose own overhead would distort them. The module
+checks ask: does importing and building the server pull in the core or an SDK; what had
+the daemon (anthropic configured) imported when it answered `initialize`; and did it
+preload the SDK after `initialized` with no session asked for (read from `-X importtime`
+logs, in separate runs that are not timed).
 """
 
 from __future__ import annotations
@@ -31,18 +40,44 @@ from harness import (
 
 SECTION = "1 startup"
 INIT_LABEL = "daemon spawn → initialize response"
+CORE_LABEL = "daemon spawn → core ready (listSessions answered)"
+SDK_LABEL = "daemon spawn → newSession answered (anthropic)"
 PYGLS_LABEL = "python -c 'import pygls.lsp.server'"
+SERVER_LABEL = "bare pygls server spawn → initialize response"
+# The true floor of any pygls daemon: a LanguageServer with no features answering
+# initialize. Building one costs ~60 ms over the import (lsprotocol's converter resolves
+# the forward references of every protocol class), which the import floor does not show.
+PYGLS_SERVER = [
+    PYTHON,
+    "-c",
+    "from pygls.lsp.server import LanguageServer\nLanguageServer('floor', '0').start_io()",
+]
+# Probes this slow are sampled every other round only (and not at all with --quick).
+SPARSE = {SDK_LABEL}
 FLOORS = {
     "python -c pass": "pass",
     PYGLS_LABEL: "import pygls.lsp.server",
     "python -c 'import agentls.lsp.server'": "import agentls.lsp.server",
 }
-SDK_PROBE = (
+# What the light half must not import: label → module (a package counts with its children).
+# The core is imported with importlib.import_module, which -X importtime does not log (only
+# `import` statements are), so a module the core imports stands for it.
+WATCHED = {
+    "core": "agentls.session.manager",
+    "pydantic": "pydantic",
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "httpx": "httpx",  # the anthropic SDK imports it only when a client is built
+}
+LOADED_PROBE = (
     "import sys, json\n"
     "from agentls.lsp.server import build_server\n"
     "build_server()\n"
-    "print(json.dumps({m: m in sys.modules for m in ('anthropic', 'openai', 'httpx')}))\n"
+    "print(json.dumps(sorted(sys.modules)))\n"
 )
+# A daemon with the anthropic provider configured (no request ever reaches the network).
+ANTHROPIC_ENV = {"AGENTLS_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "test"}
+PRELOADED = "anthropic"  # imported by agentls.providers.anthropic (see WATCHED)
 
 
 def initialize_request(workspace: Path) -> dict[str, Any]:
@@ -73,7 +108,7 @@ def time_spawn_ready(code: str, env: dict[str, str]) -> float:
 
 def _shutdown(process: subprocess.Popen[bytes]) -> None:
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+    process.stdin.write(frame({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}))
     process.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
     process.stdin.flush()
     process.stdin.close()
@@ -95,56 +130,102 @@ def _await_response(process: subprocess.Popen[bytes], request_id: int) -> None:
             return
 
 
-def time_initialize(env: dict[str, str], workspace: Path, *extra_args: str) -> float:
-    """Seconds from spawning the daemon to reading its `initialize` response."""
-    message = initialize_request(workspace)
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        [PYTHON, *extra_args, *DAEMON[1:]],
+def _send(process: subprocess.Popen[bytes], *messages: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    for message in messages:
+        process.stdin.write(frame(message))
+    process.stdin.flush()
+
+
+def _spawn(
+    env: dict[str, str], workspace: Path, stderr: Any, command: list[str] | None = None
+) -> subprocess.Popen[bytes]:
+    """The daemon (or `command`); with a file for `stderr`, under `-X importtime` logging
+    to it."""
+    flags = [] if stderr is subprocess.DEVNULL else ["-X", "importtime"]
+    return subprocess.Popen(
+        [PYTHON, *flags, *(command or DAEMON)[1:]],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         env=env,
         cwd=workspace,
     )
-    assert process.stdin is not None
-    process.stdin.write(frame(message))
-    process.stdin.flush()
+
+
+def _after_initialized(method: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """`initialized`, then request `method` with id 2."""
+    return [
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": method, "params": params},
+    ]
+
+
+def time_initialize(
+    env: dict[str, str],
+    workspace: Path,
+    then: list[dict[str, Any]] | None = None,
+    command: list[str] | None = None,
+) -> float:
+    """Seconds from spawning the daemon (or `command`) to its `initialize` response, or,
+    with `then`, to the response to request id 2 among the messages sent after that."""
+    start = time.perf_counter()
+    process = _spawn(env, workspace, subprocess.DEVNULL, command)
+    _send(process, initialize_request(workspace))
     _await_response(process, 1)
+    if then:
+        _send(process, *then)
+        _await_response(process, 2)
     elapsed = time.perf_counter() - start
     _shutdown(process)
     return elapsed
 
 
-def sdk_loaded_by_import(env: dict[str, str]) -> dict[str, bool]:
-    """Which SDKs are in sys.modules after importing agentls.lsp.server and building it."""
+def watched(modules: set[str]) -> dict[str, bool]:
+    """WATCHED label → whether that module (or one of its submodules) is in `modules`."""
+    return {
+        label: any(m == name or m.startswith(name + ".") for m in modules)
+        for label, name in WATCHED.items()
+    }
+
+
+def loaded_by_import(env: dict[str, str]) -> dict[str, bool]:
+    """What is in sys.modules after importing agentls.lsp.server and building the server."""
     out = subprocess.run(
-        [PYTHON, "-c", SDK_PROBE], env=env, check=True, capture_output=True, text=True
+        [PYTHON, "-c", LOADED_PROBE], env=env, check=True, capture_output=True, text=True
     ).stdout
-    result: dict[str, bool] = json.loads(out.strip().splitlines()[-1])
-    return result
+    return watched(set(json.loads(out.strip().splitlines()[-1])))
 
 
-def sdk_loaded_by_daemon(env: dict[str, str], workspace: Path) -> dict[str, bool]:
-    """Which SDKs the real daemon had imported when it answered initialize (-X importtime)."""
-    message = initialize_request(workspace)
-    process = subprocess.Popen(
-        [PYTHON, "-X", "importtime", *DAEMON[1:]],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=workspace,
-    )
-    assert process.stdin is not None and process.stderr is not None
-    process.stdin.write(frame(message))
-    process.stdin.flush()
-    _await_response(process, 1)
-    _shutdown(process)
-    log = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    imported = {line.rsplit("|", 1)[-1].strip() for line in log.splitlines() if "|" in line}
-    return {sdk: any(m.split(".")[0] == sdk for m in imported) for sdk in ("anthropic", "openai")}
+def _imported(log: str) -> set[str]:
+    return {line.rsplit("|", 1)[-1].strip() for line in log.splitlines() if "|" in line}
+
+
+def loaded_by_daemon(
+    env: dict[str, str], workspace: Path, log: Path, preload_timeout: float = 30
+) -> tuple[dict[str, bool], dict[str, bool], float | None]:
+    """From one `-X importtime` daemon: what it had imported when it answered initialize;
+    what it had imported once the core answered and the SDK preload was given up to
+    `preload_timeout` s; and seconds from spawn to the preload's import (inflated by
+    importtime), None if it never came."""
+    with log.open("w+b") as stderr:
+        start = time.perf_counter()
+        process = _spawn(env, workspace, stderr)
+        _send(process, initialize_request(workspace))
+        _await_response(process, 1)
+        at_initialize = watched(_imported(log.read_text(errors="replace")))
+        _send(process, *_after_initialized("agent/listSessions", {}))
+        _await_response(process, 2)
+        preloaded: float | None = None
+        deadline = time.perf_counter() + preload_timeout
+        while preloaded is None and time.perf_counter() < deadline:
+            if PRELOADED in _imported(log.read_text(errors="replace")):
+                preloaded = time.perf_counter() - start
+            else:
+                time.sleep(0.01)
+        later = watched(_imported(log.read_text(errors="replace")))
+        _shutdown(process)
+    return at_initialize, later, preloaded
 
 
 def run(quick: bool) -> list[Row]:
@@ -153,8 +234,15 @@ def run(quick: bool) -> list[Row]:
     rows: list[Row] = []
     with scratch() as (home, workspace):
         env = daemon_env(home)
+        sdk_env = daemon_env(home, **ANTHROPIC_ENV)
+        list_sessions = _after_initialized("agent/listSessions", {})
+        new_session = _after_initialized("agent/newSession", {"cwd": str(workspace)})
         probes = {label: _floor_probe(code, env) for label, code in FLOORS.items()}
+        probes[SERVER_LABEL] = lambda: time_initialize(env, workspace, command=PYGLS_SERVER)
         probes[INIT_LABEL] = lambda: time_initialize(env, workspace)
+        probes[CORE_LABEL] = lambda: time_initialize(env, workspace, list_sessions)
+        if not quick:
+            probes[SDK_LABEL] = lambda: time_initialize(sdk_env, workspace, new_session)
         samples = _interleaved(probes, spawns, warm=not quick)
         for label, values in samples.items():
             rows += timing_rows(SECTION, label, values)
@@ -164,10 +252,18 @@ def run(quick: bool) -> list[Row]:
             note = "-X importtime self times, inflated by importtime itself"
             rows.append(Row(SECTION, "imports beyond pygls, ms", packages, note=note))
             rows.append(Row(SECTION, "  slowest agentls modules, ms", modules))
-        by_import = sdk_loaded_by_import(env)
-        rows.append(Row(SECTION, "SDKs after import+build_server", _loaded(by_import)))
-        by_daemon = sdk_loaded_by_daemon(env, workspace)
-        rows.append(Row(SECTION, "SDKs in daemon at initialize", _loaded(by_daemon)))
+            core = imports_of_core(env)
+            note = "after initialized, in a background thread; " + note
+            rows.append(Row(SECTION, "core imports (background), ms", core, note=note))
+        rows.append(
+            Row(SECTION, "loaded after import+build_server", _loaded(loaded_by_import(env)))
+        )
+        at_init, later, preloaded = loaded_by_daemon(sdk_env, workspace, home / "importtime.log")
+        note = "anthropic configured"
+        rows.append(Row(SECTION, "loaded in daemon at initialize", _loaded(at_init), note=note))
+        when = "never" if preloaded is None else f"{preloaded * 1000:.0f} ms after spawn"
+        note = f"{note}; SDK preload imported {when} (under -X importtime)"
+        rows.append(Row(SECTION, "loaded after initialized, no session", _loaded(later), note=note))
     return rows
 
 
@@ -182,28 +278,46 @@ def _interleaved(
     for probe in probes.values() if warm else ():
         probe()
     samples: dict[str, list[float]] = {label: [] for label in probes}
-    for _ in range(rounds):
+    for number in range(rounds):
         for label, probe in probes.items():
-            samples[label].append(probe())
+            if label not in SPARSE or number % 2 == 0:
+                samples[label].append(probe())
     return samples
 
 
 def _ratio_rows(samples: dict[str, list[float]]) -> list[Row]:
-    init, floor = summarize(samples[INIT_LABEL]), summarize(samples[PYGLS_LABEL])
+    init, floor = summarize(samples[INIT_LABEL]), summarize(samples[SERVER_LABEL])
+    imported = summarize(samples[PYGLS_LABEL])
+    core = summarize(samples[CORE_LABEL])
     return [
         Row(
             SECTION,
-            "ratio initialize / pygls floor",
+            "initialize → core ready",
+            (core.median - init.median) * 1000,
+            "ms",
+            f"medians; by minimum {(core.low - init.low) * 1000:.0f} ms",
+        ),
+        Row(
+            SECTION,
+            "ratio initialize / bare pygls server",
             init.median / floor.median,
             "x",
             f"by minimum {init.low / floor.low:.2f}x",
         ),
         Row(
             SECTION,
-            "initialize − pygls floor",
+            "initialize − bare pygls server",
             (init.median - floor.median) * 1000,
             "ms",
             f"by minimum {(init.low - floor.low) * 1000:.0f} ms",
+        ),
+        Row(
+            SECTION,
+            "initialize − pygls import floor",
+            (init.median - imported.median) * 1000,
+            "ms",
+            f"by minimum {(init.low - imported.low) * 1000:.0f} ms; includes building a "
+            "LanguageServer",
         ),
         Row(SECTION, "target initialize ≤ 350 ms (median)", _verdict(init.median <= 0.35)),
     ]
@@ -238,6 +352,20 @@ def imports_beyond_pygls(env: dict[str, str], top: int = 5) -> tuple[str, str]:
     own = {m: t for m, t in extra.items() if m.startswith("agentls.")}
     total = f"total {sum(extra.values()) / 1000:.0f}: "
     return total + _ranked(per_package, top), _ranked(own, top)
+
+
+def imports_of_core(env: dict[str, str], top: int = 6) -> str:
+    """What importing the core (agentls.lsp.handlers) adds to the light half, per package."""
+    core = import_self_times("import agentls.lsp.server, agentls.lsp.handlers", env)
+    light = import_self_times("import agentls.lsp.server", env)
+    per_package: dict[str, int] = {}
+    for module, micros in core.items():
+        if module not in light:
+            package = module.split(".")[0]
+            if package == "agentls":
+                package = ".".join(module.split(".")[:2])
+            per_package[package] = per_package.get(package, 0) + micros
+    return f"total {sum(per_package.values()) / 1000:.0f}: " + _ranked(per_package, top)
 
 
 def _ranked(micros: dict[str, int], top: int) -> str:

@@ -1,16 +1,19 @@
 """Run every agentls benchmark and print one compact table. Numbers only, no assertions.
 
-    python bench/run.py            # the full set (about a minute)
-    python bench/run.py --quick    # fewer samples (well under 30 s)
+    python bench/run.py            # the full set (about two minutes)
+    python bench/run.py --quick    # fewer samples (well under a minute)
     python bench/run.py --only startup,rss
 
-Sections: 1 startup (spawn → initialize vs interpreter floors, SDKs not imported),
+Sections: 1 startup (spawn → initialize vs interpreter and bare-pygls floors, spawn → core
+ready and → first anthropic session, what is imported when),
 2 submit → first text_delta over stdio, 3 per-turn loop overhead in process,
 4 events per second (in process vs stdio), 5 memory (import floors vs session peaks,
 scripted and the real SDKs against a local replay server), 6 the SDK providers' per-call
-cost at 10 and 1,000 messages of history (`--only` names: startup, stdio, loop, rss,
-provider). Every daemon gets its own temporary AGENTLS_HOME. The load average is printed
-because every number here is wall-clock time on a possibly shared machine.
+cost at 10 and 1,000 messages of history, 7 resuming a 5,000-message transcript (load,
+SessionManager.resume, agent/resumeSession over stdio). `--only` names: startup, stdio,
+loop, rss, provider, resume. Every daemon gets its own temporary AGENTLS_HOME. The load
+average is printed because every number here is wall-clock time on a possibly shared
+machine.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ BENCHES = {
     "loop": "bench_loop",
     "rss": "bench_rss",
     "provider": "bench_provider",
+    "resume": "bench_resume",
 }
 NAME_WIDTH = 54
 
@@ -46,7 +50,7 @@ def format_value(row: Row) -> str:
     value = row.value
     if isinstance(value, str):
         return value
-    if row.unit == "ev/s":
+    if row.unit in ("ev/s", "msg/s"):
         return f"{value:,.0f}"
     if row.unit in ("MB", "µs"):
         return f"{value:.1f}"
@@ -102,7 +106,7 @@ def run_all(names: list[str], quick: bool) -> tuple[list[Row], dict[str, float],
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer samples (< 30 s)")
+    parser.add_argument("--quick", action="store_true", help="fewer samples (< 1 min)")
     parser.add_argument(
         "--only", default=",".join(BENCHES), help=f"comma-separated subset of {list(BENCHES)}"
     )

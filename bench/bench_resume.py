@@ -1,0 +1,306 @@
+"""Resume: rebuilding a session from a 5,000-message transcript.
+
+The transcript is written directly with the store's `Transcript` API, as a session would
+have written it: a `session` head like `SessionManager.create` writes (scripted provider),
+then 625 turns of eight messages each (a user request with its <userContext> block, three
+rounds of assistant text + tool_use and a user tool_result of a few hundred characters,
+a final answer) with a `turn` record after each. A second case puts a compaction boundary
+in the middle: the summary merged into the last two turns, written again as copies, as
+`Transcript.record_compaction` does.
+
+Three layers are timed: `load_transcript` alone, `SessionManager.resume` in process (the
+same, plus settings, provider and AgentSession construction), and `agent/resumeSession`
+over stdio (plus the wire conversion of every display message and a multi-MB response).
+Each resume is followed by a close, so the next one starts from the file again; the file
+must not change between runs (a well-paired transcript needs no repair records). In
+process, `gc.collect()` runs before each sample: loading allocates some 100,000 tracked
+objects, and whether a full collection lands inside a sample otherwise depends on what
+ran before (with both SDKs imported, one costs ~150 ms, tripling some samples). The
+daemon's numbers include whatever collections happen there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentls.context.compact import compacted_history, summary_message
+from agentls.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    new_id,
+)
+from agentls.session.manager import SessionManager
+from agentls.session.store import SessionMeta, Transcript, load_transcript, transcript_path
+from harness import DaemonClient, Row, daemon_env, scratch, summarize, timing_rows
+
+SECTION = "7 resume (5,000-message transcript)"
+MESSAGES = 5_000
+PER_TURN = 8  # a request, three tool round trips, the answer
+KEPT_TURNS = 2  # turns kept verbatim after the compaction boundary
+SCRIPT = [{"text": "Resumed.", "usage": {"input_tokens": 1000, "output_tokens": 5}}]
+OVERRIDES: dict[str, Any] = {"provider": "scripted", "script": SCRIPT}
+CASES = {"plain": False, "compacted": True}
+
+
+# --- the transcript -----------------------------------------------------------------
+
+
+def user_context(n: int, first: bool) -> str:
+    """A <userContext> block shaped like `agentls.context.prompt.user_context`'s."""
+    parts = [f"<currentTime>2025-05-01T10:{n % 60:02d}:00+02:00</currentTime>"]
+    if first:
+        parts += [
+            "<cwd>/home/dev/project</cwd>",
+            "<gitStatus>\n## main\n M src/pkg/app.py\n</gitStatus>",
+        ]
+    parts += [
+        "<openEditors>",
+        f'<editor path="src/pkg/module_{n % 40}.py" version="{n % 17 + 1}"/>',
+        f'<editor path="tests/test_module_{n % 40}.py" version="3"/>',
+        "</openEditors>",
+        f'<activeFile path="src/pkg/module_{n % 40}.py" cursorLine="{n % 300 + 1}"></activeFile>',
+    ]
+    return "<userContext>\n" + "\n".join(parts) + "\n</userContext>"
+
+
+def numbered(lines: list[str]) -> str:
+    return "".join(f"{i:6d}\t{line}\n" for i, line in enumerate(lines, 1))
+
+
+def tool_round(n: int, k: int) -> tuple[Message, Message]:
+    """An assistant message with text and one tool call, and the user's tool_result."""
+    call_id = f"toolu_{n:04d}{k}{new_id('x')[2:14]}"
+    module = f"src/pkg/module_{n % 40}.py"
+    if k == 0:
+        call = ToolUseBlock(call_id, "Read", {"file_path": module})
+        result = numbered(
+            [
+                "from __future__ import annotations",
+                "",
+                "import logging",
+                "",
+                "log = logging.getLogger(__name__)",
+                f"PORT = {8000 + n % 10}",
+                "",
+                f"def handle_{n}(request: dict[str, object]) -> dict[str, object]:",
+                '    """Answer one request."""',
+                '    log.debug("handling %s", request)',
+                '    return {"status": "ok", "port": PORT}',
+            ]
+        )
+        text = "Let me read the module first."
+    elif k == 1:
+        call = ToolUseBlock(call_id, "Grep", {"pattern": f"handle_{n}", "path": "src"})
+        result = "\n".join(
+            f"src/pkg/module_{(n + j) % 40}.py:{10 + j * 7}:    return handle_{n}(payload)"
+            for j in range(5)
+        )
+        text = "Now where it is called from."
+    else:
+        call = ToolUseBlock(
+            call_id, "Bash", {"command": f"pytest -q tests/test_module_{n % 40}.py"}
+        )
+        result = (
+            "........................................                                 [100%]\n"
+            f"40 passed in 0.{n % 90 + 10}s\n"
+            "warnings summary: tests/conftest.py:12: DeprecationWarning: the event_loop "
+            "fixture is deprecated; use the loop_scope argument of pytest.mark.asyncio\n"
+        )
+        text = "And the tests, to be sure nothing else depends on it."
+    return (
+        Message("assistant", (TextBlock(text), call)),
+        Message("user", (ToolResultBlock(call_id, result),)),
+    )
+
+
+def conversation_turn(n: int) -> list[Message]:
+    """One request worked through three tool calls: PER_TURN messages."""
+    question = (
+        f"Request {n}: the handler in module_{n % 40} returns the wrong port when the "
+        "environment overrides it. Find where it is set and fix it, then run the tests."
+    )
+    messages = [Message("user", (TextBlock(user_context(n, n == 0)), TextBlock(question)))]
+    for k in range(3):
+        messages += tool_round(n, k)
+    answer = (
+        f"Fixed: module_{n % 40} now reads PORT from the environment before falling back "
+        f"to {8000 + n % 10}; handle_{n} has five callers, none of which pass a port of "
+        "their own, and the 40 tests pass. I did not touch the configuration loader."
+    )
+    messages.append(Message("assistant", (TextBlock(answer),)))
+    return messages
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    session_id: str
+    path: Path
+    history: int  # messages the model sees after a resume
+    seconds: float
+
+    @property
+    def size_mb(self) -> float:
+        return self.path.stat().st_size / (1 << 20)
+
+
+def write_transcript(home: Path, workspace: Path, compact: bool) -> Written:
+    """A transcript of MESSAGES messages, optionally with a boundary half-way."""
+    start = time.perf_counter()
+    session_id = new_id("sess")
+    meta = SessionMeta(session_id, str(workspace), provider="scripted", model="scripted")
+    transcript = Transcript(transcript_path(home, session_id), meta)
+    history: list[Message] = []
+    turns = MESSAGES // PER_TURN
+    try:
+        transcript.append(
+            {
+                "type": "session",
+                "sessionId": session_id,
+                "cwd": str(workspace),
+                "provider": "scripted",
+                "model": "scripted",
+                "settings": {"provider": "scripted", "script": [{"text": "ok"}]},
+            }
+        )
+        for n in range(turns):
+            if compact and n == turns // 2:
+                history = _compact(transcript, history)
+            turn_id = new_id("turn")
+            for message in conversation_turn(n):
+                transcript.append_message(message, turn_id)
+                history.append(message)
+            record = {"type": "turn", "turnId": turn_id, "stopReason": "end_turn", "turns": 4}
+            transcript.append(record)
+        meta.turns = turns
+        transcript.touch(title="Request 0: the handler in module_0 returns the wrong port")
+    finally:
+        transcript.close()
+    return Written(session_id, transcript.path, len(history), time.perf_counter() - start)
+
+
+def _compact(transcript: Transcript, history: list[Message]) -> list[Message]:
+    kept = history[-KEPT_TURNS * PER_TURN :]
+    dropped = len(history) - len(kept)
+    summary = (
+        "The user is fixing port handling across the src/pkg modules, one module per "
+        "request; every fix so far reads PORT from the environment first. " * 6
+    )
+    compacted = compacted_history(summary_message(summary, dropped), kept)
+    info = {"trigger": "auto", "tokensBefore": 180_000, "tokensAfter": 9_000}
+    transcript.record_compaction(compacted, {**info, "steps": ["snip", "summary"]})
+    return compacted
+
+
+# --- the three layers ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Stdio:
+    samples: list[float]
+    response_mb: float
+
+
+def time_load(path: Path, runs: int) -> list[float]:
+    """`load_transcript` alone: read, parse, rebuild the messages, repair the pairing."""
+    samples = []
+    for _ in range(runs):
+        gc.collect()
+        start = time.perf_counter()
+        load_transcript(path)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def time_manager_resume(home: Path, written: Written, runs: int) -> list[float]:
+    """SessionManager.resume with the scripted overrides, closed after each run."""
+    manager = SessionManager(lambda _payload: None, env={"AGENTLS_HOME": str(home)})
+    samples = []
+    for _ in range(runs):
+        gc.collect()
+        start = time.perf_counter()
+        session, display = await manager.resume(written.session_id, OVERRIDES)
+        samples.append(time.perf_counter() - start)
+        _check(len(display), len(session.history), written)
+        await manager.close(session.id)
+    return samples
+
+
+async def time_stdio_resume(home: Path, workspace: Path, written: Written, runs: int) -> Stdio:
+    """agent/resumeSession round trips in one daemon, after its core has loaded."""
+    client = await DaemonClient.start(daemon_env(home), workspace)
+    samples = []
+    size = 0
+    try:
+        await client.initialize(workspace)
+        await client.request("agent/listSessions", {})  # waits for the background core load
+        params = {"sessionId": written.session_id, "script": SCRIPT}
+        for _ in range(runs):
+            start = time.perf_counter()
+            result = await client.request("agent/resumeSession", params)
+            samples.append(time.perf_counter() - start)
+            _check(len(result["messages"]), None, written)
+            size = len(json.dumps(result, separators=(",", ":")))
+            await client.request("agent/closeSession", {"sessionId": written.session_id})
+    finally:
+        await client.close()
+    return Stdio(samples, size / (1 << 20))
+
+
+def _check(display: int, history: int | None, written: Written) -> None:
+    """The resume saw every message (and, in process, the history after the boundary)."""
+    if display != MESSAGES or history not in (None, written.history):
+        raise RuntimeError(
+            f"resume gave {display} display / {history} history messages; "
+            f"expected {MESSAGES} / {written.history}"
+        )
+
+
+def _rate_row(label: str, samples: list[float]) -> Row:
+    median = summarize(samples).median
+    return Row(SECTION, f"{label}, rate", MESSAGES / median, "msg/s", "display messages / median")
+
+
+async def _measure(quick: bool) -> list[Row]:
+    runs = 3 if quick else 7
+    rows: list[Row] = []
+    for case, compact in CASES.items():
+        with scratch() as (home, workspace):
+            written = write_transcript(home, workspace, compact)
+            size = written.path.stat().st_size
+            shape = (
+                f"{MESSAGES:,} messages, {written.history:,} after the last boundary"
+                f"{' (mid-way)' if compact else ''}; "
+                f"built and written in {written.seconds * 1000:.0f} ms"
+            )
+            rows.append(Row(SECTION, f"{case}: transcript size", written.size_mb, "MB", shape))
+            layers = {
+                "load_transcript": time_load(written.path, runs),
+                "SessionManager.resume": await time_manager_resume(home, written, runs),
+            }
+            for layer, samples in layers.items():
+                rows += timing_rows(SECTION, f"{case}: {layer}", samples)
+                rows.append(_rate_row(f"{case}: {layer}", samples))
+            stdio = await time_stdio_resume(home, workspace, written, runs)
+            note = (
+                f"response {stdio.response_mb:.1f} MB of JSON; "
+                f"first in this daemon {stdio.samples[0] * 1000:.0f} ms"
+            )
+            label = f"{case}: agent/resumeSession (stdio)"
+            rows += timing_rows(SECTION, label, stdio.samples, note)
+            rows.append(_rate_row(label, stdio.samples))
+            if written.path.stat().st_size != size:
+                raise RuntimeError("resuming changed the transcript (repair records?)")
+    return rows
+
+
+def run(quick: bool) -> list[Row]:
+    """Transcript sizes and resume times for both cases."""
+    return asyncio.run(_measure(quick))

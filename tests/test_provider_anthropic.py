@@ -23,7 +23,7 @@ from agentls.messages import (
 )
 from agentls.providers.anthropic import AnthropicProvider, build_params
 from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
-from agentls.providers.retry_after import retry_after_seconds
+from agentls.providers.http_errors import retry_after_seconds
 from agentls.usage import Usage
 from replay_server import (
     Collected,

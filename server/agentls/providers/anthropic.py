@@ -41,7 +41,7 @@ from agentls.providers.base import (
     ToolUseStart,
     UsageUpdate,
 )
-from agentls.providers.retry_after import retry_after_seconds
+from agentls.providers.http_errors import KIND_BY_STATUS, retry_after_seconds
 from agentls.usage import Usage
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -282,18 +282,6 @@ _KIND_BY_TYPE: dict[str, tuple[ErrorKind, bool]] = {
     "billing_error": ("permission", False),
 }
 
-_KIND_BY_STATUS: dict[int, tuple[ErrorKind, bool]] = {
-    400: ("invalid_request", False),
-    401: ("authentication", False),
-    403: ("permission", False),
-    404: ("not_found", False),
-    408: ("timeout", True),
-    409: ("server", True),
-    413: ("invalid_request", False),
-    429: ("rate_limit", True),
-    529: ("overloaded", True),
-}
-
 
 def classify(status: int | None, error_type: str | None, message: str) -> tuple[ErrorKind, bool]:
     """(kind, retryable) from the body's `error.type` first, then the HTTP status.
@@ -304,8 +292,8 @@ def classify(status: int | None, error_type: str | None, message: str) -> tuple[
         return "prompt_too_long", False
     if error_type in _KIND_BY_TYPE:
         return _KIND_BY_TYPE[error_type]
-    if status in _KIND_BY_STATUS:
-        return _KIND_BY_STATUS[status]
+    if status in KIND_BY_STATUS:
+        return KIND_BY_STATUS[status]
     if status is not None and status >= 500:
         return "server", True
     if status is not None and status < 300:

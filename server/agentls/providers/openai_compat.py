@@ -36,7 +36,7 @@ from agentls.providers.base import (
     ToolUseStart,
     UsageUpdate,
 )
-from agentls.providers.retry_after import retry_after_seconds
+from agentls.providers.http_errors import KIND_BY_STATUS, retry_after_seconds
 from agentls.usage import Usage
 
 # Local servers ignore the key, but the SDK refuses to start without one.
@@ -298,17 +298,6 @@ _CONTEXT_OVERFLOW = re.compile(
 )
 _CONTEXT_OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
 
-_KIND_BY_STATUS: dict[int, tuple[ErrorKind, bool]] = {
-    400: ("invalid_request", False),
-    401: ("authentication", False),
-    403: ("permission", False),
-    404: ("not_found", False),
-    408: ("timeout", True),
-    409: ("server", True),
-    413: ("invalid_request", False),
-    422: ("invalid_request", False),
-    429: ("rate_limit", True),
-}
 
 _KIND_BY_TYPE: dict[str, tuple[ErrorKind, bool]] = {
     "invalid_request_error": ("invalid_request", False),
@@ -357,8 +346,8 @@ def classify(status: int | None, body: ErrorBody) -> tuple[ErrorKind, bool]:
     if status is None:
         # A stream that broke after it started is worth retrying unless a client error.
         return _KIND_BY_TYPE.get(body.type or "", ("server", True))
-    if status in _KIND_BY_STATUS:
-        return _KIND_BY_STATUS[status]
+    if status in KIND_BY_STATUS:
+        return KIND_BY_STATUS[status]
     if status >= 500:
         return "server", True
     return _KIND_BY_TYPE.get(body.type or "", ("unknown", False))

@@ -1,4 +1,4 @@
-"""`retry-after` headers as both APIs send them, read the same way for every provider."""
+"""HTTP error facts both APIs share: what a status means, and `retry-after` headers."""
 
 from __future__ import annotations
 
@@ -6,6 +6,22 @@ import email.utils
 import math
 import time
 from collections.abc import Mapping
+
+from agentls.providers.base import ErrorKind
+
+# (kind, retryable) by HTTP status, when the body does not say more.
+KIND_BY_STATUS: dict[int, tuple[ErrorKind, bool]] = {
+    400: ("invalid_request", False),
+    401: ("authentication", False),
+    403: ("permission", False),
+    404: ("not_found", False),
+    408: ("timeout", True),
+    409: ("server", True),
+    413: ("invalid_request", False),
+    422: ("invalid_request", False),
+    429: ("rate_limit", True),
+    529: ("overloaded", True),
+}
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:

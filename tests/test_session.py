@@ -166,3 +166,20 @@ async def test_set_model_and_mode_apply_to_the_next_turn(tmp_path: Path, home: P
     await sink.done(turn)
     assert json.loads(log.read_text().splitlines()[0])["model"] == "scripted-2"
     assert session.gate.mode == "plan"
+
+
+async def test_an_interrupted_turn_takes_its_steering_with_it(tmp_path: Path, home: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    _m, session, sink = await make_session(
+        tmp_path, home, [{"text": "long", "hang": True}, {"text": "new"}], requestLog=str(log)
+    )
+    first, _ = session.submit("slow")
+    await asyncio.sleep(0.05)
+    session.submit("also this", delivery="steer")
+    second, _ = session.submit("instead", delivery="interrupt")
+    assert (await sink.done(first))["stopReason"] == "aborted"
+    assert (await sink.done(second))["stopReason"] == "end_turn"
+    started = [e["turnId"] for e in sink.events if e["type"] == "turn_started"]
+    assert started == [first, second]
+    last = json.loads(log.read_text().splitlines()[-1])["messages"][-1]["content"][-1]["text"]
+    assert last == "instead"

@@ -251,11 +251,13 @@ class AgentSession:
     async def _work(self) -> None:
         try:
             while self._running is not None:
-                await self._run(self._running)
-                if self._steering:
-                    # Steering that arrived as the turn ended becomes the next turn.
-                    leftover = "\n\n".join(self._take_steering())
-                    self._queue.appendleft(_Turn(new_id("turn"), leftover))
+                turn = self._running
+                await self._run(turn)
+                leftover = self._take_steering()
+                if leftover and not turn.abort.is_set():
+                    # Steering that arrived as the turn ended becomes the next turn; an
+                    # aborted turn's steering goes with it.
+                    self._queue.appendleft(_Turn(new_id("turn"), "\n\n".join(leftover)))
                 self._running = self._queue.popleft() if self._queue else None
         finally:
             self._running = None

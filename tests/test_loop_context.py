@@ -55,6 +55,9 @@ async def test_crossing_the_block_level_summarises_before_the_request(tmp_path: 
     assert "n" * 1000 not in "".join(m.text() for m in state.messages)
     assert pairing_problems(state.messages) == []
     assert provider.remaining == 0
+    usage = [e for e in events if e.type == "usage"]
+    assert len(usage) == 2, "the summary call is a model call and is counted"
+    assert completed(events).usage.input_tokens == sum(u.input_tokens for u in usage)
 
 
 async def test_three_failed_compactions_end_the_turn(tmp_path: Path) -> None:

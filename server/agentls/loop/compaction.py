@@ -8,7 +8,7 @@ on, while the transcript keeps everything that came before.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from agentls.context.budget import estimate_message_tokens, estimate_messages_tokens
@@ -25,7 +25,14 @@ from agentls.context.window import ContextWindow
 from agentls.events import Compaction
 from agentls.loop.deps import LoopDeps
 from agentls.messages import Message
-from agentls.providers.base import ModelRequest, ProviderError, TextDelta, ToolUseStart
+from agentls.providers.base import (
+    ModelRequest,
+    ProviderError,
+    TextDelta,
+    ToolUseStart,
+    UsageUpdate,
+)
+from agentls.usage import Usage
 
 Trigger = Literal["auto", "manual", "reactive"]
 
@@ -40,6 +47,8 @@ class Compacted:
     tokens_before: int
     tokens_after: int
     steps: tuple[str, ...]
+    # What the summary call cost (zero when no summary was needed).
+    usage: Usage = field(default_factory=Usage)
 
 
 async def compact(
@@ -68,14 +77,14 @@ async def compact(
     # Asked for outright (manual, or the provider said "too long"), a summary keeps only the
     # latest turn; automatically, recent turns up to a fifth of the window stay verbatim.
     keep = 0 if summarize else min(settings.keep_recent_tokens, window.budget.window // 5)
-    current = await _summarize(current, deps, keep, instructions)
+    current, usage = await _summarize(current, deps, keep, instructions)
     after = _fresh(window, current)
     if after >= window.budget.window * settings.thresholds.block:
         raise CompactionFailed(
             f"Even after summarising, the context needs about {after:,} tokens of "
             f"{window.budget.window:,}: the latest turn alone is too large."
         )
-    return Compacted(current, before, after, (*steps, "summary"))
+    return Compacted(current, before, after, (*steps, "summary"), usage)
 
 
 def apply_compaction(
@@ -101,7 +110,7 @@ def _fresh(window: ContextWindow, messages: Sequence[Message]) -> int:
 
 async def _summarize(
     messages: list[Message], deps: LoopDeps, keep_recent_tokens: int, instructions: str | None
-) -> list[Message]:
+) -> tuple[list[Message], Usage]:
     boundary = choose_boundary(messages, keep_recent_tokens, estimate_message_tokens)
     if boundary is None:
         raise CompactionFailed("There is nothing before the latest turn to summarise.")
@@ -116,21 +125,24 @@ async def _summarize(
         tools=deps.registry.specs(),
         max_tokens=deps.settings.max_tokens,
     )
-    text = await _summary_text(deps, request)
+    text, usage = await _summary_text(deps, request)
     summary = parse_summary(text)
     if summary is None:
         raise CompactionFailed("The summary call returned no summary.")
-    return compacted_history(summary_message(summary, len(before)), kept)
+    return compacted_history(summary_message(summary, len(before)), kept), usage
 
 
-async def _summary_text(deps: LoopDeps, request: ModelRequest) -> str:
+async def _summary_text(deps: LoopDeps, request: ModelRequest) -> tuple[str, Usage]:
     parts: list[str] = []
+    usage = Usage()
     try:
         async for event in deps.provider.stream(request):
             if isinstance(event, ToolUseStart):
                 raise CompactionFailed("The model called a tool instead of writing the summary.")
             if isinstance(event, TextDelta):
                 parts.append(event.text)
+            elif isinstance(event, UsageUpdate):
+                usage = event.usage
     except ProviderError as exc:
         raise CompactionFailed(f"The summary call failed: {exc.message}") from exc
-    return "".join(parts)
+    return "".join(parts), usage

@@ -274,7 +274,7 @@ async def _sample(
                 return stop
             continue
         finally:
-            _account(state, deps, emit, inflight.assembler)
+            _account(state, deps, emit, inflight.assembler.usage)
         state.model_errors = 0
         state.reactive_tried = False
         assembler = inflight.assembler
@@ -349,6 +349,7 @@ async def _prepare_context(
                 return None
             emit(Notice("warning", f"Compaction failed ({exc}); trying again."))
             continue
+        _account(state, deps, emit, compacted.usage)
         emit(apply_compaction(state.messages, deps, compacted, "auto"))
         state.transitions.append("auto_compact")
         return None
@@ -436,6 +437,7 @@ async def _reactive_compact(
         window.failures += 1
         emit(Notice("warning", f"Compaction after a too-long prompt failed: {failure}"))
         return False
+    _account(state, deps, emit, compacted.usage)
     emit(apply_compaction(state.messages, deps, compacted, "reactive"))
     state.transitions.append("reactive_compact_retry")
     return True
@@ -491,12 +493,9 @@ def _finish_message(
 
 
 def _account(
-    state: QueryState,
-    deps: LoopDeps,
-    emit: Callable[[LoopEvent], None],
-    assembler: AssistantAssembler,
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], usage: Usage
 ) -> None:
-    usage = assembler.usage
+    """Count one model call's usage in the turn and report it."""
     if usage == Usage():
         return
     state.usage = state.usage + usage

@@ -352,3 +352,37 @@ async def test_bad_requests_get_the_right_error_codes(client: AgentClient, works
     assert unknown_request.value.code == 1003
     still = await client.request("agent/newSession", {"provider": "scripted", "script": []})
     assert still["sessionId"].startswith("sess_")
+
+
+@pytest_lsp.fixture(config=daemon_config())
+async def progress_client(lsp_client: AgentClient, workspace: Path):
+    caps = capabilities(True)
+    caps.window = lsp.WindowClientCapabilities(work_done_progress=True)
+    params = lsp.InitializeParams(capabilities=caps, root_uri=workspace.as_uri())
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_slow_tool_call_shows_work_done_progress(
+    progress_client: AgentClient, workspace: Path
+) -> None:
+    command = "echo first; sleep 1.6; echo second"
+    session, _log = await scripted_session(
+        progress_client,
+        workspace,
+        [
+            {"tool_calls": [{"id": "slow", "name": "Bash", "input": {"command": command}}]},
+            {"tool_calls": [{"id": "fast", "name": "Read", "input": {"file_path": "app.py"}}]},
+            {"text": "done"},
+        ],
+        permissionMode="bypassPermissions",
+    )
+    _turn, done = await progress_client.run_turn(session, "run it")
+    assert done["stopReason"] == "end_turn"
+    reports = progress_client.progress_reports
+    assert list(reports) == ["agentls/slow"]
+    kinds = [type(r).__name__ for r in reports["agentls/slow"]]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+    assert reports["agentls/slow"][0].title.startswith(("echo first", "Bash"))
+    assert reports["agentls/slow"][-1].message == "completed"

@@ -33,6 +33,7 @@ from pygls.protocol.language_server import lsp_method
 from agentls import PROTOCOL_VERSION, __version__
 from agentls.errors import AgentError
 from agentls.lsp.paths import uri_path
+from agentls.lsp.progress import ToolProgress
 from agentls.workspace.view import EditorState, OpenDocument
 
 if TYPE_CHECKING:
@@ -137,9 +138,12 @@ class AgentServer(LanguageServer):
         self.workspace_roots: list[Path] = []
         self._handlers: AgentHandlers | None = None
         self._loading: asyncio.Task[AgentHandlers] | None = None
+        self.tool_progress = ToolProgress(self)
 
     def send_event(self, payload: dict[str, Any]) -> None:
         self.protocol.notify(EVENT_METHOD, payload)
+        if payload["type"].startswith("tool_call") and self.tool_progress.supported():
+            self.tool_progress.on_event(payload)
 
     async def handlers(self) -> AgentHandlers:
         """The core, imported off the event loop the first time it is needed."""

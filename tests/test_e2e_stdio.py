@@ -386,3 +386,22 @@ async def test_a_slow_tool_call_shows_work_done_progress(
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     assert reports["agentls/slow"][0].title.startswith(("echo first", "Bash"))
     assert reports["agentls/slow"][-1].message == "completed"
+
+
+async def test_cancel_request_for_a_submit_aborts_its_turn(
+    client: AgentClient, workspace: Path
+) -> None:
+    session, _log = await scripted_session(
+        client, workspace, [{"text": "never ends", "hang": True}, {"text": "next"}]
+    )
+    result = await client.protocol.send_request_async(
+        "agent/submitMessage", {"sessionId": session, "text": "go"}, msg_id="submit-1"
+    )
+    await client.events.wait_for(
+        lambda e: e["type"] == "text_delta" and e["turnId"] == result["turnId"]
+    )
+    client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="submit-1"))
+    done = await client.events.turn_completed(result["turnId"])
+    assert done["stopReason"] == "aborted"
+    _turn, again = await client.run_turn(session, "still there?")
+    assert again["stopReason"] == "end_turn"

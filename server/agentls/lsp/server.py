@@ -84,6 +84,29 @@ class _Ignored:
 
 
 class AgentProtocol(LanguageServerProtocol):
+    def __init__(self, server: Any, converter: cattrs.Converter) -> None:
+        super().__init__(server, converter)
+        # `agent/submitMessage` is answered at once, so its request id names the turn it
+        # started: `$/cancelRequest` with that id aborts the turn (the newest 1,000 kept).
+        self.turn_requests: dict[Any, tuple[str, str]] = {}
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        turn = self.turn_requests.pop(msg_id, None)
+        server = self._server
+        if turn is not None and isinstance(server, AgentServer) and server._handlers:
+            session_id, turn_id = turn
+            session = server._handlers.manager.sessions.get(session_id)
+            if session is not None:
+                session.abort(turn_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
+    def remember_turn(self, msg_id: Any, session_id: str, turn_id: str) -> None:
+        """Note which turn a submitMessage request started, for a later $/cancelRequest."""
+        self.turn_requests[msg_id] = (session_id, turn_id)
+        if len(self.turn_requests) > 1000:
+            del self.turn_requests[next(iter(self.turn_requests))]
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)
@@ -191,8 +214,14 @@ def build_server() -> AgentServer:
 
 def _register_request(server: AgentServer, method: str) -> None:
     async def run(params: Any) -> Any:
+        msg_id = server.protocol.msg_id
         handlers = await server.handlers()
-        return await handlers.dispatch(method, params)
+        result = await handlers.dispatch(method, params)
+        if method == "agent/submitMessage" and msg_id is not None:
+            protocol = server.protocol
+            assert isinstance(protocol, AgentProtocol)
+            protocol.remember_turn(msg_id, params["sessionId"], result["turnId"])
+        return result
 
     server.feature(method)(run)
 

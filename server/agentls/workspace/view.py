@@ -80,11 +80,16 @@ def write_atomically(path: Path, text: str, errors: str = "strict") -> None:
         raise
 
 
+def write_edit(edit: FileEdit) -> None:
+    """Write an edit's new text to disk, atomically (every sink's disk path goes here)."""
+    write_atomically(edit.path, edit.new_text)
+
+
 class DiskSink:
     """The headless sink: atomic writes to disk."""
 
     async def apply(self, edit: FileEdit) -> None:
-        write_atomically(edit.path, edit.new_text)
+        write_edit(edit)
 
 
 class WorkspaceView:

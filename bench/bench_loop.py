@@ -32,6 +32,7 @@ from agentls.session.session import AgentSession
 from agentls.tools.base import ToolContext
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.wire import json_sink
 from agentls.workspace.view import WorkspaceView
 from harness import Row, scratch, summarize, timing_rows
 
@@ -137,7 +138,7 @@ class SessionDriver:
         self._done: asyncio.Future[dict[str, Any]] | None = None
         self._workspace = workspace
         self._script = script
-        self._manager = SessionManager(self._sink, env={"AGENTLS_HOME": str(home)})
+        self._manager = SessionManager(json_sink(self._sink), env={"AGENTLS_HOME": str(home)})
         self._session: AgentSession | None = None
 
     async def open(self) -> SessionDriver:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.context.compact import compacted_history, summary_message
+from agentls.events import Compaction
 from agentls.messages import (
     Message,
     TextBlock,
@@ -38,6 +39,7 @@ from agentls.messages import (
     new_id,
 )
 from agentls.session.manager import SessionManager
+from agentls.session.records import SessionStarted, TurnEnded
 from agentls.session.store import SessionMeta, Transcript, load_transcript, transcript_path
 from harness import DaemonClient, Row, daemon_env, scratch, summarize, timing_rows
 
@@ -160,25 +162,18 @@ def write_transcript(home: Path, workspace: Path, compact: bool) -> Written:
     history: list[Message] = []
     turns = MESSAGES // PER_TURN
     try:
-        transcript.append(
-            {
-                "type": "session",
-                "sessionId": session_id,
-                "cwd": str(workspace),
-                "provider": "scripted",
-                "model": "scripted",
-                "settings": {"provider": "scripted", "script": [{"text": "ok"}]},
-            }
+        settings = {"provider": "scripted", "script": [{"text": "ok"}]}
+        transcript.write(
+            SessionStarted(session_id, str(workspace), "scripted", "scripted", settings)
         )
         for n in range(turns):
             if compact and n == turns // 2:
                 history = _compact(transcript, history)
             turn_id = new_id("turn")
             for message in conversation_turn(n):
-                transcript.append_message(message, turn_id)
+                transcript.record_message(message, turn_id)
                 history.append(message)
-            record = {"type": "turn", "turnId": turn_id, "stopReason": "end_turn", "turns": 4}
-            transcript.append(record)
+            transcript.write(TurnEnded(turn_id, "end_turn", 4))
         meta.turns = turns
         transcript.touch(title="Request 0: the handler in module_0 returns the wrong port")
     finally:
@@ -194,8 +189,8 @@ def _compact(transcript: Transcript, history: list[Message]) -> list[Message]:
         "request; every fix so far reads PORT from the environment first. " * 6
     )
     compacted = compacted_history(summary_message(summary, dropped), kept)
-    info = {"trigger": "auto", "tokensBefore": 180_000, "tokensAfter": 9_000}
-    transcript.record_compaction(compacted, {**info, "steps": ["snip", "summary"]})
+    event = Compaction("auto", 180_000, 9_000)
+    transcript.record_compaction(compacted, event, ("snip", "summary"))
     return compacted
 
 

@@ -37,7 +37,7 @@ from agentls.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseB
 from agentls.session.manager import SessionManager
 from agentls.tools.base import FileDiff, Location
 from agentls.usage import Usage
-from agentls.wire import to_wire
+from agentls.wire import json_sink, to_wire
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_SCRIPT = "Run `python scripts/gen_schema.py` and commit protocol/schema."
@@ -315,7 +315,7 @@ async def test_a_real_scripted_session_emits_valid_events(tmp_path: Path) -> Non
         {"error": {"kind": "authentication", "message": "bad key", "retryable": False}},
     ]
     sink = _Collector()
-    manager = SessionManager(sink, env={"AGENTLS_HOME": str(tmp_path / "home")})
+    manager = SessionManager(json_sink(sink), env={"AGENTLS_HOME": str(tmp_path / "home")})
     session = await manager.create(workspace, {"provider": "scripted", "script": script})
     sink.session = session
     try:

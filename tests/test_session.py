@@ -11,6 +11,7 @@ import pytest
 
 from agentls.errors import InvalidParams, UnknownPermissionRequest, UnknownSession
 from agentls.session.manager import SessionManager
+from agentls.wire import json_sink
 
 
 class Sink:
@@ -37,7 +38,7 @@ def home(tmp_path: Path) -> Path:
 
 async def make_session(tmp_path: Path, home: Path, script: list[dict[str, Any]], **over: Any):
     sink = Sink()
-    manager = SessionManager(sink, env={"AGENTLS_HOME": str(home)})
+    manager = SessionManager(json_sink(sink), env={"AGENTLS_HOME": str(home)})
     session = await manager.create(tmp_path, {"provider": "scripted", "script": script, **over})
     return manager, session, sink
 

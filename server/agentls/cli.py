@@ -157,6 +157,7 @@ async def _one_turn(
     cwd: Path, prompt: str, overrides: dict[str, Any], as_json: bool, answers: Answers
 ) -> int:
     from agentls.session.manager import SessionManager
+    from agentls.wire import json_sink
 
     done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
     printer = _JsonPrinter(sys.stdout) if as_json else _HumanPrinter(sys.stdout)
@@ -180,7 +181,7 @@ async def _one_turn(
         reply = await asyncio.to_thread(answers.question, event)
         manager.get(event["sessionId"]).respond_ask_user(event["requestId"], reply)
 
-    manager = SessionManager(on_event)
+    manager = SessionManager(json_sink(on_event))
     try:
         session = await manager.create(cwd, overrides)
     except ProviderNotConfigured as exc:

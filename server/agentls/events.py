@@ -180,3 +180,13 @@ LoopEvent: TypeAlias = (
     | Notice
     | TurnCompleted
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """A loop event as a session delivers it: numbered, and tagged with its session and turn."""
+
+    session_id: str
+    seq: int
+    turn_id: str | None
+    event: LoopEvent

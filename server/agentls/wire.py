@@ -1,10 +1,17 @@
-"""The one place where core dataclasses become wire JSON (camelCase keys, no nulls)."""
+"""The one place where core dataclasses become wire JSON (camelCase keys, no nulls).
+
+The core hands typed values to its sinks; front ends that speak JSON (the LSP server,
+`agentls run --json`) turn them into JSON here, at the edge.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from functools import cache
 from typing import Any
+
+from agentls.events import SessionEvent
 
 
 @cache
@@ -35,3 +42,21 @@ def to_wire(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [to_wire(item) for item in value]
     return value
+
+
+def event_payload(envelope: SessionEvent) -> dict[str, Any]:
+    """The `agent/event` params for one session event."""
+    payload: dict[str, Any] = {"sessionId": envelope.session_id, "seq": envelope.seq}
+    if envelope.turn_id is not None:
+        payload["turnId"] = envelope.turn_id
+    payload.update(to_wire(envelope.event))
+    return payload
+
+
+def json_sink(deliver: Callable[[dict[str, Any]], None]) -> Callable[[SessionEvent], None]:
+    """An event sink for a front end that takes `agent/event` payloads."""
+
+    def sink(envelope: SessionEvent) -> None:
+        deliver(event_payload(envelope))
+
+    return sink

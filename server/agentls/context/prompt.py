@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from agentls.context.editor_context import display_path, editor_parts, slice_range
 from agentls.workspace.view import Range, WorkspaceView
 
 STATIC_PROMPT = """\
@@ -110,7 +111,7 @@ def user_context(
         status = git_status(cwd)
         if status:
             parts.append(f"<gitStatus>\n{escape(status)}\n</gitStatus>")
-    parts.extend(_editor_parts(view, cwd))
+    parts.extend(editor_parts(view, cwd))
     parts.extend(_attachment_parts(view, cwd, attachments))
     if data is not None:
         parts.append(f"<structuredData>\n{escape(_render_data(data))}\n</structuredData>")
@@ -171,65 +172,13 @@ def git_status(cwd: Path) -> str:
     return "\n".join(lines)
 
 
-def _display(path: Path, cwd: Path) -> str:
-    return str(path.relative_to(cwd)) if path.is_relative_to(cwd) else str(path)
-
-
-def _editor_parts(view: WorkspaceView, cwd: Path) -> list[str]:
-    parts: list[str] = []
-    if view.documents:
-        editors = "\n".join(
-            f'<editor path={quoteattr(_display(p, cwd))} version="{d.version}"/>'
-            for p, d in sorted(view.documents.items())
-        )
-        parts.append(f"<openEditors>\n{editors}\n</openEditors>")
-    active = view.editor.active_path
-    if active is None:
-        return parts
-    selections = []
-    for sel in view.editor.selections:
-        if sel.start == sel.end:
-            continue
-        text = _slice(view, active, sel)
-        attrs = (
-            f'startLine="{sel.start.line + 1}" startCharacter="{sel.start.character}" '
-            f'endLine="{sel.end.line + 1}" endCharacter="{sel.end.character}"'
-        )
-        selections.append(f"<selection {attrs}>{escape(text)}</selection>")
-    cursor = view.editor.selections[0].start if view.editor.selections else None
-    cursor_attr = f' cursorLine="{cursor.line + 1}"' if cursor else ""
-    body = "\n".join(selections)
-    inner = f"\n{body}\n" if body else ""
-    parts.append(
-        f"<activeFile path={quoteattr(_display(active, cwd))}{cursor_attr}>{inner}</activeFile>"
-    )
-    return parts
-
-
 def _slice(view: WorkspaceView, path: Path, rng: Range, limit: int = 20_000) -> str:
-    """The text of `rng` in `path` (UTF-16 columns, as LSP positions are)."""
+    """The text of `rng` in `path` (code point columns), cut at `limit` with a marker."""
     try:
-        lines = view.read_text(path).splitlines(keepends=True)
+        text, cut = slice_range(view.read_text(path), rng, limit)
     except OSError:
         return ""
-    out = []
-    for number in range(rng.start.line, min(rng.end.line, len(lines) - 1) + 1):
-        line = lines[number]
-        lo = len(_utf16_prefix(line, rng.start.character)) if number == rng.start.line else 0
-        hi = len(_utf16_prefix(line, rng.end.character)) if number == rng.end.line else len(line)
-        out.append(line[lo:hi])
-    text = "".join(out)
-    return text if len(text) <= limit else text[:limit] + "\n… (selection truncated)"
-
-
-def _utf16_prefix(line: str, units: int) -> str:
-    """The longest prefix of `line` that spans at most `units` UTF-16 code units."""
-    count = 0
-    for i, char in enumerate(line):
-        count += 2 if ord(char) > 0xFFFF else 1
-        if count > units:
-            return line[:i]
-    return line
+    return text + "\n… (selection truncated)" if cut else text
 
 
 def _attachment_parts(
@@ -237,7 +186,7 @@ def _attachment_parts(
 ) -> list[str]:
     parts = []
     for att in attachments:
-        shown = _display(att.path, cwd)
+        shown = display_path(att.path, cwd)
         if not view.policy.contains(att.path) or not view.exists(att.path):
             parts.append(
                 f'<attachment path={quoteattr(shown)} error="not readable in the workspace"/>'

@@ -92,16 +92,11 @@ def apply_compaction(
 ) -> Compaction:
     """Make `compacted` the history, journal the boundary; returns the event to send."""
     history[:] = compacted.messages
-    info = {
-        "trigger": trigger,
-        "tokensBefore": compacted.tokens_before,
-        "tokensAfter": compacted.tokens_after,
-        "steps": list(compacted.steps),
-    }
-    deps.journal.record_compaction(history, info)
+    event = Compaction(trigger, compacted.tokens_before, compacted.tokens_after)
+    deps.journal.record_compaction(history, event, compacted.steps)
     if deps.context is not None:
         deps.context.compacted()
-    return Compaction(trigger, compacted.tokens_before, compacted.tokens_after)
+    return event
 
 
 def _fresh(window: ContextWindow, messages: Sequence[Message]) -> int:

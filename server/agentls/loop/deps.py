@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from agentls.context.prompt import SystemPrompt
 from agentls.context.window import ContextWindow
+from agentls.events import Compaction
 from agentls.loop.executor import PermissionPrompter
 from agentls.messages import Message
 from agentls.permissions.gate import PermissionGate
@@ -26,14 +27,18 @@ class Journal(Protocol):
 
     def record_message(self, message: Message, turn_id: str | None) -> None: ...
 
-    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None: ...
+    def record_compaction(
+        self, history: Sequence[Message], event: Compaction, steps: Sequence[str]
+    ) -> None: ...
 
 
 class NoJournal:
     def record_message(self, message: Message, turn_id: str | None) -> None:
         pass
 
-    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None:
+    def record_compaction(
+        self, history: Sequence[Message], event: Compaction, steps: Sequence[str]
+    ) -> None:
         pass
 
 

@@ -21,7 +21,7 @@ from agentls.errors import AgentError
 from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.paths import uri_path
 from agentls.session.manager import SessionManager
-from agentls.wire import to_wire
+from agentls.wire import json_sink, to_wire
 from agentls.workspace.view import EditorState, OpenDocument, Position, Range
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ class AgentHandlers:
         workspace_roots: list[Path],
     ) -> None:
         self.manager = SessionManager(
-            server.send_event, lambda: LspEditSink(server), documents=documents, editor=editor
+            json_sink(server.send_event), lambda: LspEditSink(server), documents=documents, editor=editor
         )
         self.manager.client_options = dict(client_options)
         self.manager.workspace_roots = list(workspace_roots)

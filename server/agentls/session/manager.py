@@ -14,6 +14,8 @@ from agentls.errors import InvalidParams, UnknownSession
 from agentls.messages import Message, new_id
 from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
+from agentls.redact import Masker
+from agentls.session.records import SessionStarted
 from agentls.session.session import AgentSession, EventSink
 from agentls.session.store import (
     SessionMeta,
@@ -47,6 +49,7 @@ class SessionManager:
         self._sink = sink
         self._edit_sink_factory = edit_sink_factory
         self._env = dict(os.environ if env is None else env)
+        self.masker = Masker.from_environment(self._env)
 
     def settings_for(self, cwd: Path, overrides: Mapping[str, Any]) -> Settings:
         """Settings for a new session at `cwd`, with the session's own params on top."""
@@ -74,15 +77,9 @@ class SessionManager:
         provider = await asyncio.to_thread(make_provider, settings)
         session_id = new_id("sess")
         meta = SessionMeta(session_id, str(root), **_identity(settings))
-        transcript = Transcript(transcript_path(settings.home, session_id), meta)
-        transcript.append(
-            {
-                "type": "session",
-                "sessionId": session_id,
-                "cwd": str(root),
-                **_identity(settings),
-                "settings": dict(overrides),
-            }
+        transcript = Transcript(transcript_path(settings.home, session_id), meta, self.masker)
+        transcript.write(
+            SessionStarted(session_id, str(root), **_identity(settings), settings=dict(overrides))
         )
         transcript.touch()
         return self._start(session_id, root, settings, provider, transcript)
@@ -112,9 +109,9 @@ class SessionManager:
         layer.update(overrides or {})
         settings = self.settings_for(root, layer)
         provider = await asyncio.to_thread(make_provider, settings)
-        transcript = Transcript(path, loaded.meta)
+        transcript = Transcript(path, loaded.meta, self.masker)
         for message in loaded.repaired:
-            transcript.append_message(message, None)
+            transcript.record_message(message, None)
         session = self._start(session_id, root, settings, provider, transcript)
         session.restore(loaded.history, loaded.state)
         return session, loaded.display
@@ -159,7 +156,7 @@ class SessionManager:
         # Memory files are read from the editor's workspace root down to the session's cwd.
         project = next((r for r in self.workspace_roots if root.is_relative_to(r)), root)
         session = AgentSession(
-            session_id, root, settings, provider, view, self._sink, transcript, project
+            session_id, root, settings, provider, view, self._sink, transcript, project, self.masker
         )
         self.sessions[session_id] = session
         return session

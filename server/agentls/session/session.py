@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,30 +27,36 @@ from agentls.events import (
     LoopEvent,
     MessageCompleted,
     PermissionRequest,
+    SessionEvent,
     ToolCallEvent,
     ToolCallUpdate,
     TurnCompleted,
+    TurnError,
     TurnStarted,
+    TurnStopReason,
 )
 from agentls.loop.compaction import CompactionFailed, apply_compaction, compact
 from agentls.loop.executor import PermissionAnswer
+from agentls.loop.history import repair_pairing
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, TextBlock, new_id
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.base import Provider
+from agentls.redact import Masker
+from agentls.session.records import StateSaved, TurnEnded
 from agentls.session.store import Transcript, title_from
 from agentls.tools.base import SessionData, ToolContext
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.usage import Usage
-from agentls.wire import to_wire
 from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
 Delivery = Literal["queue", "steer", "interrupt"]
 _CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
-EventSink = Callable[[dict[str, Any]], None]
+EventSink = Callable[[SessionEvent], None]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(slots=True)
@@ -60,6 +67,8 @@ class _Turn:
     intent: str | None = None
     attachments: Sequence[Attachment] = ()
     abort: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
+    ended: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +90,7 @@ class AgentSession:
         sink: EventSink,
         transcript: Transcript,
         project_root: Path | None = None,
+        masker: Masker | None = None,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -99,6 +109,7 @@ class AgentSession:
         self.system = system_prompt(settings.append_system_prompt, memory)
         self.context = self._context_window()
         self._sink = sink
+        self._masker = masker or Masker()
         self._seq = 0
         self._queue: deque[_Turn] = deque()
         self._running: _Turn | None = None
@@ -113,13 +124,13 @@ class AgentSession:
         # Set by restore: the next turn tells the model what was done and left unanswered.
         self._resumed = False
 
-    def restore(self, history: list[Message], state: dict[str, Any]) -> None:
+    def restore(self, history: list[Message], state: StateSaved) -> None:
         """Take over a resumed session's history and state (before any turn runs)."""
         self.history[:] = history
-        self.data.structured_data = state.get("structuredData")
-        self.data.user_intent = state.get("userIntent")
-        self.data.completed_steps[:] = list(state.get("completedSteps") or [])
-        self.data.pending_questions[:] = list(state.get("pendingQuestions") or [])
+        self.data.structured_data = state.structured_data
+        self.data.user_intent = state.user_intent
+        self.data.completed_steps[:] = list(state.completed_steps)
+        self.data.pending_questions[:] = list(state.pending_questions)
         self._resumed = True
 
     @property
@@ -141,6 +152,8 @@ class AgentSession:
     ) -> tuple[str, bool]:
         """Accept a user message; returns its turn id and whether it waits behind another."""
         running = self._running
+        # JSON may carry lone surrogates ("\ud800"); no provider or file takes them.
+        text, data, intent = scrub(text), scrub(data), scrub(intent)
         if delivery == "steer" and running is not None:
             self._steering.append(text)
             return running.turn_id, False
@@ -252,7 +265,7 @@ class AgentSession:
         try:
             while self._running is not None:
                 turn = self._running
-                await self._run(turn)
+                await self._run_to_end(turn)
                 leftover = self._take_steering()
                 if leftover and not turn.abort.is_set():
                     # Steering that arrived as the turn ended becomes the next turn; an
@@ -262,6 +275,39 @@ class AgentSession:
         finally:
             self._running = None
             self._worker = None
+
+    async def _run_to_end(self, turn: _Turn) -> None:
+        """Run a turn; whatever fails inside it, the turn ends and the session stays usable."""
+        try:
+            await self._run(turn)
+        except asyncio.CancelledError:
+            self._end_broken_turn(turn, "aborted", None)
+            raise
+        except Exception as exc:
+            log.error("turn %s of session %s failed", turn.turn_id, self.id, exc_info=exc)
+            message = f"Internal error: {type(exc).__name__}: {exc}"
+            self._end_broken_turn(turn, "error", TurnError("internal_error", message, False))
+
+    def _end_broken_turn(
+        self, turn: _Turn, reason: TurnStopReason, error: TurnError | None
+    ) -> None:
+        """Pair the history, record the turn's end and send its one turn_completed."""
+        repaired = repair_pairing(self.history)
+        added = [m for m in repaired if m.id not in {old.id for old in self.history}]
+        self.history[:] = repaired
+        if turn.ended:
+            return
+        turn.ended = True
+        try:
+            for message in added:
+                self.transcript.record_message(message, turn.turn_id)
+            code = error.code if error else None
+            self.transcript.write(TurnEnded(turn.turn_id, reason, 0, code))
+        except Exception as exc:
+            log.error(
+                "session %s: the end of turn %s was not recorded: %s", self.id, turn.turn_id, exc
+            )
+        self._emit(TurnCompleted(turn.turn_id, reason, 0, Usage(), error), turn.turn_id)
 
     async def _run(self, turn: _Turn) -> None:
         first = not self.history
@@ -286,12 +332,12 @@ class AgentSession:
         user = Message("user", (TextBlock(context), TextBlock(turn.text)))
         self._emit(TurnStarted(turn.turn_id, user.id), turn.turn_id)
         self.history.append(user)
-        self.transcript.append_message(user, turn.turn_id)
-        self._on_event(MessageCompleted(user.id, "user", user.content), turn.turn_id)
+        self.transcript.record_message(user, turn.turn_id)
+        self._on_event(MessageCompleted(user.id, "user", user.content), turn)
         state = QueryState(turn.turn_id, self.history)
         deps = self._deps(turn)
         async for event in run_turn(state, deps):
-            self._on_event(event, turn.turn_id)
+            self._on_event(event, turn)
 
     def _deps(self, turn: _Turn | None) -> LoopDeps:
         settings = self.settings
@@ -356,23 +402,18 @@ class AgentSession:
         taken, self._steering = self._steering, []
         return taken
 
-    def _on_event(self, event: LoopEvent, turn_id: str) -> None:
+    def _on_event(self, event: LoopEvent, turn: _Turn) -> None:
         if isinstance(event, TurnCompleted):
             self.usage = self.usage + event.usage
             self.transcript.touch(turn_done=True)
-            self.transcript.append(
-                {
-                    "type": "turn",
-                    "turnId": turn_id,
-                    "stopReason": event.stop_reason,
-                    "turns": event.turns,
-                }
-            )
+            code = event.error.code if event.error else None
+            self.transcript.write(TurnEnded(turn.turn_id, event.stop_reason, event.turns, code))
+            turn.ended = True
         elif isinstance(event, ToolCallEvent) and event.kind in _CHANGING_KINDS:
             self._changing_calls[event.tool_call_id] = event.title
         elif isinstance(event, ToolCallUpdate):
             self._on_tool_update(event)
-        self._emit(event, turn_id)
+        self._emit(event, turn.turn_id)
 
     def _on_tool_update(self, event: ToolCallUpdate) -> None:
         if event.status == "declined":
@@ -397,28 +438,41 @@ class AgentSession:
 
     def _save_state(self) -> None:
         data = self.data
-        self.transcript.append(
-            {
-                "type": "state",
-                "data": {
-                    "structuredData": data.structured_data,
-                    "userIntent": data.user_intent,
-                    "completedSteps": data.completed_steps,
-                    "pendingQuestions": data.pending_questions,
-                },
-            }
+        self.transcript.write(
+            StateSaved(
+                data.structured_data,
+                data.user_intent,
+                tuple(data.completed_steps),
+                tuple(data.pending_questions),
+            )
         )
 
     def _emit(self, event: LoopEvent, turn_id: str | None) -> None:
         self._seq += 1
-        payload: dict[str, Any] = {"sessionId": self.id, "seq": self._seq}
-        if turn_id is not None:
-            payload["turnId"] = turn_id
-        payload.update(to_wire(event))
+        envelope = SessionEvent(self.id, self._seq, turn_id, self._masker.mask_value(event))
         try:
-            self._sink(payload)
+            self._sink(envelope)
         except Exception:
             log.exception("could not deliver an event of session %s", self.id)
+
+
+def scrub(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (and dict keys) made U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _has_surrogate(value) else value
+    if isinstance(value, list):
+        return [scrub(item) for item in value]
+    if isinstance(value, dict):
+        return {scrub(key): scrub(item) for key, item in value.items()}
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _rules(settings: Settings) -> list[Rule]:

@@ -4,9 +4,9 @@ A record is written whole with one `write` and flushed, so a daemon killed with 
 loses at most the record it was writing; on load such a torn last line is skipped and a
 tool call left without its result is paired with an "interrupted" one.
 
-Records: `session` (first line), `message`, `turn` (a turn's end), `state` (the session's
-structured data and intent), and `compact_boundary`, after which the messages the model
-sees are written again (`copy: true`), so a resume reads only what follows the last one.
+The records are the typed values of `session.records`: the session head (first line),
+messages, turn ends, session state, and compaction boundaries, after which the messages
+the model sees are written again (`copy`), so a resume reads only what follows the last one.
 Beside each transcript, `<id>.meta.json` holds what `agent/listSessions` shows.
 """
 
@@ -20,8 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from agentls.events import Compaction
 from agentls.loop.history import repair_pairing
-from agentls.messages import Message, message_from_dict, message_to_dict
+from agentls.messages import Message
+from agentls.redact import Masker
+from agentls.session.records import (
+    CompactBoundary,
+    MessageRecord,
+    SessionStarted,
+    StateSaved,
+    TranscriptRecord,
+    record_from_json,
+    record_to_json,
+)
 from agentls.workspace.view import write_atomically
 
 log = logging.getLogger(__name__)
@@ -29,13 +40,16 @@ TITLE_LENGTH = 80
 
 
 class Transcript:
-    """One session's transcript file and its listing entry."""
+    """One session's transcript file and its listing entry: the only writer of records."""
 
-    def __init__(self, path: Path, meta: SessionMeta) -> None:
+    def __init__(self, path: Path, meta: SessionMeta, masker: Masker | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.meta = meta
-        self._handle: IO[str] | None = path.open("a", encoding="utf-8")
+        self._masker = masker or Masker()
+        # A lone surrogate (which JSON allows in a string) is written as its `\udXXX`
+        # escape, so no input can make a record unwritable, and it reads back the same.
+        self._handle: IO[str] | None = path.open("a", encoding="utf-8", errors="backslashreplace")
 
     @property
     def meta_path(self) -> Path:
@@ -46,34 +60,27 @@ class Transcript:
         """Where the session's oversized tool results are written (readable by Read)."""
         return self.path.with_suffix("") / "tool-results"
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one record as a line, stamped with the time."""
+    def write(self, record: TranscriptRecord) -> None:
+        """Write one record as a line, stamped with the time, and flush it."""
         if self._handle is None:
             return
-        line = json.dumps({**record, "ts": round(time.time(), 3)}, ensure_ascii=False)
-        self._handle.write(line + "\n")
+        body = {**record_to_json(record), "ts": round(time.time(), 3)}
+        self._handle.write(self._masker.mask(json.dumps(body, ensure_ascii=False)) + "\n")
         self._handle.flush()
 
-    def append_message(self, message: Message, turn_id: str | None, copy: bool = False) -> None:
-        """Persist one complete message of the history."""
-        record: dict[str, Any] = {
-            "type": "message",
-            "turnId": turn_id,
-            "message": message_to_dict(message),
-        }
-        if copy:
-            record["copy"] = True
-        self.append(record)
-
     def record_message(self, message: Message, turn_id: str | None) -> None:
-        """The loop's Journal seam."""
-        self.append_message(message, turn_id)
+        """The loop's Journal seam: persist one complete message of the history."""
+        self.write(MessageRecord(message, turn_id))
 
-    def record_compaction(self, history: Sequence[Message], info: dict[str, Any]) -> None:
+    def record_compaction(
+        self, history: Sequence[Message], event: Compaction, steps: Sequence[str]
+    ) -> None:
         """A compaction: the boundary, then the whole history the model sees from now on."""
-        self.append({"type": "compact_boundary", **info})
+        self.write(
+            CompactBoundary(event.trigger, event.tokens_before, event.tokens_after, tuple(steps))
+        )
         for message in history:
-            self.append_message(message, None, copy=True)
+            self.write(MessageRecord(message, None, copy=True))
 
     def touch(self, *, title: str | None = None, turn_done: bool = False) -> None:
         """Update the listing entry (title, last activity, turn count)."""
@@ -169,7 +176,7 @@ class LoadedSession:
     meta: SessionMeta
     history: list[Message]
     display: list[Message]
-    state: dict[str, Any]
+    state: StateSaved
     repaired: list[Message]
     # The session's own settings (its agent/newSession params), applied again on resume.
     overrides: dict[str, Any]
@@ -178,56 +185,56 @@ class LoadedSession:
 def load_transcript(path: Path) -> LoadedSession:
     """Rebuild a session from its transcript; ValueError when it is not a transcript."""
     records = _read_records(path)
-    if not records or records[0].get("type") != "session":
+    head = records[0] if records else None
+    if not isinstance(head, SessionStarted):
         raise ValueError(f"{path} is not an agentls transcript")
-    head = records[0]
     history: list[Message] = []
     display: list[Message] = []
-    state: dict[str, Any] = {}
+    state = StateSaved()
     for record in records[1:]:
-        kind = record.get("type")
-        if kind == "compact_boundary":
+        if isinstance(record, CompactBoundary):
             history = []
-        elif kind == "state":
-            state = dict(record.get("data") or {})
-        elif kind == "message":
-            try:
-                message = message_from_dict(record["message"])
-            except (KeyError, TypeError, ValueError) as exc:
-                log.warning("%s: a message record was unreadable and skipped: %s", path, exc)
-                continue
-            history.append(message)
-            if not record.get("copy"):
-                display.append(message)
+        elif isinstance(record, StateSaved):
+            state = record
+        elif isinstance(record, MessageRecord):
+            history.append(record.message)
+            if not record.copy:
+                display.append(record.message)
     repaired = repair_pairing(history)
     added = _added_messages(history, repaired)
-    meta = _meta(path, head)
-    overrides = head.get("settings")
     return LoadedSession(
-        meta,
-        repaired,
-        display + added,
-        state,
-        added,
-        overrides if isinstance(overrides, dict) else {},
+        _meta(path, head), repaired, display + added, state, added, dict(head.settings)
     )
 
 
-def _read_records(path: Path) -> list[dict[str, Any]]:
+def _read_records(path: Path) -> list[TranscriptRecord]:
     records = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                data = json.loads(line)
             except json.JSONDecodeError:
                 # A line torn by a crash mid-write: everything before it is complete.
                 log.warning("%s:%d: torn record skipped", path, number)
                 continue
-            if isinstance(record, dict):
+            record = _parse(data, path, number)
+            if record is not None:
                 records.append(record)
     return records
+
+
+def _parse(data: Any, path: Path, number: int) -> TranscriptRecord | None:
+    if not isinstance(data, dict):
+        return None
+    try:
+        return record_from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning(
+            "%s:%d: an unreadable %s record was skipped: %s", path, number, data.get("type"), exc
+        )
+        return None
 
 
 def _added_messages(before: list[Message], after: list[Message]) -> list[Message]:
@@ -236,13 +243,10 @@ def _added_messages(before: list[Message], after: list[Message]) -> list[Message
     return [m for m in after if m.id not in known]
 
 
-def _meta(path: Path, head: dict[str, Any]) -> SessionMeta:
+def _meta(path: Path, head: SessionStarted) -> SessionMeta:
     try:
         return SessionMeta.from_json(json.loads(meta_path(path).read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):
         return SessionMeta(
-            str(head.get("sessionId") or path.stem),
-            str(head.get("cwd") or ""),
-            provider=head.get("provider"),
-            model=head.get("model"),
+            head.session_id or path.stem, head.cwd, provider=head.provider, model=head.model
         )

@@ -1,0 +1,114 @@
+"""Secrets never leave the daemon: credential values are masked in all it writes.
+
+A key can reach text the daemon writes by many roads: a tool reads a `.env` file, a
+command prints its environment, an SDK error quotes a header, a log line formats a
+request. Rather than guard each road, everything written (events, transcripts, log
+records) passes one masker that knows the credential values of this process.
+
+Only values that can be secrets are masked: local model servers accept any key, and a
+user who types `OPENAI_API_KEY=x` must not see every letter x starred out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+MIN_SECRET_LENGTH = 8
+MASK = "***"
+# Variables whose values are credentials: the providers' own and the usual shapes.
+_SECRET_NAME = re.compile(r"(?i)(api_?key|token|secret|passw|credential|private_?key)")
+# Credentials in header form, whoever's they are: never logged or shown.
+_HEADER = re.compile(
+    r"(?i)\b(authorization|x-api-key|api-key|proxy-authorization)([\"']?\s*[:=]\s*[\"']?)"
+    r"(?:(bearer|basic)\s+)?[^\s\"',;}]+"
+)
+
+
+class Masker:
+    """Replaces known secret values (and credential headers) with `***`."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        values = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
+        # Longest first, so a secret that contains another is masked whole.
+        self._secrets = tuple(sorted(values, key=len, reverse=True))
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str]) -> Masker:
+        """A masker for the credential variables of `env`."""
+        return cls(value for name, value in env.items() if _SECRET_NAME.search(name))
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return self._secrets
+
+    def mask(self, text: str) -> str:
+        """`text` with every secret value and credential header value masked."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        if _may_hold_header(text):
+            text = _HEADER.sub(_mask_header, text)
+        return text
+
+    def mask_value(self, value: Any) -> Any:
+        """`value` (JSON or dataclasses) with every string masked; unchanged parts are reused."""
+        if isinstance(value, str):
+            return self.mask(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return self._mask_fields(value)
+        if isinstance(value, tuple):
+            masked = tuple(self.mask_value(item) for item in value)
+            return value if masked == value else masked
+        if isinstance(value, dict):
+            return {key: self.mask_value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.mask_value(item) for item in value]
+        return value
+
+    def _mask_fields(self, value: Any) -> Any:
+        changes = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            masked = self.mask_value(item)
+            if masked is not item and masked != item:
+                changes[f.name] = masked
+        return dataclasses.replace(value, **changes) if changes else value
+
+
+def _may_hold_header(text: str) -> bool:
+    lowered = text[:100_000].lower()
+    return "authorization" in lowered or "api-key" in lowered
+
+
+def _mask_header(match: re.Match[str]) -> str:
+    scheme = f"{match[3]} " if match[3] else ""
+    return f"{match[1]}{match[2]}{scheme}{MASK}"
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that masks secrets in each record's final message."""
+
+    def __init__(self, masker: Masker) -> None:
+        super().__init__()
+        self._masker = masker
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = self._masker.mask(message)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._masker.mask(record.exc_text)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+def install_log_filter(masker: Masker, handlers: Iterable[logging.Handler]) -> None:
+    """Mask secrets in everything these handlers write."""
+    for handler in handlers:
+        handler.addFilter(RedactingFilter(masker))

@@ -125,3 +125,17 @@ async def test_a_turn_with_a_huge_editor_state_runs_normally(tmp_path: Path) -> 
     first = json.loads(requests.read_text(encoding="utf-8").splitlines()[0])
     context = first["messages"][0]["content"][0]["text"]
     assert len(context) < EDITOR_BUDGET_CHARS + 2_000
+
+
+def test_buffers_of_another_project_are_not_shown(tmp_path: Path) -> None:
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    theirs.mkdir()
+    mine, other = ours / "a.py", theirs / "secret_plan.py"
+    documents = {mine: OpenDocument(mine, "a\n", 1), other: OpenDocument(other, "b\n", 1)}
+    editor = EditorState(other, [Range(Position(0, 0), Position(0, 1))])
+    view = WorkspaceView([ours], documents=documents, editor=editor)
+    text = "\n".join(editor_parts(view, ours))
+    assert "a.py" in text
+    assert "secret_plan" not in text
+    assert "activeFile" not in text

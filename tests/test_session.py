@@ -184,3 +184,23 @@ async def test_an_interrupted_turn_takes_its_steering_with_it(tmp_path: Path, ho
     assert started == [first, second]
     last = json.loads(log.read_text().splitlines()[-1])["messages"][-1]["content"][-1]["text"]
     assert last == "instead"
+
+
+async def test_a_session_reads_and_edits_through_the_window_it_was_last_attached_to(
+    tmp_path: Path, home: Path
+) -> None:
+    from agentls.workspace.link import EditorLink
+    from agentls.workspace.view import OpenDocument
+
+    path = tmp_path / "a.py"
+    path.write_text("on disk\n", encoding="utf-8")
+    first = EditorLink({path: OpenDocument(path, "first window\n", 3)})
+    second = EditorLink({path: OpenDocument(path, "second window\n", 9)})
+    manager = SessionManager(json_sink(Sink()), env={"AGENTLS_HOME": str(home)})
+    session = await manager.create(tmp_path, {"provider": "scripted", "script": []}, first)
+    assert session.workspace.read_text(path) == "first window\n"
+    manager.attach(session.id, second)
+    assert session.workspace.read_text(path) == "second window\n"
+    again, _display = await manager.resume(session.id, None, first)
+    assert again is session
+    assert session.workspace.read_text(path) == "first window\n"

@@ -3,8 +3,10 @@
 Editor state is input the client sends, not history the model wrote: however much of it
 arrives (megabytes of selections, thousands of open buffers), it takes at most
 `EDITOR_BUDGET_CHARS` of the prompt, so it can never push a turn over the context window.
-The most relevant parts come first (the active file and its selections, then buffers with
-unsaved changes, then the other open editors), each cut with a marker that says so.
+Only the session's own project is shown: buffers and an active file outside its workspace
+roots belong to another project open in the same editor. The most relevant parts come
+first (the active file and its selections, then buffers with unsaved changes, then the
+other open editors), each cut with a marker that says so.
 """
 
 from __future__ import annotations
@@ -66,9 +68,14 @@ def display_path(path: Path, cwd: Path) -> str:
     return str(path.relative_to(cwd)) if path.is_relative_to(cwd) else str(path)
 
 
+def _inside(view: WorkspaceView, path: Path) -> bool:
+    # Editor paths arrive with symlinks resolved, so no realpath per buffer is needed.
+    return any(path.is_relative_to(root) for root in view.roots)
+
+
 def _active_file(view: WorkspaceView, cwd: Path, budget: int) -> str:
     path = view.editor.active_path
-    if path is None:
+    if path is None or not _inside(view, path):
         return ""
     selections = view.editor.selections
     cursor = selections[0].start if selections else None
@@ -125,7 +132,7 @@ class _Editor:
 
 
 def _open_editors(view: WorkspaceView, cwd: Path, budget: int) -> str:
-    documents = list(view.documents.items())
+    documents = [(p, d) for p, d in view.documents.items() if _inside(view, p)]
     if not documents:
         return ""
     ordered = _by_relevance(view, documents)

@@ -24,6 +24,7 @@ from agentls.session.store import (
     load_transcript,
     transcript_path,
 )
+from agentls.workspace.link import EditorLink, bind
 from agentls.workspace.view import EditorState, EditSink, OpenDocument, WorkspaceView
 
 log = logging.getLogger(__name__)
@@ -65,8 +66,14 @@ class SessionManager:
             raise InvalidParams("; ".join(own))
         return settings
 
-    async def create(self, cwd: Path | None, overrides: Mapping[str, Any]) -> AgentSession:
-        """A new session; the provider SDK is imported off the event loop."""
+    def default_link(self) -> EditorLink:
+        """The manager's own buffers and editor state (one editor, or none)."""
+        return EditorLink(self.documents, self.editor, self._edit_sink_factory())
+
+    async def create(
+        self, cwd: Path | None, overrides: Mapping[str, Any], link: EditorLink | None = None
+    ) -> AgentSession:
+        """A new session seen through `link`; the provider SDK is imported off the event loop."""
         root = cwd or (self.workspace_roots[0] if self.workspace_roots else Path.cwd())
         if not root.is_absolute() or not root.is_dir():
             raise InvalidParams(
@@ -82,14 +89,19 @@ class SessionManager:
             SessionStarted(session_id, str(root), **_identity(settings), settings=dict(overrides))
         )
         transcript.touch()
-        return self._start(session_id, root, settings, provider, transcript)
+        return self._start(session_id, root, settings, provider, transcript, link)
 
     async def resume(
-        self, session_id: str, overrides: Mapping[str, Any] | None = None
+        self,
+        session_id: str,
+        overrides: Mapping[str, Any] | None = None,
+        link: EditorLink | None = None,
     ) -> tuple[AgentSession, list[Message]]:
         """A live session, or one rebuilt from its transcript; also its display history."""
         live = self.sessions.get(session_id)
         if live is not None:
+            if link is not None:
+                bind(live.workspace, link)
             # The display history is the whole conversation, as for a closed session.
             loaded = await asyncio.to_thread(load_transcript, live.transcript.path)
             return live, loaded.display
@@ -112,7 +124,7 @@ class SessionManager:
         transcript = Transcript(path, loaded.meta, self.masker)
         for message in loaded.repaired:
             transcript.record_message(message, None)
-        session = self._start(session_id, root, settings, provider, transcript)
+        session = self._start(session_id, root, settings, provider, transcript, link)
         session.restore(loaded.history, loaded.state)
         return session, loaded.display
 
@@ -142,23 +154,26 @@ class SessionManager:
         settings: Settings,
         provider: Provider,
         transcript: Transcript,
+        link: EditorLink | None,
     ) -> AgentSession:
         extra = [
             Path(d) if Path(d).is_absolute() else root / d for d in settings.additional_directories
         ]
         # The session's spilled tool results are readable by its own Read tool.
-        view = WorkspaceView(
-            [root, *extra, transcript.spill_dir],
-            self._edit_sink_factory(),
-            self.documents,
-            self.editor,
-        )
+        view = WorkspaceView([root, *extra, transcript.spill_dir])
+        bind(view, link or self.default_link())
         # Memory files are read from the editor's workspace root down to the session's cwd.
         project = next((r for r in self.workspace_roots if root.is_relative_to(r)), root)
         session = AgentSession(
             session_id, root, settings, provider, view, self._sink, transcript, project, self.masker
         )
         self.sessions[session_id] = session
+        return session
+
+    def attach(self, session_id: str, link: EditorLink) -> AgentSession:
+        """Make `link` the editor a live session reads and edits through (UnknownSession)."""
+        session = self.get(session_id)
+        bind(session.workspace, link)
         return session
 
     def get(self, session_id: str) -> AgentSession:

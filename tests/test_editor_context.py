@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,8 @@ from hypothesis import strategies as st
 
 from agentls.context.editor_context import (
     EDITOR_BUDGET_CHARS,
+    LineIndex,
     editor_parts,
-    lsp_lines,
     slice_range,
 )
 from agentls.session.manager import SessionManager
@@ -71,10 +72,13 @@ def test_buffers_with_unsaved_changes_are_listed_before_saved_ones(tmp_path: Pat
     ]
 
 
-def test_lines_split_as_lsp_counts_them() -> None:
-    assert lsp_lines("a\r\nb\rc\nd\u2028e\x0cf") == ["a\r\n", "b\r", "c\n", "d\u2028e\x0cf"]
-    assert lsp_lines("") == []
-    assert lsp_lines("x\n") == ["x\n"]
+def test_lines_start_where_lsp_counts_them() -> None:
+    text = "a\r\nb\rc\nd\u2028e\x0cf"
+    index = LineIndex(text)
+    assert [index.start(n) for n in range(5)] == [0, 3, 5, 7, None]
+    assert index.offset(Position(0, 99)) == 1
+    assert index.offset(Position(3, 2)) == 9
+    assert index.offset(Position(9, 0)) == len(text)
 
 
 def test_a_selection_is_sliced_by_code_points() -> None:
@@ -84,11 +88,26 @@ def test_a_selection_is_sliced_by_code_points() -> None:
     assert slice_range(text, rng, 3) == ("😀bc", True)
 
 
-@given(text=st.text(alphabet="ab\r\n😀é", max_size=40))
-def test_lsp_lines_join_back_to_the_text(text: str) -> None:
-    lines = lsp_lines(text)
-    assert "".join(lines) == text
-    assert all(line[:-1].count("\n") == 0 and "\r" not in line[:-2] for line in lines)
+@given(
+    text=st.text(alphabet="ab\r\n😀é", max_size=40),
+    a=st.tuples(st.integers(0, 12), st.integers(0, 12)),
+    b=st.tuples(st.integers(0, 12), st.integers(0, 12)),
+)
+def test_slices_agree_with_a_line_by_line_reading(
+    text: str, a: tuple[int, int], b: tuple[int, int]
+) -> None:
+    start, end = sorted([a, b])
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text) or [""]
+
+    def offset(line: int, char: int) -> int:
+        if line >= len(lines):
+            return len(text)
+        content = lines[line].rstrip("\r\n")
+        return sum(len(x) for x in lines[:line]) + min(char, len(content))
+
+    expected = text[offset(*start) : max(offset(*start), offset(*end))]
+    rng = Range(Position(*start), Position(*end))
+    assert slice_range(text, rng, 1_000) == (expected, False)
 
 
 async def test_a_turn_with_a_huge_editor_state_runs_normally(tmp_path: Path) -> None:

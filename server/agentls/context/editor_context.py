@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from agentls.workspace.view import OpenDocument, Range, WorkspaceView
+from agentls.workspace.view import OpenDocument, Position, Range, WorkspaceView
 
 EDITOR_BUDGET_CHARS = 24_000
 SELECTION_CHARS = 8_000
@@ -25,7 +25,7 @@ MAX_SELECTIONS = 20
 MAX_EDITORS = 50
 # Comparing a buffer with its file costs a read; only this many of the newest are compared.
 DIRTY_CHECKS = 50
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def editor_parts(view: WorkspaceView, cwd: Path, budget: int = EDITOR_BUDGET_CHARS) -> list[str]:
@@ -37,30 +37,54 @@ def editor_parts(view: WorkspaceView, cwd: Path, budget: int = EDITOR_BUDGET_CHA
     return [part for part in (editors, active) if part]
 
 
-def lsp_lines(text: str) -> list[str]:
-    """`text` split into lines as LSP counts them (at \\n, \\r\\n and \\r), ends kept."""
-    return _LINE.findall(text)
+class LineIndex:
+    """Where lines start in a text, as LSP counts lines (at \n, \r\n and \r).
+
+    Built lazily: a selection near the top of a 10 MB buffer scans only that far.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts = [0]
+        self._breaks = _BREAK.finditer(text)
+        self._scanned = False
+
+    def start(self, line: int, bound: int | None = None) -> int | None:
+        """Where `line` starts; None past the text's end, or once the scan passes `bound`."""
+        starts = self._starts
+        while len(starts) <= line:
+            if bound is not None and starts[-1] > bound:
+                return None
+            found = next(self._breaks, None)
+            if found is None:
+                self._scanned = True
+                return None
+            starts.append(found.end())
+        return starts[line]
+
+    def offset(self, pos: Position, bound: int | None = None) -> int | None:
+        """The offset of `pos` (a code point column), clamped to its line's end as LSP does."""
+        begin = self.start(pos.line, bound)
+        if begin is None:
+            return len(self.text) if self._scanned else None
+        following = self.start(pos.line + 1)
+        end = len(self.text) if following is None else following
+        while end > begin and self.text[end - 1] in "\r\n":
+            end -= 1
+        return min(begin + pos.character, end)
 
 
-def slice_range(text: str, rng: Range, limit: int) -> tuple[str, bool]:
+def slice_range(
+    text: str, rng: Range, limit: int, index: LineIndex | None = None
+) -> tuple[str, bool]:
     """The text of `rng` (code point columns) and whether it was cut at `limit` characters."""
-    lines = lsp_lines(text)
-    if not lines or rng.start.line >= len(lines):
-        return "", False
-    last = min(rng.end.line, len(lines) - 1)
-    out: list[str] = []
-    size = 0
-    for number in range(rng.start.line, last + 1):
-        line = lines[number]
-        lo = rng.start.character if number == rng.start.line else 0
-        hi = rng.end.character if number == rng.end.line else len(line)
-        piece = line[lo:hi]
-        out.append(piece)
-        size += len(piece)
-        if size > limit:
-            break
-    joined = "".join(out)
-    return (joined[:limit], True) if len(joined) > limit else (joined, False)
+    index = index or LineIndex(text)
+    begin = index.offset(rng.start)
+    assert begin is not None
+    end = index.offset(rng.end, bound=begin + limit)
+    if end is None or end - begin > limit:
+        return text[begin : begin + limit], True
+    return text[begin : max(begin, end)], False
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -94,15 +118,16 @@ def _selections(view: WorkspaceView, path: Path, budget: int) -> str:
         text = view.read_text(path)
     except (OSError, ValueError):
         return ""
+    lines = LineIndex(text)
     parts: list[str] = []
     used = 0
-    for index, sel in enumerate(ranges[:MAX_SELECTIONS]):
+    for shown, sel in enumerate(ranges[:MAX_SELECTIONS]):
         # Room for this element's tags and marker, and a "more selections" line after it.
         room = min(SELECTION_CHARS, budget - used - 300)
         if room <= 0:
-            parts.append(f"… {len(ranges) - index} more selections not shown")
+            parts.append(f"… {len(ranges) - shown} more selections not shown")
             break
-        element = _selection(text, sel, room)
+        element = _selection(text, lines, sel, room)
         parts.append(element)
         used += len(element) + 1
     else:
@@ -111,8 +136,8 @@ def _selections(view: WorkspaceView, path: Path, budget: int) -> str:
     return "\n".join(parts)
 
 
-def _selection(text: str, sel: Range, room: int) -> str:
-    picked, cut = slice_range(text, sel, room)
+def _selection(text: str, index: LineIndex, sel: Range, room: int) -> str:
+    picked, cut = slice_range(text, sel, room, index)
     attrs = (
         f'startLine="{sel.start.line + 1}" startCharacter="{sel.start.character}" '
         f'endLine="{sel.end.line + 1}" endCharacter="{sel.end.character}"'

@@ -12,11 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Row, timing_rows
-
 from agentls.context.editor_context import EDITOR_BUDGET_CHARS
 from agentls.context.prompt import user_context
 from agentls.workspace.view import EditorState, OpenDocument, Position, Range, WorkspaceView
+from harness import Row, timing_rows
 
 SECTION = "8 editor state in <userContext>"
 TEN_MB = 10 * 1024 * 1024

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from agentls.permissions.gate import Decision, PermissionGate, PermissionMode, rule_for_always
-from agentls.permissions.rules import PermissionBehavior, Rule, parse_rule, split_command
+from agentls.permissions.rules import PermissionBehavior, Rule, parse_rule
+from agentls.shell_syntax import parse_script
+from bash_oracle import BashOracle
 
 CWD = "/work/proj"
 HOME = "/home/user"
@@ -287,11 +290,61 @@ def test_exact_rule_allows_the_exact_compound_line() -> None:
     assert bash(g, "npm test && npm run lint && rm x").behavior == "ask"
 
 
-def test_split_command_reports_substitution_and_redirection() -> None:
-    split = split_command("echo hi > out.txt && cat $(ls)")
-    assert not split.exact
-    assert [c.text for c in split.commands] == ["echo hi > out.txt", "cat", "ls"]
-    assert [c.writes_file for c in split.commands] == [True, False, False]
+def test_an_escaped_backslash_before_a_newline_does_not_hide_the_next_command() -> None:
+    # `echo \\` then newline: bash prints a backslash, then runs rm as a second command.
+    g = gate(("Bash(echo:*)", "allow"), ("Bash(rm:*)", "deny"))
+    assert bash(g, "echo \\\\\nrm -f victim.txt").behavior == "deny"
+    assert bash(g, "echo \\\nrm -f victim.txt").behavior == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat <<EOF\n$(rm -rf x)\nEOF\n",
+        "echo ok; $(printf rm) -rf x",
+        "case x in a) rm -rf x;; esac",
+        'eval "$CMD"',
+        'bash -c "$SCRIPT"',
+        "echo 'unterminated; rm -rf x",
+    ],
+)
+def test_a_command_that_cannot_be_read_for_certain_is_never_allowed(command: str) -> None:
+    g = gate(("Bash(rm:*)", "deny"), ("Bash", "allow"), mode="bypassPermissions")
+    assert bash(g, command).behavior in ("deny", "ask")
+    assert bash(gate(("Bash(echo:*)", "allow"), ("Bash(cat:*)", "allow")), command).behavior != (
+        "allow"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo $'\\x72m' x; rm x",
+        "env -u HOME rm x",
+        "sudo -u root rm x",
+        "command -p rm x",
+        "exec -a name rm x",
+        "timeout 5 rm x",
+        "nice -n 5 rm x",
+        "(echo a; (rm x))",
+        "diff <(rm x) b",
+        "echo $(echo $(rm x))",
+        "f() { rm x; }; f",
+        "if true; then rm x; fi",
+        "for f in a b; do rm $f; done",
+        "find . -exec rm {} +",
+        "cat <<'EOF'\nhi\nEOF\nrm x",
+    ],
+)
+def test_deny_rules_see_through_wrappers_nesting_and_compound_commands(command: str) -> None:
+    g = gate(("Bash(rm:*)", "deny"), mode="bypassPermissions")
+    assert bash(g, command).behavior == "deny"
+
+
+def test_a_heredoc_body_is_data_not_commands() -> None:
+    g = gate(("Bash(rm:*)", "deny"), ("Bash(cat:*)", "allow"))
+    assert bash(g, "cat <<'EOF'\nrm -rf x\nEOF\n").behavior == "allow"
+    assert bash(g, "cat <<EOF\nrm -rf x\nEOF\n").behavior == "allow"
 
 
 # --- path rules -----------------------------------------------------------------------------
@@ -591,15 +644,27 @@ def _escapes_next_char(text: str) -> bool:
     return (len(text) - len(text.rstrip("\\"))) % 2 == 1
 
 
+@pytest.fixture(scope="module")
+def oracle() -> Iterator[BashOracle]:
+    bash_oracle = BashOracle()
+    yield bash_oracle
+    bash_oracle.close()
+
+
 @given(
     prefix=st.text(alphabet="ab \"'\\$()`;&|<>#\n{}", max_size=12).filter(
         lambda text: not _escapes_next_char(text)
-    )
+    ),
+    joiner=st.sampled_from(["; ", " && ", "\n", " | ", " & "]),
 )
-def test_denied_command_stays_denied_after_any_prefix(prefix: str) -> None:
-    g = gate(("Bash(rm:*)", "deny"), mode="bypassPermissions")
-    assert bash(g, f"{prefix}; rm -rf x").behavior == "deny"
-    assert bash(g, f"{prefix} && rm -rf x").behavior == "deny"
+def test_a_denied_command_is_never_allowed_whatever_precedes_it(
+    oracle: BashOracle, prefix: str, joiner: str
+) -> None:
+    line = f"{prefix}{joiner}rm -rf x"
+    decision = bash(gate(("Bash(rm:*)", "deny"), mode="bypassPermissions"), line)
+    if ("rm", "-rf", "x") in oracle.runs(line):
+        certain = parse_script(line).certain
+        assert decision.behavior == "deny" if certain else decision.behavior in ("deny", "ask")
 
 
 @given(segments=st.lists(st.from_regex(r"[A-Za-z0-9_.-]{1,8}", fullmatch=True), min_size=1))

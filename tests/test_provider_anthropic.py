@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentls.messages import (
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -442,3 +443,62 @@ async def test_replay_server_runs_a_scripted_conversation_as_a_subprocess(tmp_pa
     assert collect(first).content[0]["input"] == {"file_path": "a.py"}
     assert collect(second).stop_reason == "end_turn"
     assert [r["path"] for r in read_log(log)] == ["/v1/messages", "/v1/messages"]
+
+
+# --- images ------------------------------------------------------------------------------
+
+PNG_DATA = "iVBORw0KGgo="
+IMAGE = ImageBlock("image/png", PNG_DATA, "shot.png", 3, 2)
+IMAGE_PARAM = {
+    "type": "image",
+    "source": {"type": "base64", "media_type": "image/png", "data": PNG_DATA},
+}
+
+
+def image_history() -> list[Message]:
+    read = ToolUseBlock("toolu_1", "Read", {"file_path": "shot.png"})
+    result = ToolResultBlock("toolu_1", (TextBlock("Image shot.png (png 3x2)."), IMAGE))
+    return [
+        Message("user", (TextBlock("What is this?"), IMAGE)),
+        Message("assistant", (read,)),
+        Message("user", (result,)),
+    ]
+
+
+def test_images_go_as_base64_image_blocks_also_inside_tool_results() -> None:
+    messages = build_params(make_request(image_history()))["messages"]
+    assert messages[0]["content"] == [{"type": "text", "text": "What is this?"}, IMAGE_PARAM]
+    assert messages[2]["content"] == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [{"type": "text", "text": "Image shot.png (png 3x2)."}, IMAGE_PARAM],
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+
+
+def test_without_vision_every_image_is_a_note() -> None:
+    body = json.dumps(build_params(make_request(image_history()), vision=False))
+    assert PNG_DATA not in body and '"image"' not in body
+    assert body.count("[image: shot.png, png 3x2] Not shown: the model claude-replay-test") == 2
+
+
+async def test_the_sdk_sends_the_image_blocks(server: ReplayServer) -> None:
+    server.enqueue(anthropic_text_turn("A chart."))
+    request = make_request(image_history())
+    await run_ok(server, request)
+    (sent,) = server.requests
+    assert sent.body == {**build_params(request), "stream": True}
+    assert sent.body["messages"][0]["content"][1] == IMAGE_PARAM
+
+
+async def test_the_vision_setting_overrides_the_model_table(server: ReplayServer) -> None:
+    server.enqueue(anthropic_text_turn("I cannot see it."))
+    provider = AnthropicProvider(api_key=API_KEY, base_url=server.base_url, vision=False)
+    try:
+        await drain(provider, make_request(image_history()))
+    finally:
+        await provider.aclose()
+    (sent,) = server.requests
+    assert PNG_DATA not in json.dumps(sent.body)

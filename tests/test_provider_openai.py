@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agentls.messages import (
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -480,3 +481,81 @@ async def test_retry_after_ms_wins_over_retry_after(server: ReplayServer) -> Non
         openai_error(429, "requests", "slow down", code="rate_limit_exceeded", headers=headers)
     )
     assert (await run_error(server)).retry_after == 0.25
+
+
+# --- images ------------------------------------------------------------------------------
+
+PNG_DATA = "iVBORw0KGgo="
+IMAGE = ImageBlock("image/png", PNG_DATA, "shot.png", 3, 2)
+DATA_URL = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG_DATA}"}}
+
+
+def image_history() -> list[Message]:
+    read = ToolUseBlock("call_1", "Read", {"file_path": "shot.png"})
+    bash = ToolUseBlock("call_2", "Bash", {"command": "true"})
+    results = (
+        ToolResultBlock("call_1", (TextBlock("Image shot.png (png 3x2)."), IMAGE)),
+        ToolResultBlock("call_2", "ok"),
+        TextBlock("and look at this one"),
+        IMAGE,
+    )
+    return [
+        Message("user", (TextBlock("What is this?"), IMAGE)),
+        Message("assistant", (read, bash)),
+        Message("user", results),
+    ]
+
+
+def test_user_images_are_image_url_parts_in_block_order() -> None:
+    first = build_params(make_request(image_history()))["messages"][1]
+    assert first == {
+        "role": "user",
+        "content": [{"type": "text", "text": "What is this?"}, DATA_URL],
+    }
+
+
+def test_an_image_tool_result_is_a_text_tool_message_then_a_user_message_with_the_image() -> None:
+    sent = build_params(make_request(image_history()))["messages"][3:]
+    assert sent == [
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "Image shot.png (png 3x2).\n(The image is in the next user message.)",
+        },
+        {"role": "tool", "tool_call_id": "call_2", "content": "ok"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Image returned by tool call call_1:"},
+                DATA_URL,
+                {"type": "text", "text": "and look at this one"},
+                DATA_URL,
+            ],
+        },
+    ]
+
+
+async def test_a_vision_model_gets_the_image_through_the_sdk(server: ReplayServer) -> None:
+    server.enqueue(openai_text_turn("A chart."))
+    provider = OpenAIProvider(api_key=API_KEY, base_url=server.openai_base_url, vision=True)
+    try:
+        async for _ in provider.stream(make_request(image_history())):
+            pass
+    finally:
+        await provider.aclose()
+    (sent,) = server.requests
+    assert sent.body["messages"][1]["content"][1] == DATA_URL
+
+
+async def test_a_model_without_vision_gets_a_note_and_never_the_bytes(
+    server: ReplayServer,
+) -> None:
+    server.enqueue(openai_text_turn("I cannot see it."))
+    await run_ok(server, make_request(image_history()))
+    (sent,) = server.requests
+    body = json.dumps(sent.body)
+    assert PNG_DATA not in body and "image_url" not in body
+    assert sent.body["messages"][1]["content"].startswith(
+        "What is this?\n\n[image: shot.png, png 3x2] Not shown: the model gpt-replay-test"
+    )
+    assert "Not shown" in sent.body["messages"][3]["content"]

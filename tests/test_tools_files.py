@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
+from agentls.images import sniff_image
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.files import EditInput, EditTool, ReadInput, ReadTool, WriteTool
 from agentls.tools.read_cache import FileReadCache
@@ -295,3 +299,157 @@ def test_only_read_is_read_only() -> None:
     tools: list[Tool] = [ReadTool(), WriteTool(), EditTool()]
     assert [tool.is_read_only(None) for tool in tools] == [True, False, False]
     assert [tool.kind for tool in tools] == ["read", "edit", "edit"]
+
+
+# --- encodings: an edit keeps every byte it does not change ---------------------------
+
+
+async def read_then_edit(ctx: ToolContext, name: str, old: str, new: str) -> ToolOutput:
+    await call(ReadTool(), ctx, file_path=name)
+    return await call(EditTool(), ctx, file_path=name, old_string=old, new_string=new)
+
+
+async def test_read_of_a_latin1_file_shows_its_accents(ctx: ToolContext, root: Path) -> None:
+    (root / "notes.py").write_bytes("# café crème\n".encode("latin-1"))
+    out = await call(ReadTool(), ctx, file_path="notes.py")
+    assert out.content == "     1\t# café crème"
+
+
+async def test_edit_of_a_latin1_file_keeps_its_other_bytes(ctx: ToolContext, root: Path) -> None:
+    path = root / "notes.py"
+    path.write_bytes("# café crème\nx = 1\n".encode("latin-1"))
+    await read_then_edit(ctx, "notes.py", "x = 1", "x = 2")
+    assert path.read_bytes() == "# café crème\nx = 2\n".encode("latin-1")
+
+
+async def test_edit_writes_new_accents_in_the_files_own_encoding(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "notes.txt"
+    path.write_bytes("prix: 5 €\r\n".encode("cp1252"))
+    await read_then_edit(ctx, "notes.txt", "5 €", "6 € (été)")
+    assert path.read_bytes() == "prix: 6 € (été)\r\n".encode("cp1252")
+
+
+async def test_edit_keeps_a_utf8_bom_and_crlf(ctx: ToolContext, root: Path) -> None:
+    path = root / "a.cs"
+    path.write_bytes(b"\xef\xbb\xbfclass A {}\r\n// \xc3\xa9\r\n")
+    await read_then_edit(ctx, "a.cs", "class A", "class B")
+    assert path.read_bytes() == b"\xef\xbb\xbfclass B {}\r\n// \xc3\xa9\r\n"
+
+
+async def test_utf16_file_reads_as_text_and_is_written_back_as_utf16(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "log.txt"
+    path.write_bytes(codecs.BOM_UTF16_LE + "naïve\r\nend\r\n".encode("utf-16-le"))
+    out = await call(ReadTool(), ctx, file_path="log.txt")
+    assert out.content == "     1\tnaïve\n     2\tend"
+    await call(EditTool(), ctx, file_path="log.txt", old_string="end", new_string="fin")
+    assert path.read_bytes() == codecs.BOM_UTF16_LE + "naïve\r\nfin\r\n".encode("utf-16-le")
+
+
+async def test_a_character_the_encoding_lacks_is_refused_and_nothing_is_written(
+    ctx: ToolContext, root: Path
+) -> None:
+    path = root / "notes.txt"
+    original = "café\n".encode("latin-1")
+    path.write_bytes(original)
+    with pytest.raises(ToolError, match=r"windows-1252.*U\+2192"):
+        await read_then_edit(ctx, "notes.txt", "café", "café → thé")
+    assert path.read_bytes() == original
+
+
+async def test_write_over_a_latin1_file_keeps_its_encoding(ctx: ToolContext, root: Path) -> None:
+    path = root / "notes.txt"
+    path.write_bytes("vieux café\n".encode("latin-1"))
+    await call(ReadTool(), ctx, file_path="notes.txt")
+    await call(WriteTool(), ctx, file_path="notes.txt", content="nouveau café\n")
+    assert path.read_bytes() == "nouveau café\n".encode("latin-1")
+
+
+async def test_new_files_are_written_as_utf8(ctx: ToolContext, root: Path) -> None:
+    await call(WriteTool(), ctx, file_path="new.txt", content="café\n")
+    assert (root / "new.txt").read_bytes() == "café\n".encode()
+
+
+@pytest.mark.parametrize("tool", ["Edit", "Write"])
+async def test_write_and_edit_of_a_file_with_nul_bytes_are_refused(
+    ctx: ToolContext, root: Path, tool: str
+) -> None:
+    path = root / "data.bin"
+    original = b"header\x00\x01\x02 x = 1\n"
+    path.write_bytes(original)
+    ctx.read_cache.record(path, original.decode("latin-1"))
+    with pytest.raises(ToolError, match=r"binary file .*NUL.*text files only"):
+        if tool == "Edit":
+            await call(EditTool(), ctx, file_path="data.bin", old_string="x = 1", new_string="2")
+        else:
+            await call(WriteTool(), ctx, file_path="data.bin", content="text\n")
+    assert path.read_bytes() == original
+
+
+async def test_read_of_a_control_byte_file_is_refused(ctx: ToolContext, root: Path) -> None:
+    (root / "blob.dat").write_bytes(bytes(range(1, 32)) * 20)
+    with pytest.raises(ToolError, match=r"binary file .*control bytes"):
+        await call(ReadTool(), ctx, file_path="blob.dat")
+
+
+async def test_write_of_text_with_nul_characters_is_refused(ctx: ToolContext, root: Path) -> None:
+    with pytest.raises(ToolError, match="NUL"):
+        await call(WriteTool(), ctx, file_path="new.txt", content="a\x00b")
+    assert not (root / "new.txt").exists()
+
+
+_MARKER = "@@MARK@@"
+_NEW = "new-text"
+# Text-like bytes: anything but NUL and the control bytes text does not have.
+_TEXT_BYTES = st.binary(max_size=200).map(
+    lambda raw: bytes(b for b in raw if b >= 0x20 or b in b"\t\n\r")
+)
+_TEXT = st.text(st.sampled_from("ab XY\t\r\n\u00e9\u00fc\u00df\u20ac\u00ff\u4e2d"), max_size=80)
+_ENCODINGS = {
+    "utf-8": b"",
+    "utf-8-bom": codecs.BOM_UTF8,
+    "utf-16-le": codecs.BOM_UTF16_LE,
+    "utf-16-be": codecs.BOM_UTF16_BE,
+    "latin-1": b"",
+    "cp1252": b"",
+}
+EditCase = tuple[bytes, bytes, bytes, bytes]  # head, marker, tail, and the new text, as bytes
+
+
+@st.composite
+def raw_bytes_case(draw: st.DrawFn) -> EditCase:
+    """Arbitrary text-like bytes around the marker, with or without a UTF-8 BOM."""
+    bom = draw(st.sampled_from([b"", codecs.BOM_UTF8]))
+    head, tail = bom + draw(_TEXT_BYTES), draw(_TEXT_BYTES)
+    assume(not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)))
+    data = head + _MARKER.encode() + tail
+    # Text that starts like an image with a valid header is an image; not this property.
+    assume(data.count(_MARKER.encode()) == 1 and sniff_image(data) is None)
+    return head, _MARKER.encode(), tail, _NEW.encode()
+
+
+@st.composite
+def encoded_text_case(draw: st.DrawFn) -> EditCase:
+    """Text around the marker in one of the encodings, LF/CRLF/CR line endings mixed."""
+    label = draw(st.sampled_from(sorted(_ENCODINGS)))
+    codec = label.removesuffix("-bom")
+    head, tail = ("".join(c for c in draw(_TEXT) if c.encode(codec, "ignore")) for _ in range(2))
+    assume(_MARKER not in head + tail)
+    bom = _ENCODINGS[label]
+    return bom + head.encode(codec), _MARKER.encode(codec), tail.encode(codec), _NEW.encode(codec)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=st.one_of(raw_bytes_case(), encoded_text_case()))
+async def test_an_edit_of_an_ascii_marker_changes_exactly_its_bytes(
+    root: Path, case: EditCase
+) -> None:
+    head, marker, tail, new = case
+    path = root / "case.txt"
+    path.write_bytes(head + marker + tail)
+    ctx = ToolContext(WorkspaceView([root]), FileReadCache(), root)
+    await read_then_edit(ctx, "case.txt", _MARKER, _NEW)
+    assert path.read_bytes() == head + new + tail

@@ -332,3 +332,14 @@ def test_search_tools_are_read_only_and_match_rules_on_the_search_path(root: Pat
     assert grep.rule_content(args, root) == "src"
     glob_args = GlobInput.model_validate({"pattern": "*.py"})
     assert GlobTool().rule_content(glob_args, root) == "."
+
+
+@pytest.mark.parametrize("use_ripgrep", BACKENDS)
+async def test_grep_shows_a_latin1_line_as_read_shows_it(
+    ctx: ToolContext, root: Path, use_ripgrep: bool
+) -> None:
+    (root / "latin.py").write_bytes("# café crème\n".encode("latin-1"))
+    out = await call(
+        GrepTool(use_ripgrep), ctx, pattern="caf", path="latin.py", output_mode="content"
+    )
+    assert out.content == "latin.py:1:# café crème"

@@ -37,6 +37,8 @@ class Settings:
     thinking_budget: int | None = None
     # None: the model table in context.budget decides.
     context_window: int | None = None
+    # Whether the model takes images; None: the model table in agentls.images decides.
+    vision: bool | None = None
     idle_timeout: float = 300.0
     read_concurrency: int = 10
     nudge_limit: int = 2
@@ -111,6 +113,7 @@ _KEYS = {
     "maxTokens": "max_tokens",
     "thinkingBudget": "thinking_budget",
     "contextWindow": "context_window",
+    "vision": "vision",
     "idleTimeout": "idle_timeout",
     "readConcurrency": "read_concurrency",
     "nudgeLimit": "nudge_limit",
@@ -148,6 +151,10 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("must be a list of strings")
         return tuple(value)
+    if name == "vision":
+        if value is not None and not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        return value
     if name in ("thinking_budget", "context_window"):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ValueError("must be an integer")

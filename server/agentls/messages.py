@@ -1,10 +1,15 @@
-"""The conversation model: provider-neutral messages, serialised losslessly for transcripts."""
+"""The conversation model: provider-neutral messages, serialised losslessly for transcripts.
+
+Images travel as base64 `ImageBlock`s, in user messages and inside tool results; a tool
+result's content is either a plain string (what every transcript before images holds) or
+a tuple of text and image parts.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,14 +35,41 @@ class ToolUseBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image as base64 bytes; name and size are for people and summaries, not the model."""
+
+    media_type: str
+    data: str
+    name: str | None = None
+    width: int | None = None
+    height: int | None = None
+    type: Literal["image"] = "image"
+
+
+ResultPart: TypeAlias = TextBlock | ImageBlock
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResultBlock:
     tool_use_id: str
-    content: str
+    content: str | tuple[ResultPart, ...]
     is_error: bool = False
     type: Literal["tool_result"] = "tool_result"
 
+    def text(self) -> str:
+        """The result's text: the string itself, or its text parts joined."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text for p in self.content if isinstance(p, TextBlock))
 
-ContentBlock: TypeAlias = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
+    def images(self) -> tuple[ImageBlock, ...]:
+        """The result's image parts, in order."""
+        if isinstance(self.content, str):
+            return ()
+        return tuple(p for p in self.content if isinstance(p, ImageBlock))
+
+
+ContentBlock: TypeAlias = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ImageBlock
 Role = Literal["user", "assistant"]
 
 
@@ -64,6 +96,16 @@ class Message:
         """The message's text blocks joined."""
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
+    def images(self) -> list[ImageBlock]:
+        """Every image of this message, its tool results' included, in order."""
+        found: list[ImageBlock] = []
+        for block in self.content:
+            if isinstance(block, ImageBlock):
+                found.append(block)
+            elif isinstance(block, ToolResultBlock):
+                found.extend(block.images())
+        return found
+
 
 def user_text(text: str) -> Message:
     """A user message holding one text block."""
@@ -81,12 +123,25 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
         return out
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ImageBlock):
+        return _image_to_dict(block)
+    content = block.content
     return {
         "type": "tool_result",
         "tool_use_id": block.tool_use_id,
-        "content": block.content,
+        "content": content if isinstance(content, str) else [block_to_dict(p) for p in content],
         "is_error": block.is_error,
     }
+
+
+def _image_to_dict(block: ImageBlock) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": block.media_type, "data": block.data}
+    out: dict[str, Any] = {"type": "image", "source": source}
+    for key in ("name", "width", "height"):
+        value = getattr(block, key)
+        if value is not None:
+            out[key] = value
+    return out
 
 
 def block_from_dict(data: dict[str, Any]) -> ContentBlock:
@@ -98,11 +153,36 @@ def block_from_dict(data: dict[str, Any]) -> ContentBlock:
         return ThinkingBlock(str(data["thinking"]), data.get("signature"))
     if kind == "tool_use":
         return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data["input"]))
+    if kind == "image":
+        return _image_from_dict(data)
     if kind == "tool_result":
         return ToolResultBlock(
-            str(data["tool_use_id"]), str(data["content"]), bool(data.get("is_error", False))
+            str(data["tool_use_id"]),
+            _result_content_from(data["content"]),
+            bool(data.get("is_error", False)),
         )
     raise ValueError(f"unknown content block type {kind!r}")
+
+
+def _image_from_dict(data: dict[str, Any]) -> ImageBlock:
+    source = data["source"]
+    width, height = data.get("width"), data.get("height")
+    return ImageBlock(
+        str(source["media_type"]),
+        str(source["data"]),
+        data.get("name"),
+        int(width) if width is not None else None,
+        int(height) if height is not None else None,
+    )
+
+
+def _result_content_from(content: Any) -> str | tuple[ResultPart, ...]:
+    if not isinstance(content, list):
+        return str(content)
+    parts = tuple(block_from_dict(p) for p in content)
+    if not all(isinstance(p, (TextBlock, ImageBlock)) for p in parts):
+        raise ValueError("a tool_result holds only text and image parts")
+    return cast(tuple[ResultPart, ...], parts)
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, assert_never
 
+from agentls.images import IMAGE_TOKENS
 from agentls.messages import (
     ContentBlock,
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -69,10 +71,22 @@ def estimate_tokens(text: str) -> int:
 
 
 def estimate_message_tokens(message: Message) -> int:
-    """An estimate of the tokens one message costs in a request."""
+    """An estimate of the tokens one message costs in a request.
+
+    An image counts as IMAGE_TOKENS whatever its size: providers bill pixels, not the
+    base64 that carries them.
+    """
     return MESSAGE_OVERHEAD + sum(
-        BLOCK_OVERHEAD + estimate_tokens(_block_text(block)) for block in message.content
+        BLOCK_OVERHEAD + _block_tokens(block) for block in message.content
     )
+
+
+def _block_tokens(block: ContentBlock) -> int:
+    if isinstance(block, ImageBlock):
+        return IMAGE_TOKENS
+    if isinstance(block, ToolResultBlock):
+        return estimate_tokens(block.text()) + IMAGE_TOKENS * len(block.images())
+    return estimate_tokens(_block_text(block))
 
 
 def estimate_messages_tokens(messages: Iterable[Message]) -> int:
@@ -80,7 +94,7 @@ def estimate_messages_tokens(messages: Iterable[Message]) -> int:
     return sum(estimate_message_tokens(m) for m in messages)
 
 
-def _block_text(block: ContentBlock) -> str:
+def _block_text(block: TextBlock | ThinkingBlock | ToolUseBlock) -> str:
     """The text of a block that the provider tokenizes."""
     if isinstance(block, TextBlock):
         return block.text
@@ -90,8 +104,6 @@ def _block_text(block: ContentBlock) -> str:
     if isinstance(block, ToolUseBlock):
         arguments = json.dumps(block.input, separators=(",", ":"), ensure_ascii=False, default=str)
         return block.name + arguments
-    if isinstance(block, ToolResultBlock):
-        return block.content
     assert_never(block)
 
 

@@ -16,8 +16,16 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from agentls.images import IMAGE_TOKENS, describe, replace_images
 from agentls.loop.history import repair_pairing
-from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentls.messages import (
+    ContentBlock,
+    Message,
+    ResultPart,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 SNIP_PREFIX = "[Old tool result cleared to save context:"
 COMPACTED_PREFIX = "[Conversation compacted:"
@@ -27,6 +35,8 @@ _MAIN_ARGUMENTS = ("file_path", "path", "pattern", "command", "url", "query", "d
 _ARGUMENT_LIMIT = 80
 _MIN_SHRINK_CHARS = 200
 _MARKER = "[... {omitted:,} characters omitted to save context ...]"
+# About four characters a token, as the token estimate assumes.
+IMAGE_CHARS = 4 * IMAGE_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +81,7 @@ def snip_old_tool_results(
                 stub = _snip(block, uses)
                 if stub is not block:
                     snipped += 1
-                    removed += len(block.content) - len(stub.content)
+                    removed += result_size(block) - result_size(stub)
                 block = stub
             blocks.append(block)
         out.append(_with_content(message, blocks))
@@ -91,16 +101,20 @@ def _tool_uses_by_id(messages: Iterable[Message]) -> dict[str, ToolUseBlock]:
 
 
 def _snip(block: ToolResultBlock, uses: dict[str, ToolUseBlock]) -> ToolResultBlock:
-    if block.is_error or block.content.startswith(SNIP_PREFIX):
+    text, images = block.text(), block.images()
+    if block.is_error or text.startswith(SNIP_PREFIX):
         return block
     call = describe_call(uses.get(block.tool_use_id))
-    stub = (
-        f"{SNIP_PREFIX} {call}, {len(block.content):,} characters. "
-        "Call the tool again if you need it.]"
-    )
-    if len(stub) >= len(block.content):
+    shown = ", ".join([f"{len(text):,} characters", *(describe(i) for i in images)])
+    stub = f"{SNIP_PREFIX} {call}, {shown}. Call the tool again if you need it.]"
+    if len(stub) >= result_size(block):
         return block
     return ToolResultBlock(block.tool_use_id, stub, block.is_error)
+
+
+def result_size(block: ToolResultBlock) -> int:
+    """A result's size in characters, an image counted as the text its tokens would hold."""
+    return len(block.text()) + IMAGE_CHARS * len(block.images())
 
 
 def describe_call(use: ToolUseBlock | None) -> str:
@@ -145,13 +159,21 @@ def microcompact(messages: Sequence[Message], max_result_chars: int) -> tuple[li
     for message in messages:
         blocks: list[ContentBlock] = []
         for block in message.content:
-            if isinstance(block, ToolResultBlock) and len(block.content) > max_result_chars:
-                short = shrink_text(block.content, max_result_chars)
-                removed += len(block.content) - len(short)
-                block = ToolResultBlock(block.tool_use_id, short, block.is_error)
+            if isinstance(block, ToolResultBlock) and len(block.text()) > max_result_chars:
+                text = block.text()
+                short = shrink_text(text, max_result_chars)
+                removed += len(text) - len(short)
+                block = _with_text(block, short)
             blocks.append(block)
         out.append(_with_content(message, blocks))
     return out, removed
+
+
+def _with_text(block: ToolResultBlock, text: str) -> ToolResultBlock:
+    """`block` with its text replaced; its images, if any, follow the new text."""
+    images = block.images()
+    content: str | tuple[ResultPart, ...] = (TextBlock(text), *images) if images else text
+    return ToolResultBlock(block.tool_use_id, content, block.is_error)
 
 
 def shrink_text(text: str, limit: int) -> str:
@@ -230,11 +252,13 @@ def summary_request(
     The request joins a trailing user message instead of following it, so strict
     providers never see two user messages in a row. A trailing unanswered tool_use (the
     boundary rule prevents it) gets synthetic results rather than breaking the request.
+    Images go as `[image: …]` text.
     """
     request = SUMMARY_INSTRUCTIONS
     if instructions and instructions.strip():
         request += f"\n\nAdditional instructions for this summary:\n{instructions.strip()}"
-    history = repair_pairing(messages_before)
+    # The summary keeps what the images were, not their pixels.
+    history = replace_images(repair_pairing(messages_before), describe)
     if history and history[-1].role == "user":
         last = history[-1]
         merged = Message("user", (*last.content, TextBlock(request)), last.id)

@@ -16,6 +16,9 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from agentls.context.editor_context import display_path, editor_parts, slice_range
+from agentls.images import ImageRefused, image_block, label, sniff_image
+from agentls.messages import ImageBlock
+from agentls.textfile import BinaryContent, decode_bytes
 from agentls.workspace.view import Range, WorkspaceView
 
 STATIC_PROMPT = """\
@@ -172,32 +175,72 @@ def git_status(cwd: Path) -> str:
     return "\n".join(lines)
 
 
-def _slice(view: WorkspaceView, path: Path, rng: Range, limit: int = 20_000) -> str:
-    """The text of `rng` in `path` (code point columns), cut at `limit` with a marker."""
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """An attached file as the prompt takes it: text, an image, or why neither."""
+
+    text: str = ""
+    image: ImageBlock | None = None
+    error: str | None = None
+
+
+def _load(view: WorkspaceView, path: Path, name: str) -> _Loaded:
+    if path in view.documents:
+        return _Loaded(view.read_text(path))
     try:
-        text, cut = slice_range(view.read_text(path), rng, limit)
-    except OSError:
-        return ""
-    return text + "\n… (selection truncated)" if cut else text
+        data = path.read_bytes()
+    except OSError as exc:
+        return _Loaded(error=f"not readable: {exc.strerror}")
+    try:
+        info = sniff_image(data)
+        if info is not None:
+            return _Loaded(image=image_block(data, info, name))
+    except ImageRefused as exc:
+        return _Loaded(error=f"image not sent: {exc}")
+    try:
+        return _Loaded(decode_bytes(data).text)
+    except BinaryContent as exc:
+        return _Loaded(error=f"binary file not shown: {exc}")
 
 
 def _attachment_parts(
     view: WorkspaceView, cwd: Path, attachments: Sequence[Attachment]
 ) -> list[str]:
-    parts = []
+    """One <attachment> element each: the text, or a line for an image or an error."""
+    return [_attachment_part(view, cwd, att) for att in attachments]
+
+
+def _attachment_part(view: WorkspaceView, cwd: Path, att: Attachment) -> str:
+    shown = display_path(att.path, cwd)
+    head = f"<attachment path={quoteattr(shown)}"
+    if not view.policy.contains(att.path) or not view.exists(att.path):
+        return f'{head} error="not readable in the workspace"/>'
+    loaded = _load(view, att.path, shown)
+    if loaded.error is not None:
+        return f"{head} error={quoteattr(loaded.error)}/>"
+    if loaded.image is not None:
+        return f"{head} image={quoteattr(label(loaded.image))}/>"
+    if att.range is not None:
+        text, cut = slice_range(loaded.text, att.range, 20_000)
+        text += "\n… (selection truncated)" if cut else ""
+        head += f' lines="{att.range.start.line + 1}-{att.range.end.line + 1}"'
+    else:
+        text = loaded.text
+        text = text if len(text) <= 50_000 else text[:50_000] + "\n… (attachment truncated)"
+    return f"{head}>\n{escape(text)}\n</attachment>"
+
+
+def attachment_images(
+    view: WorkspaceView, cwd: Path, attachments: Sequence[Attachment]
+) -> tuple[ImageBlock, ...]:
+    """The image blocks of the attached image files, in order, for the user message.
+
+    The <userContext> names each (or says why it was not sent); these carry the pixels.
+    """
+    images = []
     for att in attachments:
-        shown = display_path(att.path, cwd)
-        if not view.policy.contains(att.path) or not view.exists(att.path):
-            parts.append(
-                f'<attachment path={quoteattr(shown)} error="not readable in the workspace"/>'
-            )
-            continue
-        if att.range is not None:
-            text = _slice(view, att.path, att.range)
-            lines = f' lines="{att.range.start.line + 1}-{att.range.end.line + 1}"'
-        else:
-            text = view.read_text(att.path)
-            text = text if len(text) <= 50_000 else text[:50_000] + "\n… (attachment truncated)"
-            lines = ""
-        parts.append(f"<attachment path={quoteattr(shown)}{lines}>\n{escape(text)}\n</attachment>")
-    return parts
+        if view.policy.contains(att.path) and view.exists(att.path):
+            image = _load(view, att.path, display_path(att.path, cwd)).image
+            if image is not None:
+                images.append(image)
+    return tuple(images)

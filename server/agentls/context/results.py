@@ -5,7 +5,8 @@ Code caps a result at 50,000 characters and the parallel results of one message 
 200,000; anything larger is saved under the session's `tool-results/` directory and
 replaced by a `<persisted-output>` stub the model can follow up with Read. Stubs depend
 only on the result and the spill path, so the same input always yields the same bytes and
-the cached prompt prefix stays stable once a stub is in the history.
+the cached prompt prefix stays stable once a stub is in the history. Only text is measured
+and spilled: a result's images stay beside its stub (they are bounded per image already).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.messages import ToolResultBlock
+from agentls.messages import ResultPart, TextBlock, ToolResultBlock
 from agentls.workspace.view import write_atomically
 
 Spill = Callable[[str, str], Path]
@@ -42,16 +43,16 @@ def apply_result_budget(
     Order and error flags are kept; `spill(tool_use_id, content)` saves the full text.
     """
     out = [
-        _persist(r, budget, spill) if len(r.content) > budget.max_result_chars else r
+        _persist(r, budget, spill) if len(r.text()) > budget.max_result_chars else r
         for r in results
     ]
-    total = sum(len(r.content) for r in out)
+    total = sum(len(r.text()) for r in out)
     while total > budget.max_message_chars:
         index = _largest_worth_persisting(out, results, budget)
         if index is None:
             break
         replaced = _persist(out[index], budget, spill)
-        total -= len(out[index].content) - len(replaced.content)
+        total -= len(out[index].text()) - len(replaced.text())
         out[index] = replaced
     return out
 
@@ -64,16 +65,19 @@ def _largest_worth_persisting(
     candidates = [
         i
         for i, (now, was) in enumerate(zip(current, original, strict=True))
-        if now is was and len(now.content) > floor
+        if now is was and len(now.text()) > floor
     ]
     # max() keeps the first of equal sizes, so ties resolve the same way every time.
-    return max(candidates, key=lambda i: len(current[i].content), default=None)
+    return max(candidates, key=lambda i: len(current[i].text()), default=None)
 
 
 def _persist(result: ToolResultBlock, budget: ResultBudget, spill: Spill) -> ToolResultBlock:
-    path = spill(result.tool_use_id, result.content)
-    stub = persisted_stub(result.content, path, budget.preview_chars)
-    return ToolResultBlock(result.tool_use_id, stub, result.is_error)
+    text = result.text()
+    path = spill(result.tool_use_id, text)
+    stub = persisted_stub(text, path, budget.preview_chars)
+    images = result.images()
+    content: str | tuple[ResultPart, ...] = (TextBlock(stub), *images) if images else stub
+    return ToolResultBlock(result.tool_use_id, content, result.is_error)
 
 
 def persisted_stub(content: str, path: Path, preview_chars: int) -> str:

@@ -28,7 +28,7 @@ from agentls.events import (
 )
 from agentls.loop.assemble import ToolCallReady
 from agentls.loop.history import INTERRUPTED
-from agentls.messages import ToolResultBlock, ToolUseBlock, new_id
+from agentls.messages import TextBlock, ToolResultBlock, ToolUseBlock, new_id
 from agentls.permissions.gate import PermissionGate, rule_for_always
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry, validate_input
@@ -190,9 +190,10 @@ class ToolExecutor:
                 block.id, status, output.content, output.diff, True if output.truncated else None
             )
         )
-        content = output.content or f"({block.name} completed with no output)"
-        call_result = ToolResultBlock(block.id, content, output.is_error)
-        return call_result
+        text = output.content or f"({block.name} completed with no output)"
+        if output.images:
+            return ToolResultBlock(block.id, (TextBlock(text), *output.images), output.is_error)
+        return ToolResultBlock(block.id, text, output.is_error)
 
     async def _check_permission(
         self, tool: Tool, args: BaseModel, block: ToolUseBlock

@@ -16,7 +16,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from agentls.workspace.view import EditRejected, FileEdit, write_atomically
+from agentls.textfile import read_text_file
+from agentls.workspace.view import EditRejected, FileEdit, write_edit
 
 log = logging.getLogger(__name__)
 APPLY_TIMEOUT = 60.0
@@ -59,7 +60,7 @@ class LspEditSink:
         can_apply, can_create = self._capabilities()
         creating = edit.old_text is None
         if not can_apply or (creating and not can_create):
-            write_atomically(edit.path, edit.new_text)
+            write_edit(edit)
             return
         changes: list[Any] = []
         if creating:
@@ -83,11 +84,11 @@ class LspEditSink:
             reason = result.failure_reason or "the editor refused it (the buffer may have changed)"
             raise EditRejected(f"The edit was not applied: {reason}")
         if _disk_text(edit.path) != edit.new_text:
-            write_atomically(edit.path, edit.new_text)
+            write_edit(edit)
 
 
 def _disk_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_text_file(path).text
+    except (OSError, ValueError):
         return None

@@ -41,7 +41,10 @@ class AgentHandlers:
         workspace_roots: list[Path],
     ) -> None:
         self.manager = SessionManager(
-            json_sink(server.send_event), lambda: LspEditSink(server), documents=documents, editor=editor
+            json_sink(server.send_event),
+            lambda: LspEditSink(server),
+            documents=documents,
+            editor=editor,
         )
         self.manager.client_options = dict(client_options)
         self.manager.workspace_roots = list(workspace_roots)

@@ -26,9 +26,11 @@ from agentls.permissions.rules import (
     PathBase,
     PermissionBehavior,
     Rule,
+    command_is_uncertain,
     matching_rules,
-    split_command,
+    rule_applies,
 )
+from agentls.shell_syntax import command_words
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 
@@ -75,6 +77,7 @@ class PermissionGate:
         return (
             self._by_rules("deny", call)
             or self._plan_refusal(call, read_only)
+            or self._unsure_command(call)
             or self._by_rules("ask", call)
             or self._by_rules("allow", call)
             or _by_mode(self.mode, call, read_only)
@@ -85,6 +88,22 @@ class PermissionGate:
         if not rules:
             return None
         return Decision(behavior, _rule_reason(behavior, rules, call), rules[0])
+
+    def _unsure_command(self, call: CallTarget) -> Decision | None:
+        """A command whose parts cannot be told for certain might be what a rule forbids."""
+        if call.tool_kind != COMMAND_KIND or call.content is None:
+            return None
+        guarded = any(
+            rule.behavior in ("deny", "ask") and rule_applies(rule, call.tool_name, call.tool_kind)
+            for rule in self.rules
+        )
+        if not guarded or not command_is_uncertain(call.content):
+            return None
+        return Decision(
+            "ask",
+            f"The user must approve {_subject(call)}: agentls cannot tell for certain which "
+            "commands it runs, so its deny and ask rules cannot be checked.",
+        )
 
     def _plan_refusal(self, call: CallTarget, read_only: bool) -> Decision | None:
         if self.mode != "plan" or read_only:
@@ -146,10 +165,9 @@ def rule_for_always(
 
 def _command_specifier(command: str) -> str:
     """A prefix on the command's first word(s); the exact line when it is not one plain command."""
-    split = split_command(command)
-    if not split.exact or len(split.commands) != 1 or split.commands[0].writes_file:
+    words = command_words(command)
+    if words is None:
         return command.strip()
-    words = shlex.split(split.commands[0].text)
     keep = 2 if len(words) > 1 and _SUBCOMMAND.fullmatch(words[1]) else 1
     return f"{shlex.join(words[:keep])}:*"
 

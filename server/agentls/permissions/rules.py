@@ -1,12 +1,15 @@
 """Permission rules: parse `Tool(specifier)` text and find the rules that match a tool call.
 
 Rule matching is the boundary between what the model asks for and what runs on the user's
-machine, so it is pure (no IO) and it errs in one direction on purpose. Deny and ask rules
-match generously: any subcommand of a compound command, with leading `VAR=x`, `sudo`, `{`
-and the like stripped, the raw text and a crude split when the shell text does not parse,
-paths compared case-insensitively. Allow rules match strictly: every subcommand must be
-allowed, command substitution or a file redirection defeats prefix and wildcard rules,
-paths compare case-sensitively. A wrong answer therefore costs a question, not a file.
+machine, so it is pure (no IO) and it errs in one direction on purpose. Commands are read
+by `agentls.shell_syntax`, the one module that understands shell text. Deny and ask rules
+match generously: every command the line runs (nested ones included), also with wrappers
+such as `sudo` or `env` stripped and by the program's base name, an expansion matching any
+word, and, when the line cannot be read with certainty, the raw text and a crude split.
+Allow rules match strictly: every command the line runs must be allowed, an assignment or
+a redirection into a file defeats prefix and wildcard rules, and a line that cannot be
+read with certainty is never allowed by a rule. Paths compare case-insensitively for deny
+and ask, case-sensitively for allow. A wrong answer therefore costs a question, not a file.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
+
+from agentls.shell_syntax import SimpleCommand, Word, command_words, parse_script, unwrapped
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
 BEHAVIORS: Final = ("allow", "deny", "ask")
@@ -77,10 +81,8 @@ def _rule_problem(rule: Rule) -> str | None:
 def _prefix_problem(prefix: str) -> str | None:
     if not prefix.strip():
         return "':*' needs a command before it, e.g. Bash(npm test:*)"
-    try:
-        shlex.split(prefix)
-    except ValueError as error:
-        return f"the prefix {prefix!r} is not valid shell text ({error})"
+    if command_words(prefix) is None:
+        return f"the prefix {prefix!r} is not one plain command of literal words"
     return None
 
 
@@ -143,118 +145,8 @@ def _matches(rule: Rule, call: CallTarget, base: PathBase, strict: bool) -> bool
 
 # --- shell commands -------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class ShellCommand:
-    """One simple command of a shell line, and whether it redirects output into a file."""
-
-    text: str
-    writes_file: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ShellSplit:
-    """A shell line cut at its control operators.
-
-    `exact` is False when quotes are unbalanced or the line has command or process
-    substitution: then `commands` may not be all that runs.
-    """
-
-    commands: tuple[ShellCommand, ...]
-    exact: bool
-
-
-_SHELL_PIECE = re.compile(
-    r"""
-    (?P<substitution>\$\(|`|[<>]\()
-    | (?P<quoted>'[^']*'|"(?:\\.|[^"\\])*")
-    | (?P<escaped>\\.)
-    | (?P<redirect>\d*(?:&>>?|[<>]{1,3}[&|]?))[ \t]*(?P<target>[^\s;&|()<>'"`]*)
-    | (?P<operator>&&|\|\||;;|\|&|[;|&\n()])
-    | (?P<plain>[^'"\\`$;&|()<>\n]+|\$)
-    | (?P<stray>['"\\])
-    """,
-    re.VERBOSE | re.DOTALL,
-)
+# Where a line that cannot be read with certainty might be cut into commands.
 _CRUDE_SEPARATORS = re.compile(r"&&|\|\||\$\(|[;|&\n()`]")
-_FD = re.compile(r"\d+|-")
-# Words that run the next word as the command; deny rules look past them.
-_PREFIX_WORDS: Final = frozenset(
-    {"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time"}
-    | {"env", "nohup", "sudo", "command", "exec", "builtin", "xargs", "nice"}
-)
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
-_SCRIPT_FLAG = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
-_MAX_NESTING: Final = 3
-
-
-def split_command(command: str) -> ShellSplit:
-    """Split shell text at `&&`, `||`, `;`, `|`, `&`, newlines and parentheses, outside quotes."""
-    splitter = _Splitter()
-    for piece in _SHELL_PIECE.finditer(command.replace("\\\n", "")):
-        splitter.take(piece)
-    return splitter.finish()
-
-
-class _Splitter:
-    def __init__(self) -> None:
-        self.commands: list[ShellCommand] = []
-        self.text: list[str] = []
-        self.writes_file = False
-        self.exact = True
-
-    def take(self, piece: re.Match[str]) -> None:
-        kind, text = piece.lastgroup, piece.group()
-        if kind in ("substitution", "stray") or (kind == "quoted" and _substitutes(text)):
-            self.exact = False
-        if kind in ("substitution", "operator"):
-            self.cut()
-            return
-        if kind == "target":
-            self.writes_file |= _writes_file(piece["redirect"], piece["target"])
-        self.text.append(text)
-
-    def cut(self) -> None:
-        text = "".join(self.text).strip()
-        if text:
-            self.commands.append(ShellCommand(text, self.writes_file))
-        self.text, self.writes_file = [], False
-
-    def finish(self) -> ShellSplit:
-        self.cut()
-        return ShellSplit(tuple(self.commands), self.exact)
-
-
-def _substitutes(quoted: str) -> bool:
-    return quoted.startswith('"') and ("$(" in quoted or "`" in quoted)
-
-
-def _writes_file(operator: str, target: str) -> bool:
-    if ">" not in operator or target == "/dev/null":
-        return False
-    return not (operator.endswith("&") and _FD.fullmatch(target))
-
-
-def _words(text: str) -> tuple[str, ...] | None:
-    try:
-        words = tuple(shlex.split(text))
-    except ValueError:
-        return None
-    return words or None
-
-
-def _lenient_words(text: str) -> tuple[str, ...]:
-    return _words(text) or tuple(text.split())
-
-
-def _strip_prefix_words(words: tuple[str, ...]) -> tuple[str, ...]:
-    index = 0
-    while index < len(words) and (
-        words[index] in _PREFIX_WORDS or _ASSIGNMENT.fullmatch(words[index])
-    ):
-        index += 1
-    return words[index:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,22 +156,49 @@ class _CommandPattern:
     words: tuple[str, ...] | None
     regex: re.Pattern[str] | None
 
-    def matches_words(self, words: tuple[str, ...]) -> bool:
+    def matches(self, words: tuple[Word, ...], generous: bool) -> bool:
+        """Whether a command's words match; a generous match lets an expansion be anything."""
+        texts = tuple(word.text for word in words)
+        if self.kind == "wildcard":
+            literal = all(word.literal for word in words)
+            return (
+                (generous or literal)
+                and self.regex is not None
+                and bool(self.regex.fullmatch(" ".join(texts)))
+            )
+        if self.words is None:
+            return False
         if self.kind == "prefix":
-            return self.words is not None and words[: len(self.words)] == self.words
-        if self.kind == "exact":
-            return words == self.words
-        return self.regex is not None and self.regex.fullmatch(" ".join(words)) is not None
+            words = words[: len(self.words)]
+        if len(words) != len(self.words):
+            return False
+        return all(
+            word.text == expected or (generous and not word.literal)
+            for word, expected in zip(words, self.words, strict=True)
+        )
 
 
 @functools.lru_cache(maxsize=1024)
 def _command_pattern(specifier: str) -> _CommandPattern:
     text = specifier.strip()
     if text.endswith(":*"):
-        return _CommandPattern(text, "prefix", _words(text[:-2]), None)
+        return _CommandPattern(text, "prefix", command_words(text[:-2]), None)
     if "*" in text:
         return _CommandPattern(text, "wildcard", None, _wildcard(" ".join(text.split())))
-    return _CommandPattern(text, "exact", _words(text), None)
+    return _CommandPattern(text, "exact", _spelled_out(text), None)
+
+
+def _spelled_out(text: str) -> tuple[str, ...] | None:
+    """The words of one command with its assignments and redirections, as a rule spells it."""
+    script = parse_script(text)
+    if not script.certain or len(script.commands) != 1:
+        return None
+    return tuple(word.text for word in _full_words(script.commands[0]))
+
+
+def _full_words(command: SimpleCommand) -> tuple[Word, ...]:
+    redirects = (w for r in command.redirects for w in (Word(r.operator), r.target))
+    return (*command.assignments, *command.words, *redirects)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -294,49 +213,42 @@ def _command_matches_generously(pattern: _CommandPattern, command: str) -> bool:
         return True
     if pattern.regex is not None and pattern.regex.fullmatch(command.strip()):
         return True
-    return any(pattern.matches_words(words) for words in _generous_commands(command))
+    return any(pattern.matches(words, generous=True) for words in _generous_word_lists(command))
 
 
-def _generous_commands(command: str, depth: int = 0) -> Iterator[tuple[str, ...]]:
-    for words in _generous_word_lists(command):
-        yield words
-        script = _inline_script(words)
-        if script is not None and depth < _MAX_NESTING:
-            yield from _generous_commands(script, depth + 1)
+def _generous_word_lists(command: str) -> Iterator[tuple[Word, ...]]:
+    """Every way a deny or ask rule might see a command the line runs."""
+    script = parse_script(command)
+    for part in script.commands:
+        yield part.words
+        yield _full_words(part)
+        inner = unwrapped(part.argv)
+        if inner and len(inner) < len(part.words):
+            yield part.words[len(part.words) - len(inner) :]
+        if part.words and "/" in part.words[0].text:
+            name = Word(posixpath.basename(part.words[0].text), part.words[0].literal)
+            yield (name, *part.words[1:])
+    if not script.certain:
+        # Unsure what runs: look at every piece the line could be cut into.
+        for piece in (command, *_CRUDE_SEPARATORS.split(command)):
+            words = tuple(Word(w.strip("'\"")) for w in piece.split())
+            yield words
+            yield tuple(Word(w) for w in unwrapped(tuple(w.text for w in words)))
 
 
-def _generous_word_lists(command: str) -> Iterator[tuple[str, ...]]:
-    split = split_command(command)
-    texts = [part.text for part in split.commands]
-    if not split.exact:
-        texts += [command, *_CRUDE_SEPARATORS.split(command)]
-    for text in texts:
-        words = _lenient_words(text)
-        stripped = _strip_prefix_words(words)
-        yield words
-        yield stripped
-        if stripped and "/" in stripped[0]:
-            yield (posixpath.basename(stripped[0]), *stripped[1:])
-
-
-def _inline_script(words: tuple[str, ...]) -> str | None:
-    """The script of `eval …` or `bash -c '…'`, which deny rules must see through."""
-    if words[:1] == ("eval",):
-        return " ".join(words[1:])
-    if not words or posixpath.basename(words[0]) not in _SHELLS:
-        return None
-    flag = next((i for i, word in enumerate(words) if _SCRIPT_FLAG.fullmatch(word)), None)
-    return words[flag + 1] if flag is not None and flag + 1 < len(words) else None
+def command_is_uncertain(command: str) -> bool:
+    """Whether agentls cannot tell for certain which commands `command` runs."""
+    return not parse_script(command).certain
 
 
 def _command_allowers(rules: Sequence[Rule], command: str) -> tuple[Rule, ...]:
     for rule in rules:
         if rule.specifier is None or _is_exactly(_command_pattern(rule.specifier), command):
             return (rule,)
-    split = split_command(command)
-    if not split.exact or not split.commands:
+    script = parse_script(command)
+    if not script.certain or not script.commands:
         return ()
-    chosen = [_first_allower(rules, part) for part in split.commands]
+    chosen = [_first_allower(rules, part) for part in script.commands]
     if any(rule is None for rule in chosen):
         return ()
     return tuple(dict.fromkeys(rule for rule in chosen if rule is not None))
@@ -347,19 +259,21 @@ def _is_exactly(pattern: _CommandPattern, command: str) -> bool:
     return pattern.kind == "exact" and pattern.text == command.strip()
 
 
-def _first_allower(rules: Sequence[Rule], part: ShellCommand) -> Rule | None:
-    words = _words(part.text)
-    if words is None:
-        return None
+def _first_allower(rules: Sequence[Rule], part: SimpleCommand) -> Rule | None:
     for rule in rules:
         if rule.specifier is None:
             return rule
-        pattern = _command_pattern(rule.specifier)
-        # A redirection into a file is a write the rule's author never saw; only an
-        # exact rule, which spells the redirection out, may allow it.
-        if (pattern.kind == "exact" or not part.writes_file) and pattern.matches_words(words):
+        if _allows(_command_pattern(rule.specifier), part):
             return rule
     return None
+
+
+def _allows(pattern: _CommandPattern, part: SimpleCommand) -> bool:
+    if pattern.kind == "exact":
+        # Only an exact rule, which spells assignments and redirections out, allows them.
+        return pattern.matches(_full_words(part), generous=False)
+    plain = not part.writes_file and not part.assignments and bool(part.words)
+    return plain and pattern.matches(part.words, generous=False)
 
 
 # --- paths ----------------------------------------------------------------------------------

@@ -17,8 +17,10 @@ from typing import Any
 import anthropic
 from anthropic import types as wire
 
+from agentls.images import supports_vision, without_images
 from agentls.messages import (
     ContentBlock,
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -61,12 +63,16 @@ _STOP_REASONS: dict[str, StopReason] = {
 # --- request ------------------------------------------------------------------------
 
 
-def build_params(request: ModelRequest) -> dict[str, Any]:
-    """The keyword arguments of `messages.create` for `request` (without `stream`)."""
+def build_params(request: ModelRequest, vision: bool = True) -> dict[str, Any]:
+    """The keyword arguments of `messages.create` for `request` (without `stream`).
+
+    Without `vision`, every image goes as a note saying the model cannot see it.
+    """
+    messages = request.messages if vision else without_images(request.messages, request.model)
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": message_params(request.messages),
+        "messages": message_params(messages),
     }
     system = system_params(request.system_static, request.system_dynamic)
     if system:
@@ -135,13 +141,28 @@ def block_param(block: ContentBlock) -> dict[str, Any] | None:
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ImageBlock):
+        return image_param(block)
     return _tool_result_param(block)
+
+
+def image_param(block: ImageBlock) -> dict[str, Any]:
+    """An image as a base64 source (the API takes no name or size)."""
+    source = {"type": "base64", "media_type": block.media_type, "data": block.data}
+    return {"type": "image", "source": source}
 
 
 def _tool_result_param(block: ToolResultBlock) -> dict[str, Any]:
     param: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
-    if block.content:
-        param["content"] = block.content
+    if isinstance(block.content, str):
+        if block.content:
+            param["content"] = block.content
+    else:
+        param["content"] = [
+            image_param(p) if isinstance(p, ImageBlock) else {"type": "text", "text": p.text}
+            for p in block.content
+            if isinstance(p, ImageBlock) or p.text
+        ]
     if block.is_error:
         param["is_error"] = True
     return param
@@ -358,11 +379,17 @@ class AnthropicProvider:
     name = "anthropic"
 
     def __init__(
-        self, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        vision: bool | None = None,
     ) -> None:
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
         )
+        # The `vision` setting; None lets the model table decide for each request's model.
+        self._vision = vision
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -395,8 +422,9 @@ class AnthropicProvider:
 
     async def _open(self, request: ModelRequest) -> anthropic.AsyncStream[Any]:
         try:
+            vision = supports_vision(request.model, self._vision)
             events: anthropic.AsyncStream[Any] = await self._client.messages.create(
-                stream=True, **build_params(request)
+                stream=True, **build_params(request, vision)
             )
             return events
         except TypeError as exc:

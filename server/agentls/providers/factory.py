@@ -29,14 +29,16 @@ def make_provider(settings: Settings) -> Provider:
             raise ProviderNotConfigured(
                 f"The scripted provider's script is invalid: {exc}"
             ) from exc
-        return ScriptedProvider(script, settings.request_log)
+        return ScriptedProvider(script, settings.request_log, vision=settings.vision)
     if name == "anthropic":
         from agentls.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(settings.anthropic_api_key, settings.anthropic_base_url)
+        return AnthropicProvider(
+            settings.anthropic_api_key, settings.anthropic_base_url, vision=settings.vision
+        )
     from agentls.providers.openai_compat import OpenAIProvider
 
-    return OpenAIProvider(settings.openai_api_key, settings.openai_base_url)
+    return OpenAIProvider(settings.openai_api_key, settings.openai_base_url, vision=settings.vision)
 
 
 def import_sdk(settings: Settings) -> None:

@@ -15,12 +15,13 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import openai
 
-from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, new_id
+from agentls.images import supports_vision, without_images
+from agentls.messages import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, new_id
 from agentls.providers.base import (
     BlockStop,
     ErrorKind,
@@ -49,8 +50,13 @@ _REASONING_FIELDS = ("reasoning_content", "reasoning")
 # --- request ------------------------------------------------------------------------
 
 
-def build_params(request: ModelRequest) -> dict[str, Any]:
-    """The keyword arguments of `chat.completions.create` for `request` (without `stream`)."""
+def build_params(request: ModelRequest, vision: bool = True) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for `request` (without `stream`).
+
+    Without `vision`, every image goes as a note saying the model cannot see it.
+    """
+    if not vision:
+        request = replace(request, messages=without_images(request.messages, request.model))
     params: dict[str, Any] = {
         "model": request.model,
         "messages": message_params(request),
@@ -118,16 +124,54 @@ def _tool_call_param(block: ToolUseBlock) -> dict[str, Any]:
 
 
 def _user_params(message: Message) -> list[dict[str, Any]]:
-    """Tool results first (they must directly follow the assistant's calls), then text."""
-    params: list[dict[str, Any]] = [
-        {"role": "tool", "tool_call_id": b.tool_use_id, "content": b.content}
-        for b in message.content
-        if isinstance(b, ToolResultBlock)
-    ]
-    text = _joined_text(message)
-    if text:
-        params.append({"role": "user", "content": text})
+    """Tool results first (they must directly follow the assistant's calls), then the rest.
+
+    A tool message holds text only, so the images of tool results follow in one user
+    message, with the message's own text and images (content parts only when there are
+    images, so a text-only history stays what it always was).
+    """
+    results = message.tool_results()
+    params: list[dict[str, Any]] = [_tool_param(b) for b in results]
+    if not message.images():
+        text = _joined_text(message)
+        if text:
+            params.append({"role": "user", "content": text})
+        return params
+    parts = [part for b in results for part in _result_image_parts(b)]
+    parts += _content_parts(message)
+    params.append({"role": "user", "content": parts})
     return params
+
+
+def _tool_param(block: ToolResultBlock) -> dict[str, Any]:
+    content = block.text()
+    if block.images():
+        content += "\n(The image is in the next user message.)"
+    return {"role": "tool", "tool_call_id": block.tool_use_id, "content": content}
+
+
+def _result_image_parts(block: ToolResultBlock) -> list[dict[str, Any]]:
+    images = block.images()
+    if not images:
+        return []
+    label = {"type": "text", "text": f"Image returned by tool call {block.tool_use_id}:"}
+    return [label, *(image_url_part(i) for i in images)]
+
+
+def _content_parts(message: Message) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text:
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            parts.append(image_url_part(block))
+    return parts
+
+
+def image_url_part(block: ImageBlock) -> dict[str, Any]:
+    """An image as a data URL content part."""
+    url = f"data:{block.media_type};base64,{block.data}"
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 # --- stream fold --------------------------------------------------------------------
@@ -405,8 +449,14 @@ class OpenAIProvider:
     name = "openai"
 
     def __init__(
-        self, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        vision: bool | None = None,
     ) -> None:
+        # The `vision` setting; None lets the model table decide for each request's model.
+        self._vision = vision
         try:
             self._client = openai.AsyncOpenAI(
                 api_key=_resolve_api_key(api_key, base_url),
@@ -428,7 +478,7 @@ class OpenAIProvider:
         fold = ChunkFold()
         request_id: str | None = None
         try:
-            params = build_params(request)
+            params = build_params(request, supports_vision(request.model, self._vision))
             # The SDK's type-driven transform walks every message on every call (about
             # 230 µs a message, on the event loop); these params are plain JSON already,
             # so the large lists travel in extra_body, which is sent as it is.

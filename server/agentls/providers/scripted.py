@@ -8,7 +8,8 @@ A script is JSONL (or a list of objects), one model turn per entry:
 `tool_calls[].raw_input` streams a string as the tool input verbatim (for broken JSON);
 `error` ({"kind", "message", "retryable", "retry_after"}) fails the call after the text;
 `hang: true` streams the text and then goes silent (for watchdog and abort tests).
-Every request is appended to `request_log` as JSON when a path is given.
+Every request is appended to `request_log` as JSON when a path is given, images included
+(as base64 blocks, or as the note a model without `vision` gets in their place).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
-from agentls.messages import message_to_dict, new_id
+from agentls.images import IMAGE_TOKENS, supports_vision, without_images
+from agentls.messages import Message, message_to_dict, new_id
 from agentls.providers.base import (
     BlockStop,
     MessageStop,
@@ -72,17 +75,24 @@ class ScriptedProvider:
     name = "scripted"
 
     def __init__(
-        self, script: Sequence[dict[str, Any]], request_log: str | Path | None = None
+        self,
+        script: Sequence[dict[str, Any]],
+        request_log: str | Path | None = None,
+        vision: bool | None = None,
     ) -> None:
         self._script = list(script)
         self._played = 0
         self._log = Path(request_log) if request_log else None
+        # The `vision` setting; the model table says the scripted model sees images.
+        self._vision = vision
 
     @property
     def remaining(self) -> int:
         return len(self._script) - self._played
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if not supports_vision(request.model, self._vision):
+            request = replace(request, messages=without_images(request.messages, request.model))
         self._record(request)
         if self._played >= len(self._script):
             raise ProviderError(
@@ -180,5 +190,12 @@ def _usage(entry: dict[str, Any], request: ModelRequest, output_chars: int) -> U
     # About four characters per token: enough for a believable usage event offline.
     prompt_chars = len(request.system_static) + len(request.system_dynamic)
     prompt_chars += sum(len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools)
-    prompt_chars += sum(len(json.dumps(message_to_dict(m))) for m in request.messages)
+    prompt_chars += sum(_message_chars(m) for m in request.messages)
     return Usage(prompt_chars // 4, max(1, output_chars // 4))
+
+
+def _message_chars(message: Message) -> int:
+    """Its JSON size, an image counted as the text its tokens would hold, not as base64."""
+    images = message.images()
+    chars = len(json.dumps(message_to_dict(message)))
+    return chars - sum(len(i.data) for i in images) + 4 * IMAGE_TOKENS * len(images)

@@ -18,7 +18,13 @@ from typing import Any, Literal
 from agentls.config import Settings
 from agentls.context.budget import context_window_for
 from agentls.context.memory import find_memory_files, memory_prompt
-from agentls.context.prompt import Attachment, Recap, system_prompt, user_context
+from agentls.context.prompt import (
+    Attachment,
+    Recap,
+    attachment_images,
+    system_prompt,
+    user_context,
+)
 from agentls.context.results import write_spill_file
 from agentls.context.window import ContextWindow, overhead_tokens
 from agentls.errors import AgentError, InvalidParams, SessionBusy, UnknownPermissionRequest
@@ -329,7 +335,10 @@ class AgentSession:
             attachments=turn.attachments,
             recap=recap,
         )
-        user = Message("user", (TextBlock(context), TextBlock(turn.text)))
+        images = await asyncio.to_thread(
+            attachment_images, self.workspace, self.cwd, turn.attachments
+        )
+        user = Message("user", (TextBlock(context), TextBlock(turn.text), *images))
         self._emit(TurnStarted(turn.turn_id, user.id), turn.turn_id)
         self.history.append(user)
         self.transcript.record_message(user, turn.turn_id)

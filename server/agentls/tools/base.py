@@ -9,6 +9,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from agentls.messages import ImageBlock
 from agentls.tools.read_cache import FileReadCache
 from agentls.workspace.view import WorkspaceView
 
@@ -30,10 +31,12 @@ class FileDiff:
 
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
+    # The text the model and the client read; `images` go to the model after it.
     content: str
     is_error: bool = False
     diff: FileDiff | None = None
     truncated: bool = False
+    images: tuple[ImageBlock, ...] = ()
 
 
 class ToolError(Exception):

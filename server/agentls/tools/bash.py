@@ -13,7 +13,6 @@ import asyncio
 import codecs
 import contextlib
 import os
-import shlex
 import signal
 import time
 from collections.abc import AsyncIterator, Callable
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -271,7 +271,6 @@ class BashTool:
         return _result(buffer.render(), code, buffer.truncated)
 
 
-_SEPARATORS = frozenset({"|", "||", "&&", ";"})
 _FIND_ACTIONS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
@@ -331,28 +330,6 @@ def _git_is_read_only(args: list[str]) -> bool:
     return _no_flag(rest, "--output", "--ext-diff")
 
 
-def has_shell_expansion(command: str) -> bool:
-    """Whether bash would expand anything (`$`, globs, braces) outside single quotes."""
-    quote: str | None = None
-    escaped = False
-    for char in command:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote == "'":
-            quote = None if char == "'" else quote
-        elif quote == '"':
-            if char == "$":
-                return True
-            quote = None if char == '"' else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "$*?[{":
-            return True
-    return False
-
-
 def _program_is_read_only(program: str, args: list[str], expands: bool) -> bool:
     if program in _PLAIN_PROGRAMS:
         return True
@@ -375,36 +352,23 @@ def _program_is_read_only(program: str, args: list[str], expands: bool) -> bool:
     return check is not None and check(args)
 
 
-def _simple_commands(command: str) -> list[list[str]] | None:
-    """The command split at |, ||, && and ;, or None when it uses any other shell syntax."""
-    if any(marker in command for marker in ("$(", "`", "\n", "\r")):
-        return None
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    # shlex would end a word at `#` and drop the rest of the line; bash keeps `a#b` a word.
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        return None
-    commands: list[list[str]] = [[]]
-    for token in tokens:
-        if token in _SEPARATORS:
-            commands.append([])
-        elif token and all(char in "();<>|&" for char in token):
-            return None
-        else:
-            commands[-1].append(token)
-    return commands
+# The only shell syntax a read-only line may use: plain commands joined by these.
+_READ_ONLY_SYNTAX = frozenset({"|", "||", "&&", ";"})
 
 
 def is_read_only_command(command: str) -> bool:
     """Whether every program in the command is on the inspection allow-list."""
-    commands = _simple_commands(command)
-    if not commands:
+    script = parse_script(command)
+    if not script.certain or not script.commands or script.syntax - _READ_ONLY_SYNTAX:
         return False
-    expands = has_shell_expansion(command)
-    return all(
-        bool(words) and "/" not in words[0] and _program_is_read_only(words[0], words[1:], expands)
-        for words in commands
-    )
+    return all(_command_is_read_only(part) for part in script.commands)
+
+
+def _command_is_read_only(part: SimpleCommand) -> bool:
+    if part.nested or part.redirects or part.assignments or not part.words:
+        return False
+    program = part.words[0]
+    if not program.literal or "/" in program.text:
+        return False
+    expands = not all(word.literal for word in part.words[1:])
+    return _program_is_read_only(program.text, list(part.argv[1:]), expands)

@@ -2,7 +2,9 @@
 
 They see the editor's unsaved buffers, never write files directly (the EditSink does),
 and refuse to change a file whose current text the model has not read: that is what keeps
-an agent from clobbering a user's newer edits.
+an agent from clobbering a user's newer edits. Files keep their own encoding (the
+WorkspaceView writes them back byte for byte); binary files are refused, except that Read
+shows an image file to the model as an image.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from agentls.images import ImageRefused, image_block, sniff_image
+from agentls.textfile import BinaryContent, UnencodableText, decode_bytes
 from agentls.tools.base import FileDiff, Location, ToolContext, ToolError, ToolKind, ToolOutput
 from agentls.workspace.paths import PathOutsideWorkspace
 from agentls.workspace.view import EditRejected
 
 DEFAULT_READ_LIMIT = 2000
 MAX_LINE_CHARS = 2000
-_BINARY_SNIFF_BYTES = 8192
+_READ_REFUSAL = "Read shows text files and images (PNG, JPEG, GIF, WebP) only."
+_CHANGE_REFUSAL = "Write and Edit change text files only."
 
 
 def absolute_path(raw: str, cwd: Path) -> Path:
@@ -63,33 +68,36 @@ def missing_file_error(path: Path, cwd: Path) -> ToolError:
     return ToolError(f"{message} Current working directory: {cwd}")
 
 
-def _looks_binary(path: Path) -> bool:
+def disk_bytes(ctx: ToolContext, path: Path) -> bytes:
+    """The bytes of a file on disk; a directory, a missing file or an OSError as a ToolError."""
+    if path.is_dir():
+        raise ToolError(
+            f"{display_path(path, ctx.cwd)} is a directory, not a file. "
+            "Use Glob, or `ls` with Bash, to list it."
+        )
+    if not path.exists():
+        raise missing_file_error(path, ctx.cwd)
     try:
-        with path.open("rb") as handle:
-            return b"\x00" in handle.read(_BINARY_SNIFF_BYTES)
-    except OSError:
-        return False
-
-
-def read_current_text(ctx: ToolContext, path: Path) -> str:
-    """The text the model would see for an existing file (buffer first), as a ToolError."""
-    if path not in ctx.workspace.documents:
-        if path.is_dir():
-            raise ToolError(
-                f"{display_path(path, ctx.cwd)} is a directory, not a file. "
-                "Use Glob, or `ls` with Bash, to list it."
-            )
-        if not path.exists():
-            raise missing_file_error(path, ctx.cwd)
-        if _looks_binary(path):
-            raise ToolError(
-                f"{display_path(path, ctx.cwd)} appears to be a binary file; Read shows "
-                "text files only."
-            )
-    try:
-        return ctx.workspace.read_text(path)
+        return path.read_bytes()
     except OSError as exc:
         raise ToolError(f"Cannot read {display_path(path, ctx.cwd)}: {exc.strerror}") from exc
+
+
+def _decoded(data: bytes, path: Path, cwd: Path, refusal: str) -> str:
+    try:
+        return decode_bytes(data).text
+    except BinaryContent as exc:
+        raise ToolError(f"{display_path(path, cwd)} is a binary file ({exc}). {refusal}") from exc
+
+
+def read_current_text(ctx: ToolContext, path: Path, refusal: str = _READ_REFUSAL) -> str:
+    """The text the model would see for an existing file (buffer first), as a ToolError.
+
+    `refusal` finishes the error for a binary file: what the calling tool handles instead.
+    """
+    if path in ctx.workspace.documents:
+        return ctx.workspace.read_text(path)
+    return _decoded(disk_bytes(ctx, path), path, ctx.cwd, refusal)
 
 
 def split_lines(text: str) -> list[str]:
@@ -147,7 +155,8 @@ class ReadTool:
         "line number, a tab, then the line; the numbers are not part of the file, so leave "
         "them out of Edit strings. Lines longer than 2000 characters are truncated. If the "
         "file is open in the editor, you see its unsaved text. Read a file before you Edit or "
-        "overwrite it. To list a directory use Glob, or `ls` with Bash."
+        "overwrite it. An image file (PNG, JPEG, GIF, WebP) is shown to you as an image; "
+        "other binary files are refused. To list a directory use Glob, or `ls` with Bash."
     )
     input_model: type[BaseModel] = ReadInput
     kind: ToolKind = "read"
@@ -169,14 +178,34 @@ class ReadTool:
         return display_path(absolute_path(args.file_path, cwd), cwd)
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> ToolOutput:
-        """Show the file's lines and remember what the model has now seen."""
+        """Show the file's lines (or the image) and remember what the model has now seen."""
         path = resolve_in_workspace(ctx, args.file_path)
-        text = read_current_text(ctx, path)
+        if path in ctx.workspace.documents:
+            text = ctx.workspace.read_text(path)
+        else:
+            data = disk_bytes(ctx, path)
+            image = _image_output(data, display_path(path, ctx.cwd))
+            if image is not None:
+                return image
+            text = _decoded(data, path, ctx.cwd, _READ_REFUSAL)
         ctx.read_cache.record(path, text)
         if text == "":
             return ToolOutput(f"(The file {display_path(path, ctx.cwd)} exists but is empty.)")
         body, truncated = format_numbered(text, args.offset, args.limit)
         return ToolOutput(body, truncated=truncated)
+
+
+def _image_output(data: bytes, shown: str) -> ToolOutput | None:
+    """The image in `data` for the model, a ToolError when it cannot go, None if no image."""
+    try:
+        info = sniff_image(data)
+        if info is None:
+            return None
+        block = image_block(data, info, shown)
+    except ImageRefused as exc:
+        raise ToolError(f"Cannot show {shown}: {exc}.") from exc
+    size = f"{len(data) / 1024:,.1f} KB"
+    return ToolOutput(f"Image {shown} ({info.describe()}, {size}).", images=(block,))
 
 
 def _check_not_stale(ctx: ToolContext, path: Path, current_text: str) -> None:
@@ -186,15 +215,24 @@ def _check_not_stale(ctx: ToolContext, path: Path, current_text: str) -> None:
 
 
 async def _write(ctx: ToolContext, path: Path, new_text: str) -> FileDiff:
+    shown = display_path(path, ctx.cwd)
+    if "\x00" in new_text:
+        raise ToolError(f"The new text for {shown} contains NUL characters. {_CHANGE_REFUSAL}")
     try:
         edit = await ctx.workspace.write(path, new_text)
+    except UnencodableText as exc:
+        raise ToolError(
+            f"Cannot write {shown}: {exc}. The file keeps its encoding; use characters it "
+            "has, or ask the user before converting the file to UTF-8."
+        ) from exc
+    except BinaryContent as exc:
+        raise ToolError(f"{shown} is a binary file ({exc}). {_CHANGE_REFUSAL}") from exc
     except EditRejected as exc:
         raise ToolError(
-            f"The editor rejected the change to {display_path(path, ctx.cwd)}: {exc}. "
-            "Read the file again and retry."
+            f"The editor rejected the change to {shown}: {exc}. Read the file again and retry."
         ) from exc
     except OSError as exc:
-        raise ToolError(f"Cannot write {display_path(path, ctx.cwd)}: {exc.strerror}") from exc
+        raise ToolError(f"Cannot write {shown}: {exc.strerror}") from exc
     ctx.read_cache.record(path, new_text)
     return FileDiff(str(path), edit.old_text, new_text)
 
@@ -246,7 +284,7 @@ class WriteTool:
         _refuse_directory(path, ctx.cwd)
         existed = ctx.workspace.exists(path)
         if existed:
-            _check_not_stale(ctx, path, read_current_text(ctx, path))
+            _check_not_stale(ctx, path, read_current_text(ctx, path, _CHANGE_REFUSAL))
         diff = await _write(ctx, path, args.content)
         shown = display_path(path, ctx.cwd)
         message = f"The file {shown} has been overwritten." if existed else f"Created {shown}."
@@ -340,7 +378,7 @@ class EditTool:
                 raise missing_file_error(path, ctx.cwd)
             diff = await _write(ctx, path, args.new_string)
             return ToolOutput(f"Created {shown}.", diff=diff)
-        current = read_current_text(ctx, path)
+        current = read_current_text(ctx, path, _CHANGE_REFUSAL)
         _check_not_stale(ctx, path, current)
         new_text, count = apply_edit(current, args, shown)
         diff = await _write(ctx, path, new_text)

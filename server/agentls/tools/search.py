@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentls.textfile import BinaryContent, decode_bytes
 from agentls.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
 from agentls.tools.files import absolute_path, display_path, resolve_in_workspace
 from agentls.tools.filters import FileFilter, glob_regex, glob_walk, newest_first, split_glob
@@ -221,12 +222,20 @@ def search_text(text: str, regex: re.Pattern[str], query: GrepQuery) -> FileHits
 
 
 def _decode(data: bytes, explicit: bool) -> str | None:
-    """File bytes as text, or None for a binary file (ripgrep skips those when walking)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace")
-    if not explicit and b"\x00" in data:
-        return None
-    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    """File bytes as text, as Read shows them, or None for a binary file (ripgrep skips
+    those when walking)."""
+    try:
+        return decode_bytes(data).text
+    except BinaryContent:
+        return data.decode("utf-8", errors="replace") if explicit else None
+
+
+def _text_of(data: bytes) -> str:
+    """A line ripgrep could not give as UTF-8, decoded as Read decodes its file."""
+    try:
+        return decode_bytes(data).text
+    except BinaryContent:
+        return data.decode("utf-8", errors="replace")
 
 
 def python_search(query: GrepQuery, regex: re.Pattern[str]) -> Hits:
@@ -261,7 +270,7 @@ def _ripgrep_args(rg: str, query: GrepQuery) -> list[str]:
 def _json_text(value: Mapping[str, Any]) -> str:
     if "text" in value:
         return str(value["text"])
-    return base64.b64decode(value["bytes"]).decode("utf-8", errors="replace")
+    return _text_of(base64.b64decode(value["bytes"]))
 
 
 def _json_path(value: Mapping[str, Any]) -> str:

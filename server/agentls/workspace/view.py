@@ -3,6 +3,8 @@
 Reads prefer an open editor buffer (the user's unsaved text) over the disk. Writes never
 touch files directly: they go to the EditSink, which is the LSP client's
 `workspace/applyEdit` when the editor can take it, or an atomic disk write otherwise.
+Files on disk are read and written back in their own encoding (see `agentls.textfile`),
+so an edit keeps every byte it does not change.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from agentls.textfile import UTF8, TextEncoding, encode_text, file_encoding, read_text_file
 from agentls.workspace.paths import PathPolicy
 
 
@@ -53,6 +56,8 @@ class FileEdit:
     new_text: str
     # The buffer version the edit was computed against; None when the file is not open.
     version: int | None = None
+    # How the file is stored on disk; None: whatever the file on disk has when written.
+    encoding: TextEncoding | None = None
 
 
 class EditRejected(Exception):
@@ -65,13 +70,18 @@ class EditSink(Protocol):
 
 
 def write_atomically(path: Path, text: str, errors: str = "strict") -> None:
+    """Write UTF-8 text through a temporary file and rename (see `write_bytes_atomically`)."""
+    write_bytes_atomically(path, text.encode("utf-8", errors))
+
+
+def write_bytes_atomically(path: Path, data: bytes) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors=errors, newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -81,8 +91,12 @@ def write_atomically(path: Path, text: str, errors: str = "strict") -> None:
 
 
 def write_edit(edit: FileEdit) -> None:
-    """Write an edit's new text to disk, atomically (every sink's disk path goes here)."""
-    write_atomically(edit.path, edit.new_text)
+    """Write an edit's new text to disk in the file's own encoding, atomically.
+
+    Every sink's disk path goes here. UnencodableText when the encoding cannot hold it.
+    """
+    encoding = edit.encoding if edit.encoding is not None else file_encoding(edit.path)
+    write_bytes_atomically(edit.path, encode_text(edit.new_text, encoding))
 
 
 class DiskSink:
@@ -121,26 +135,42 @@ class WorkspaceView:
         self.documents.pop(path, None)
 
     def read_text(self, path: Path) -> str:
-        """The buffer's text when the file is open in the editor, else the file on disk."""
+        """The buffer's text when the file is open in the editor, else the file on disk.
+
+        A file on disk that is not text raises BinaryContent (a ValueError).
+        """
         doc = self.documents.get(path)
         if doc is not None:
             return doc.text
-        # newline="" keeps CRLF files as they are, so an edit does not rewrite line endings.
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            return handle.read()
+        return read_text_file(path).text
 
     def exists(self, path: Path) -> bool:
         """True when the file is open in the editor or exists on disk."""
         return path in self.documents or path.is_file()
 
     async def write(self, path: Path, new_text: str) -> FileEdit:
-        """Hand a whole-file edit to the sink; returns the edit that was applied."""
+        """Hand a whole-file edit to the sink; returns the edit that was applied.
+
+        UnencodableText, before anything is written, when the file's encoding on disk
+        cannot hold `new_text`.
+        """
         doc = self.documents.get(path)
-        old_text = self.read_text(path) if self.exists(path) else None
-        edit = FileEdit(path, old_text, new_text, doc.version if doc else None)
+        old_text, encoding = self._current(path)
+        encode_text(new_text, encoding)
+        edit = FileEdit(path, old_text, new_text, doc.version if doc else None, encoding)
         await self.sink.apply(edit)
         if doc is not None and self.documents.get(path) is doc:
             # The editor's didChange (with its own version) has not arrived yet; until it
             # does, reads must already see the new text.
             self.documents[path] = OpenDocument(path, new_text, doc.version, doc.language_id)
         return edit
+
+    def _current(self, path: Path) -> tuple[str | None, TextEncoding]:
+        """The text an edit replaces (None: the file is new) and the encoding it keeps."""
+        doc = self.documents.get(path)
+        if doc is not None:
+            return doc.text, file_encoding(path)
+        if not path.is_file():
+            return None, UTF8
+        decoded = read_text_file(path)
+        return decoded.text, decoded.encoding

@@ -10,8 +10,9 @@ ready and → first anthropic session, what is imported when),
 4 events per second (in process vs stdio), 5 memory (import floors vs session peaks,
 scripted and the real SDKs against a local replay server), 6 the SDK providers' per-call
 cost at 10 and 1,000 messages of history, 7 resuming a 5,000-message transcript (load,
-SessionManager.resume, agent/resumeSession over stdio). `--only` names: startup, stdio,
-loop, rss, provider, resume. Every daemon gets its own temporary AGENTLS_HOME. The load
+SessionManager.resume, agent/resumeSession over stdio), 8 <userContext> with an enormous
+editor state, 9 abort while Bash runs children. `--only` names: startup, stdio, loop, rss,
+provider, resume, context, abort. Every daemon gets its own temporary AGENTLS_HOME. The load
 average is printed because every number here is wall-clock time on a possibly shared
 machine.
 """
@@ -41,6 +42,8 @@ BENCHES = {
     "rss": "bench_rss",
     "provider": "bench_provider",
     "resume": "bench_resume",
+    "context": "bench_context",
+    "abort": "bench_abort",
 }
 NAME_WIDTH = 54
 

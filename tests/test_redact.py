@@ -87,3 +87,72 @@ async def test_a_key_read_from_a_file_never_reaches_events_or_the_transcript(
     assert KEY not in repr(events)
     assert "***" in repr(events)
     assert KEY not in session.transcript.path.read_text(encoding="utf-8")
+
+
+async def test_a_command_the_model_runs_never_sees_the_provider_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentls.tools.base import ToolContext
+    from agentls.tools.bash import BashInput, BashTool
+    from agentls.tools.read_cache import FileReadCache
+    from agentls.workspace.view import WorkspaceView
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("AGENTLS_PROBE", "kept")
+    ctx = ToolContext(WorkspaceView([tmp_path]), FileReadCache(), tmp_path)
+    out = await BashTool().run(BashInput(command="env"), ctx)
+    assert "AGENTLS_PROBE=kept" in out.content
+    assert KEY not in out.content
+    assert "ANTHROPIC_API_KEY" not in out.content
+
+
+def test_nothing_agentls_run_prints_holds_the_key(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.jsonl"
+    error = {"kind": "authentication", "message": f"invalid x-api-key {KEY}", "retryable": False}
+    script.write_text(json.dumps({"text": "hi", "error": error}) + "\n", encoding="utf-8")
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": KEY,
+        "AGENTLS_PROVIDER": "scripted",
+        "AGENTLS_SCRIPT": str(script),
+        "AGENTLS_LOG_LEVEL": "DEBUG",
+        "AGENTLS_HOME": str(tmp_path / "home"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "agentls", "run", "hello", "--cwd", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "invalid x-api-key ***" in done.stdout + done.stderr
+    assert KEY not in done.stdout + done.stderr
+    transcripts = list((tmp_path / "home" / "sessions").glob("*.jsonl"))
+    assert transcripts
+    assert all(KEY not in t.read_text(encoding="utf-8") for t in transcripts)
+
+
+def test_the_daemon_log_masks_keys_and_headers() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import logging; from agentls.cli import configure_logging; configure_logging(); "
+        "log = logging.getLogger('agentls.test'); "
+        "log.error('sent %s with Authorization: Bearer abc.def', __import__('os').environ['K'])"
+    )
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "K": KEY}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert "sent *** with Authorization: Bearer ***" in done.stderr
+    assert KEY not in done.stderr

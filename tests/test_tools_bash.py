@@ -200,3 +200,36 @@ async def test_a_missing_working_directory_is_a_tool_error(root: Path) -> None:
     ctx.cwd = root / "gone"
     with pytest.raises(ToolError, match="Cannot run the command"):
         await BashTool().run(BashInput(command="ls"), ctx)
+
+
+async def test_cancellation_kills_a_child_that_ignores_sigterm(root: Path) -> None:
+    progress: list[str] = []
+    command = "bash -c 'trap \"\" TERM; echo pid=$$; sleep 30' & wait"
+    task = asyncio.create_task(BashTool().run(BashInput(command=command), make_ctx(root, progress)))
+    deadline = time.monotonic() + 5
+    while "pid=" not in "".join(progress) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    pid = int("".join(progress).split("pid=")[1].split()[0])
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await wait_all_gone([pid])
+
+
+def test_a_group_of_zombies_counts_as_gone() -> None:
+    import subprocess
+
+    from agentls.tools.bash import _group_alive
+
+    # Exited but not yet reaped, as children handed to a slow init are: killpg still
+    # reaches them, yet nothing runs, so the kill must not wait for them.
+    child = subprocess.Popen(["true"], start_new_session=True)
+    deadline = time.monotonic() + 5
+    while psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    try:
+        assert not _group_alive(child.pid)
+    finally:
+        child.wait()
+    assert not _group_alive(child.pid)

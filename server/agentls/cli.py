@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from agentls import __version__
 from agentls.errors import AgentError, ProviderNotConfigured
+from agentls.redact import Masker, install_log_filter
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_CONFIGURED, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -21,11 +22,7 @@ EXIT_OK, EXIT_FAILED, EXIT_NOT_CONFIGURED, EXIT_INTERRUPTED = 0, 1, 2, 130
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `agentls` console script."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("AGENTLS_LOG_LEVEL", "WARNING").upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging()
     if args.command == "run":
         return _run_headless(args)
     if args.command == "demo":
@@ -38,6 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     else:
         server.start_io()
     return EXIT_OK
+
+
+def configure_logging() -> None:
+    """Log to stderr at AGENTLS_LOG_LEVEL, with every credential value masked."""
+    logging.basicConfig(
+        level=os.environ.get("AGENTLS_LOG_LEVEL", "WARNING").upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    install_log_filter(Masker.from_environment(os.environ), logging.getLogger().handlers)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -108,6 +108,15 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+# The daemon's own credentials: a command the model runs has no use for them.
+PROVIDER_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"})
+
+
+def without_provider_keys(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without agentls's provider credentials, for the commands the model runs."""
+    return {name: value for name, value in env.items() if name not in PROVIDER_KEYS}
+
+
 def install_log_filter(masker: Masker, handlers: Iterable[logging.Handler]) -> None:
     """Mask secrets in everything these handlers write."""
     for handler in handlers:

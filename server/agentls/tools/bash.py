@@ -20,13 +20,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from agentls.redact import without_provider_keys
 from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
-KILL_GRACE_SECONDS = 1.0
+# SIGTERM first, so well-behaved programs clean up; SIGKILL what is left after this.
+KILL_GRACE_SECONDS = 0.25
+KILL_POLL_SECONDS = 0.02
 # After the shell exits, its background children may still hold the pipe open.
 DRAIN_AFTER_EXIT_SECONDS = 0.2
 PROGRESS_INTERVAL_SECONDS = 0.1
@@ -114,6 +117,7 @@ async def pump_output(
 
 
 def _group_alive(pgid: int) -> bool:
+    """Whether a member of the group still runs; zombies waiting to be reaped do not count."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
@@ -121,7 +125,29 @@ def _group_alive(pgid: int) -> bool:
     except PermissionError:
         # A member we may not signal (it changed user) is still alive.
         return True
-    return True
+    return _running_member(pgid)
+
+
+def _running_member(pgid: int) -> bool:
+    # killpg also reaches zombies (killed children an init that reaps slowly still holds),
+    # so /proc tells whether anything of the group still runs.
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if entry.isdigit() and _member_state(entry, pgid) not in (None, "Z", "X"):
+            return True
+    return False
+
+
+def _member_state(pid: str, pgid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0] if len(fields) > 2 and fields[2] == str(pgid) else None
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:
@@ -133,9 +159,11 @@ async def kill_process_group(pgid: int) -> None:
     """SIGTERM the whole group, then SIGKILL whatever is still there after a short grace."""
     _signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_SECONDS
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    _signal_group(pgid, signal.SIGKILL)
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            _signal_group(pgid, signal.SIGKILL)
+            return
+        await asyncio.sleep(KILL_POLL_SECONDS)
 
 
 async def _wait_for_exit(process: asyncio.subprocess.Process, pump: asyncio.Task[None]) -> int:
@@ -187,6 +215,7 @@ async def _spawn(
             stdin=asyncio.subprocess.DEVNULL,
             stdout=write_fd,
             stderr=write_fd,
+            env=without_provider_keys(os.environ),
             # Its own process group, so a kill reaches everything the command started.
             start_new_session=True,
         )

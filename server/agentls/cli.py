@@ -23,13 +23,14 @@ def main(argv: list[str] | None = None) -> int:
         return _run_headless(args)
     if args.command == "demo":
         return _run_demo(args)
+    if args.tcp:
+        from agentls.lsp.tcp import serve_tcp
+
+        serve_tcp(args.host, args.port)
+        return 0
     from agentls.lsp.server import build_server
 
-    server = build_server()
-    if args.tcp:
-        server.start_tcp(args.host, args.port)
-    else:
-        server.start_io()
+    build_server().start_io()
     return 0
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,35 +19,27 @@ from agentls import api
 from agentls.context.prompt import Attachment
 from agentls.errors import AgentError
 from agentls.lsp.edit_sink import LspEditSink
+from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
+from agentls.lsp.server import AgentServer
 from agentls.session.manager import SessionManager
 from agentls.wire import json_sink, to_wire
-from agentls.workspace.view import EditorState, OpenDocument, Position, Range
+from agentls.workspace.link import EditorLink
+from agentls.workspace.view import EditorState, Position, Range
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
-Handler = Callable[[Any], Awaitable[BaseModel]]
+Handler = Callable[[Any, "Client"], Awaitable[BaseModel]]
+# One editor connection: its own buffers, editor state, capabilities and settings.
+Client = AgentServer
 
 
 class AgentHandlers:
     """One per daemon: the SessionManager and a handler per agent/* request."""
 
-    def __init__(
-        self,
-        server: Any,
-        documents: dict[Path, OpenDocument],
-        editor: EditorState,
-        client_options: Mapping[str, Any],
-        workspace_roots: list[Path],
-    ) -> None:
-        self.manager = SessionManager(
-            json_sink(server.send_event),
-            lambda: LspEditSink(server),
-            documents=documents,
-            editor=editor,
-        )
-        self.manager.client_options = dict(client_options)
-        self.manager.workspace_roots = list(workspace_roots)
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self.manager = SessionManager(json_sink(hub.deliver))
         self._table: dict[str, Handler] = {
             "agent/newSession": self.new_session,
             "agent/submitMessage": self.submit_message,
@@ -62,12 +54,12 @@ class AgentHandlers:
             "agent/setModel": self.set_model,
         }
 
-    async def dispatch(self, method: str, params: Any) -> Any:
+    async def dispatch(self, method: str, params: Any, client: Client) -> Any:
         """Run one request; every failure becomes a JSON-RPC error without a traceback."""
         params_model, _result = api.REQUESTS[method]
         parsed = validate(params_model, params, method)
         try:
-            result = await self._table[method](parsed)
+            result = await self._table[method](parsed, client)
         except AgentError as exc:
             raise JsonRpcException(exc.message, exc.code, exc.data) from None
         except JsonRpcException:
@@ -78,11 +70,10 @@ class AgentHandlers:
             raise JsonRpcException(message, -32603) from None
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
-    def editor_state(self, params: Any) -> None:
+    def editor_state(self, params: Any, editor: EditorState) -> None:
         """agent/didChangeEditorState: a bad notification is logged, never fatal."""
         try:
             state = validate(api.EditorStateParams, params, "agent/didChangeEditorState")
-            editor = self.manager.editor
             if state.active_uri is not None:
                 editor.active_path = uri_path(state.active_uri)
             if state.selections is not None:
@@ -92,10 +83,12 @@ class AgentHandlers:
         except (JsonRpcException, AgentError) as exc:
             log.warning("agent/didChangeEditorState ignored: %s", exc)
 
-    async def shutdown(self) -> None:
-        await self.manager.close_all()
+    async def close_quietly(self, session_id: str) -> None:
+        """Close a session no connection sees any more (it stays resumable from disk)."""
+        if session_id in self.manager.sessions:
+            await self.manager.close(session_id)
 
-    async def new_session(self, p: api.NewSessionParams) -> api.NewSessionResult:
+    async def new_session(self, p: api.NewSessionParams, client: Client) -> api.NewSessionResult:
         cwd = Path(p.cwd) if p.cwd else None
         fields = {
             "provider",
@@ -107,7 +100,8 @@ class AgentHandlers:
             "request_log",
         }
         overrides = p.model_dump(by_alias=True, exclude_none=True, include=fields)
-        session = await self.manager.create(cwd, overrides)
+        session = await self.manager.create(cwd, overrides, _link(client))
+        self.hub.attach(session.id, client)
         return api.NewSessionResult(
             session_id=session.id,
             model=session.model,
@@ -115,8 +109,12 @@ class AgentHandlers:
             permission_mode=session.gate.mode,
         )
 
-    async def submit_message(self, p: api.SubmitMessageParams) -> api.SubmitMessageResult:
-        session = self.manager.get(p.session_id)
+    async def submit_message(
+        self, p: api.SubmitMessageParams, client: Client
+    ) -> api.SubmitMessageResult:
+        # The window the user writes from is the one the session reads and edits through.
+        session = self.manager.attach(p.session_id, _link(client))
+        self.hub.attach(session.id, client)
         attachments = [
             Attachment(uri_path(a.uri), _range(a.range) if a.range else None)
             for a in p.attachments or []
@@ -126,20 +124,26 @@ class AgentHandlers:
         )
         return api.SubmitMessageResult(turn_id=turn_id, queued=queued)
 
-    async def abort(self, p: api.AbortParams) -> api.AbortResult:
+    async def abort(self, p: api.AbortParams, _client: Client) -> api.AbortResult:
         return api.AbortResult(aborted=self.manager.get(p.session_id).abort(p.turn_id))
 
-    async def respond_permission(self, p: api.RespondPermissionParams) -> api.EmptyResult:
+    async def respond_permission(
+        self, p: api.RespondPermissionParams, _client: Client
+    ) -> api.EmptyResult:
         self.manager.get(p.session_id).respond_permission(
             p.request_id, p.option_id, p.message, p.updated_input
         )
         return api.EmptyResult()
 
-    async def respond_ask_user(self, p: api.RespondAskUserParams) -> api.EmptyResult:
+    async def respond_ask_user(
+        self, p: api.RespondAskUserParams, _client: Client
+    ) -> api.EmptyResult:
         self.manager.get(p.session_id).respond_ask_user(p.request_id, p.answer)
         return api.EmptyResult()
 
-    async def list_sessions(self, p: api.ListSessionsParams) -> api.ListSessionsResult:
+    async def list_sessions(
+        self, p: api.ListSessionsParams, _client: Client
+    ) -> api.ListSessionsResult:
         metas, cursor = self.manager.list(Path(p.cwd) if p.cwd else None, p.cursor, p.limit)
         sessions = [
             api.SessionInfo(
@@ -154,11 +158,14 @@ class AgentHandlers:
         ]
         return api.ListSessionsResult(sessions=sessions, next_cursor=cursor)
 
-    async def resume_session(self, p: api.ResumeSessionParams) -> api.ResumeSessionResult:
+    async def resume_session(
+        self, p: api.ResumeSessionParams, client: Client
+    ) -> api.ResumeSessionResult:
         overrides = p.model_dump(
             by_alias=True, exclude_none=True, include={"script", "request_log"}
         )
-        session, display = await self.manager.resume(p.session_id, overrides)
+        session, display = await self.manager.resume(p.session_id, overrides, _link(client))
+        self.hub.attach(session.id, client)
         messages = [
             api.DisplayMessage(message_id=m.id, role=m.role, content=to_wire(list(m.content)))
             for m in display
@@ -171,21 +178,35 @@ class AgentHandlers:
             permission_mode=session.gate.mode,
         )
 
-    async def compact(self, p: api.CompactParams) -> api.CompactResult:
+    async def compact(self, p: api.CompactParams, _client: Client) -> api.CompactResult:
         before, after = await self.manager.get(p.session_id).compact(p.instructions)
         return api.CompactResult(tokens_before=before, tokens_after=after)
 
-    async def close_session(self, p: api.SessionParams) -> api.EmptyResult:
+    async def close_session(self, p: api.SessionParams, _client: Client) -> api.EmptyResult:
         await self.manager.close(p.session_id)
+        self.hub.forget(p.session_id)
         return api.EmptyResult()
 
-    async def set_permission_mode(self, p: api.SetPermissionModeParams) -> api.EmptyResult:
+    async def set_permission_mode(
+        self, p: api.SetPermissionModeParams, _client: Client
+    ) -> api.EmptyResult:
         self.manager.get(p.session_id).set_permission_mode(p.permission_mode)
         return api.EmptyResult()
 
-    async def set_model(self, p: api.SetModelParams) -> api.EmptyResult:
+    async def set_model(self, p: api.SetModelParams, _client: Client) -> api.EmptyResult:
         await self.manager.set_model(p.session_id, p.model, p.provider)
         return api.EmptyResult()
+
+
+def _link(client: Client) -> EditorLink:
+    """What a session sees of this editor: its buffers, editor state, edits and settings."""
+    return EditorLink(
+        client.documents,
+        client.editor,
+        LspEditSink(client),
+        client.client_options,
+        client.workspace_roots,
+    )
 
 
 def validate(model: type[P], params: Any, method: str) -> P:

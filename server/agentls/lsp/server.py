@@ -10,7 +10,6 @@ answered instead of dropped.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
 import os
@@ -32,6 +31,7 @@ from pygls.protocol.language_server import lsp_method
 
 from agentls import PROTOCOL_VERSION, __version__
 from agentls.errors import AgentError
+from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.progress import ToolProgress
 from agentls.workspace.view import EditorState, OpenDocument
@@ -93,9 +93,10 @@ class AgentProtocol(LanguageServerProtocol):
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         turn = self.turn_requests.pop(msg_id, None)
         server = self._server
-        if turn is not None and isinstance(server, AgentServer) and server._handlers:
+        handlers = server.hub.loaded if isinstance(server, AgentServer) else None
+        if turn is not None and handlers is not None:
             session_id, turn_id = turn
-            session = server._handlers.manager.sessions.get(session_id)
+            session = handlers.manager.sessions.get(session_id)
             if session is not None:
                 session.abort(turn_id)
             return
@@ -119,6 +120,18 @@ class AgentProtocol(LanguageServerProtocol):
                 self._send_response(data["id"], None, error.to_response_error())
                 return _Ignored()
             raise
+
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args: Any) -> Any:
+        server = self._server
+        if not (isinstance(server, AgentServer) and server.shared):
+            return (yield from super().lsp_exit(*args))
+        # One window of several leaves: close its connection, never the daemon.
+        if self.writer is not None:
+            self.writer.close()
+        if server._stop_event is not None:
+            server._stop_event.set()
+        return None
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
@@ -144,9 +157,10 @@ def _cattrs_detail(exc: Exception) -> str:
 
 
 class AgentServer(LanguageServer):
-    """The daemon: one pygls server; editor state here, everything else in the core."""
+    """One editor connection: its buffers, editor state and capabilities; the core is shared
+    with every other connection through the hub."""
 
-    def __init__(self) -> None:
+    def __init__(self, hub: Hub | None = None, shared: bool = False) -> None:
         super().__init__(
             "agentls",
             __version__,
@@ -159,8 +173,9 @@ class AgentServer(LanguageServer):
         self.editor = EditorState()
         self.client_options: dict[str, Any] = {}
         self.workspace_roots: list[Path] = []
-        self._handlers: AgentHandlers | None = None
-        self._loading: asyncio.Task[AgentHandlers] | None = None
+        self.hub = hub or Hub()
+        # True when other connections share the hub (TCP): `exit` then ends only this one.
+        self.shared = shared
         self.tool_progress = ToolProgress(self)
 
     def send_event(self, payload: dict[str, Any]) -> None:
@@ -170,19 +185,7 @@ class AgentServer(LanguageServer):
 
     async def handlers(self) -> AgentHandlers:
         """The core, imported off the event loop the first time it is needed."""
-        if self._handlers is not None:
-            return self._handlers
-        if self._loading is None:
-            self._loading = asyncio.get_running_loop().create_task(self._load())
-        return await asyncio.shield(self._loading)
-
-    async def _load(self) -> AgentHandlers:
-        module = await asyncio.to_thread(importlib.import_module, "agentls.lsp.handlers")
-        handlers: AgentHandlers = module.AgentHandlers(
-            self, self.documents, self.editor, self.client_options, self.workspace_roots
-        )
-        self._handlers = handlers
-        return handlers
+        return await self.hub.handlers()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log instead of popping up editor messages; answer unparsable input with -32700."""
@@ -202,9 +205,9 @@ class AgentServer(LanguageServer):
         )
 
 
-def build_server() -> AgentServer:
-    """The daemon with every handler registered."""
-    server = AgentServer()
+def build_server(hub: Hub | None = None, shared: bool = False) -> AgentServer:
+    """A connection's server with every handler registered (a new hub unless given one)."""
+    server = AgentServer(hub, shared)
     _register_lifecycle(server)
     _register_documents(server)
     for method in AGENT_REQUESTS:
@@ -216,7 +219,7 @@ def _register_request(server: AgentServer, method: str) -> None:
     async def run(params: Any) -> Any:
         msg_id = server.protocol.msg_id
         handlers = await server.handlers()
-        result = await handlers.dispatch(method, params)
+        result = await handlers.dispatch(method, params, server)
         if method == "agent/submitMessage" and msg_id is not None:
             protocol = server.protocol
             assert isinstance(protocol, AgentProtocol)
@@ -243,8 +246,7 @@ def _register_lifecycle(server: AgentServer) -> None:
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
-        if server._handlers is not None:
-            await server._handlers.shutdown()
+        await server.hub.detach(server)
 
 
 def _preload_sdk(server: AgentServer) -> None:
@@ -289,4 +291,4 @@ def _register_documents(server: AgentServer) -> None:
         except AgentError as exc:
             log.warning("agent/didChangeEditorState ignored: %s", exc)
             return
-        handlers.editor_state(params)
+        handlers.editor_state(params, server.editor)

@@ -52,10 +52,13 @@ class SessionManager:
         self._env = dict(os.environ if env is None else env)
         self.masker = Masker.from_environment(self._env)
 
-    def settings_for(self, cwd: Path, overrides: Mapping[str, Any]) -> Settings:
+    def settings_for(
+        self, cwd: Path, overrides: Mapping[str, Any], options: Mapping[str, Any] | None = None
+    ) -> Settings:
         """Settings for a new session at `cwd`, with the session's own params on top."""
         problems: list[str] = []
-        settings = load_settings(cwd, self._env, self.client_options, problems)
+        client = self.client_options if options is None else options
+        settings = load_settings(cwd, self._env, client, problems)
         for problem in problems:
             # Files, environment and client options keep their defaults; the client sees
             # its own bad params as an error below.
@@ -68,19 +71,26 @@ class SessionManager:
 
     def default_link(self) -> EditorLink:
         """The manager's own buffers and editor state (one editor, or none)."""
-        return EditorLink(self.documents, self.editor, self._edit_sink_factory())
+        return EditorLink(
+            self.documents,
+            self.editor,
+            self._edit_sink_factory(),
+            self.client_options,
+            self.workspace_roots,
+        )
 
     async def create(
         self, cwd: Path | None, overrides: Mapping[str, Any], link: EditorLink | None = None
     ) -> AgentSession:
         """A new session seen through `link`; the provider SDK is imported off the event loop."""
-        root = cwd or (self.workspace_roots[0] if self.workspace_roots else Path.cwd())
+        link = link or self.default_link()
+        root = cwd or (link.roots[0] if link.roots else Path.cwd())
         if not root.is_absolute() or not root.is_dir():
             raise InvalidParams(
                 f"cwd {root} is not an existing absolute directory", {"field": "cwd"}
             )
         root = Path(os.path.realpath(root))
-        settings = self.settings_for(root, overrides)
+        settings = self.settings_for(root, overrides, link.options)
         provider = await asyncio.to_thread(make_provider, settings)
         session_id = new_id("sess")
         meta = SessionMeta(session_id, str(root), **_identity(settings))
@@ -119,7 +129,7 @@ class SessionManager:
         layer = {k: v for k, v in _identity_of(loaded.meta).items() if v}
         layer.update(loaded.overrides)
         layer.update(overrides or {})
-        settings = self.settings_for(root, layer)
+        settings = self.settings_for(root, layer, link.options if link else None)
         provider = await asyncio.to_thread(make_provider, settings)
         transcript = Transcript(path, loaded.meta, self.masker)
         for message in loaded.repaired:
@@ -161,9 +171,10 @@ class SessionManager:
         ]
         # The session's spilled tool results are readable by its own Read tool.
         view = WorkspaceView([root, *extra, transcript.spill_dir])
-        bind(view, link or self.default_link())
+        link = link or self.default_link()
+        bind(view, link)
         # Memory files are read from the editor's workspace root down to the session's cwd.
-        project = next((r for r in self.workspace_roots if root.is_relative_to(r)), root)
+        project = next((r for r in link.roots if root.is_relative_to(r)), root)
         session = AgentSession(
             session_id, root, settings, provider, view, self._sink, transcript, project, self.masker
         )

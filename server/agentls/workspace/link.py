@@ -8,8 +8,10 @@ buffers and edits through another's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentls.workspace.view import DiskSink, EditorState, EditSink, OpenDocument, WorkspaceView
 
@@ -20,6 +22,9 @@ class EditorLink:
     editor: EditorState = field(default_factory=EditorState)
     # None: no editor to apply edits, so they are written to disk.
     sink: EditSink | None = None
+    # The client's settings layer (initializationOptions) and its workspace folders.
+    options: Mapping[str, Any] = field(default_factory=dict)
+    roots: Sequence[Path] = ()
 
 
 def bind(view: WorkspaceView, link: EditorLink) -> None:

@@ -28,10 +28,9 @@ def main(argv: list[str] | None = None) -> int:
 
         serve_tcp(args.host, args.port)
         return 0
-    from agentls.lsp.server import build_server
+    from agentls.lsp.stdio import serve_stdio
 
-    build_server().start_io()
-    return 0
+    return serve_stdio()
 
 
 def configure_logging() -> None:

@@ -124,13 +124,16 @@ class AgentProtocol(LanguageServerProtocol):
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
         server = self._server
-        if not (isinstance(server, AgentServer) and server.shared):
+        if not isinstance(server, AgentServer):
             return (yield from super().lsp_exit(*args))
-        # One window of several leaves: close its connection, never the daemon.
-        if self.writer is not None:
-            self.writer.close()
+        # The serving loop ends the connection's turns and then the connection (over TCP)
+        # or the process (over stdio, with this exit code): never an exit mid-write.
+        server.exit_code = 0 if self._shutdown else 1
+        server.exited.set()
         if server._stop_event is not None:
             server._stop_event.set()
+        if server.shared and self.writer is not None:
+            self.writer.close()
         return None
 
     @lsp_method(lsp.INITIALIZE)
@@ -176,6 +179,9 @@ class AgentServer(LanguageServer):
         self.hub = hub or Hub()
         # True when other connections share the hub (TCP): `exit` then ends only this one.
         self.shared = shared
+        self.exited = asyncio.Event()
+        self.exit_code = 0
+        self.reading_blocked = False
         self.tool_progress = ToolProgress(self)
 
     def send_event(self, payload: dict[str, Any]) -> None:

@@ -1,0 +1,63 @@
+"""The daemon on stdio, as an editor starts it, ending cleanly however the editor leaves.
+
+Editors rarely say goodbye in order: Neovim sends `shutdown` and often quits before
+`exit`, so the daemon just sees stdin close. Whichever comes first, EOF or `exit`, every
+running turn is aborted and its end written to its transcript before the process ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import threading
+
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+
+from agentls.lsp.server import AgentServer, build_server
+
+log = logging.getLogger(__name__)
+# How long ending the turns may take before the process goes anyway.
+CLOSE_TIMEOUT_SECONDS = 5.0
+
+
+def serve_stdio() -> int:
+    """Serve the editor on stdin/stdout; the exit code LSP asks for (1: exit before shutdown)."""
+    server = build_server()
+    code = asyncio.run(_serve(server))
+    if server.reading_blocked:
+        # stdin is still open (`exit` came before EOF): a thread blocks reading it, and
+        # waiting for that thread would keep the process alive after the editor left.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+async def _serve(server: AgentServer) -> int:
+    server._stop_event = stop = threading.Event()
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+    reading = asyncio.create_task(
+        run_async(
+            stop_event=stop,
+            reader=reader,
+            protocol=server.protocol,
+            logger=log,
+            error_handler=server.report_server_error,
+        )
+    )
+    exited = asyncio.create_task(server.exited.wait())
+    with contextlib.suppress(BrokenPipeError, ConnectionError):
+        await asyncio.wait({reading, exited}, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        await asyncio.wait_for(server.hub.detach(server), CLOSE_TIMEOUT_SECONDS)
+    except TimeoutError:
+        log.error("turns still running after %g s at exit", CLOSE_TIMEOUT_SECONDS)
+    server.reading_blocked = not reading.done()
+    stop.set()
+    reading.cancel()
+    exited.cancel()
+    return server.exit_code

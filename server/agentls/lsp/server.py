@@ -10,7 +10,6 @@ answered instead of dropped.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from pathlib import Path
@@ -101,6 +100,16 @@ class AgentProtocol(LanguageServerProtocol):
                 session.abort(turn_id)
             return
         super()._handle_cancel_notification(msg_id)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        """A request's answer; an expected error (bad params, unknown session) is one log line."""
+        if future.cancelled() or not isinstance(future.exception(), JsonRpcException):
+            super()._send_handler_result(future, msg_id=msg_id)
+            return
+        self._request_futures.pop(msg_id, None)
+        error = future.exception()
+        log.info("request %s answered %s: %s", msg_id, error.code, error.message)
+        self._send_response(msg_id, None, error.to_response_error())
 
     def remember_turn(self, msg_id: Any, session_id: str, turn_id: str) -> None:
         """Note which turn a submitMessage request started, for a later $/cancelRequest."""
@@ -194,21 +203,8 @@ class AgentServer(LanguageServer):
         return await self.hub.handlers()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Log instead of popping up editor messages; answer unparsable input with -32700."""
-        if isinstance(error, json.JSONDecodeError):
-            self._send_error(
-                -32700, f"Parse error: the message body is not valid JSON ({error.msg})."
-            )
-        elif (
-            isinstance(error, (AttributeError, TypeError, KeyError)) and source is JsonRpcException
-        ):
-            self._send_error(-32600, "Invalid request: expected a JSON-RPC 2.0 request object.")
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
-
-    def _send_error(self, code: int, message: str) -> None:
-        self.protocol._send_data(
-            {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-        )
+        """One log line instead of an editor popup (the client already has its answer)."""
+        log.warning("%s: %s", getattr(source, "__name__", source), error)
 
 
 def build_server(hub: Hub | None = None, shared: bool = False) -> AgentServer:

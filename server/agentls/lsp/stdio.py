@@ -13,9 +13,11 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Awaitable
 
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import StdoutWriter
 
+from agentls.lsp.jsonrpc import FrameReader, serve_frames
 from agentls.lsp.server import AgentServer, build_server
 
 log = logging.getLogger(__name__)
@@ -39,16 +41,14 @@ def serve_stdio() -> int:
 async def _serve(server: AgentServer) -> int:
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-    reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
-    reading = asyncio.create_task(
-        run_async(
-            stop_event=stop,
-            reader=reader,
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
-    )
+    stdin = sys.stdin.fileno()
+    loop = asyncio.get_running_loop()
+
+    def read_some() -> Awaitable[bytes]:
+        # Whatever has arrived, up to 64 KiB: a thread blocks on the pipe, not the loop.
+        return loop.run_in_executor(server.thread_pool, os.read, stdin, 65536)
+
+    reading = asyncio.create_task(serve_frames(FrameReader(read_some), server.protocol, stop))
     exited = asyncio.create_task(server.exited.wait())
     with contextlib.suppress(BrokenPipeError, ConnectionError):
         await asyncio.wait({reading, exited}, return_when=asyncio.FIRST_COMPLETED)

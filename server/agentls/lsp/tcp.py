@@ -14,9 +14,8 @@ import logging
 import sys
 import threading
 
-from pygls.io_ import run_async
-
 from agentls.lsp.hub import Hub
+from agentls.lsp.jsonrpc import FrameReader, serve_frames
 from agentls.lsp.server import build_server
 
 log = logging.getLogger(__name__)
@@ -50,13 +49,7 @@ async def _one_connection(
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(writer)
     try:
-        await run_async(
-            stop_event=stop,
-            reader=reader,
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
+        await serve_frames(FrameReader(lambda: reader.read(65536)), server.protocol, stop)
     except (ConnectionError, asyncio.IncompleteReadError) as exc:
         log.info("a connection ended: %s", exc)
     finally:

@@ -1,0 +1,239 @@
+"""Bytes in, messages out: LSP framing and JSON-RPC envelopes, as the specifications say.
+
+pygls's own read loop trusts its input: a wrong `Content-Length` desynchronises it for
+good, an absurd one makes it allocate and die, a body is parsed with a hook that turns any
+dict shaped like a message (also deep inside `params`) into one, and several kinds of bad
+input get no answer. This loop frames and checks every message before pygls sees it:
+
+- framing: header names are read case-insensitively; a header block without a valid
+  `Content-Length`, or one over `MAX_BODY_BYTES`, is skipped to the next header block
+  without reading its body into memory; a body whose length was wrong is cut where the
+  next header starts, so the stream resynchronises;
+- a body that is not UTF-8 or not JSON is answered `-32700` with `id: null`; JSON that is
+  not a valid request object (a batch, `jsonrpc` other than "2.0", an `id` that is not a
+  string, integer or null, a `method` that is not a string, `params` that are not an
+  object or array, nesting deeper than `MAX_DEPTH`) is answered `-32600`;
+- a request for a method the daemon does not serve is answered `-32601`; a notification
+  is never answered; only the top-level object is ever read as a message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from threading import Event
+from typing import Any, Final
+
+from pygls.protocol import JsonRPCProtocol
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES: Final = 64 * 1024 * 1024
+MAX_HEADER_BYTES: Final = 8 * 1024
+MAX_DEPTH: Final = 64
+_HEADER_START = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
+_LENGTH = re.compile(rb"[ \t]*(\d{1,12})[ \t]*")
+ReadSome = Callable[[], Awaitable[bytes]]
+
+
+class FrameReader:
+    """Cuts a byte stream into message bodies, resynchronising after framing errors."""
+
+    def __init__(self, read_some: ReadSome) -> None:
+        self._read_some = read_some
+        self._buffer = bytearray()
+        self._eof = False
+
+    async def _fill(self) -> bool:
+        if self._eof:
+            return False
+        chunk = await self._read_some()
+        if not chunk:
+            self._eof = True
+            return False
+        self._buffer += chunk
+        return True
+
+    async def next_body(self) -> bytes | None:
+        """The next message body; None at the end of the stream."""
+        while True:
+            length = await self._header_block()
+            if length is None:
+                return None
+            if length < 0:
+                continue
+            while len(self._buffer) < length:
+                if not await self._fill():
+                    break
+            body = bytes(self._buffer[:length])
+            del self._buffer[:length]
+            return body
+
+    async def _header_block(self) -> int | None:
+        """The Content-Length of the next header block; -1 for a block that is skipped."""
+        while True:
+            end = self._buffer.find(b"\r\n\r\n")
+            if end >= 0:
+                block = bytes(self._buffer[:end])
+                del self._buffer[: end + 4]
+                return _content_length(block)
+            if len(self._buffer) > MAX_HEADER_BYTES:
+                self._skip_to_next_header(len(self._buffer) - MAX_HEADER_BYTES)
+            if not await self._fill():
+                if self._buffer.strip():
+                    log.warning("the stream ended inside a header block")
+                return None
+
+    def _skip_to_next_header(self, at_least: int) -> None:
+        found = _HEADER_START.search(self._buffer, max(1, at_least))
+        cut = found.start() if found else at_least
+        log.warning("skipped %d bytes that were not a message header", cut)
+        del self._buffer[:cut]
+
+    def resynchronise(self, body: bytes) -> None:
+        """A body that did not parse: if a header starts inside it, read again from there."""
+        found = _HEADER_START.search(body, 1)
+        if found is not None:
+            self._buffer[:0] = body[found.start() :]
+
+
+def _content_length(block: bytes) -> int:
+    # A garbled start (the tail of a body that was too long) ends at the last header start.
+    starts = list(_HEADER_START.finditer(block))
+    if not starts:
+        log.warning("a header block without Content-Length was skipped")
+        return -1
+    start = starts[-1]
+    value = block[start.end() :].split(b"\r\n", 1)[0]
+    match = _LENGTH.fullmatch(value)
+    if match is None:
+        log.warning("a malformed Content-Length header was skipped: %r", value[:40])
+        return -1
+    length = int(match.group(1))
+    if length > MAX_BODY_BYTES:
+        log.warning("a message of %d bytes was refused (limit %d)", length, MAX_BODY_BYTES)
+        return -1
+    return length
+
+
+# --- envelopes -------------------------------------------------------------------------
+
+
+class InvalidMessage(Exception):
+    """A body that is no valid JSON-RPC message: its error code and the id to answer."""
+
+    def __init__(self, code: int, message: str, msg_id: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.msg_id = msg_id
+
+
+def parse_message(body: bytes) -> dict[str, Any]:
+    """The message in `body`, checked; InvalidMessage with the answer it deserves."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidMessage(-32700, "Parse error: the body is not valid UTF-8.") from None
+    if _too_deep(body):
+        raise InvalidMessage(-32600, f"Invalid request: nested deeper than {MAX_DEPTH} levels.")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidMessage(-32700, f"Parse error: the body is not valid JSON ({exc}).") from None
+    return _checked(data)
+
+
+def _too_deep(body: bytes) -> bool:
+    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            escaped = not escaped and byte == 0x5C
+            in_string = escaped or byte != 0x22
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
+def _checked(data: Any) -> dict[str, Any]:
+    if isinstance(data, list):
+        raise InvalidMessage(-32600, "Invalid request: batches are not supported over LSP.")
+    if not isinstance(data, dict):
+        raise InvalidMessage(-32600, "Invalid request: a message is a JSON object.")
+    msg_id = data.get("id")
+    good_id = msg_id is None or (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool))
+    answer_to = msg_id if good_id else None
+    if data.get("jsonrpc") != "2.0":
+        raise InvalidMessage(-32600, 'Invalid request: "jsonrpc" must be "2.0".', answer_to)
+    if not good_id:
+        raise InvalidMessage(-32600, 'Invalid request: "id" must be a string or an integer.')
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            raise InvalidMessage(-32600, 'Invalid request: "method" must be a string.', msg_id)
+        params = data.get("params")
+        if params is not None and not isinstance(params, (dict, list)):
+            raise InvalidMessage(
+                -32600, 'Invalid request: "params" must be an object or an array.', msg_id
+            )
+    elif "id" not in data or ("result" not in data and "error" not in data):
+        raise InvalidMessage(-32600, "Invalid request: neither a request nor a response.")
+    return data
+
+
+def error_response(code: int, message: str, msg_id: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+def served_methods(protocol: JsonRPCProtocol) -> frozenset[str]:
+    """Every method this protocol has a handler for (pygls's own and the registered ones).
+
+    `workspace/executeCommand` is pygls's, but the daemon registers no command: -32601.
+    """
+    features = protocol.fm
+    builtin = frozenset(features.builtin_features) - {"workspace/executeCommand"}
+    return builtin | frozenset(features.features) | {"$/cancelRequest"}
+
+
+async def serve_frames(frames: FrameReader, protocol: JsonRPCProtocol, stop: Event) -> None:
+    """Read, check and dispatch messages until the stream ends or `stop` is set."""
+    served = served_methods(protocol)
+    while not stop.is_set():
+        body = await frames.next_body()
+        if body is None:
+            return
+        try:
+            dispatch(body, protocol, served)
+        except InvalidMessage as exc:
+            log.warning("invalid message answered %d: %s", exc.code, exc)
+            if exc.code == -32700:
+                frames.resynchronise(body)
+            protocol._send_data(error_response(exc.code, str(exc), exc.msg_id))
+
+
+def dispatch(body: bytes, protocol: JsonRPCProtocol, served: frozenset[str]) -> None:
+    """Hand one checked message to pygls; InvalidMessage when it deserves an error answer."""
+    data = parse_message(body)
+    method = data.get("method")
+    is_request = "id" in data
+    if method is not None and method not in served:
+        if is_request:
+            raise InvalidMessage(-32601, f"Method not found: {method}", data["id"])
+        log.info("notification %s ignored: not served", method)
+        return
+    try:
+        message = protocol.structure_message(data)
+    except Exception as exc:
+        # Requests with bad params were answered -32602 by the protocol; the rest is logged.
+        log.warning("message %s dropped: %s", method or "response", exc)
+        return
+    protocol.handle_message(message)

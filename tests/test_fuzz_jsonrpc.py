@@ -1,0 +1,384 @@
+"""The daemon under hostile JSON-RPC: one real daemon over stdio, thousands of generated
+messages (envelopes, framing, every method's params), and the invariants that must hold:
+every request answered with the right code, no notification answered, no id that only
+appeared inside params answered, every accepted turn completed, a normal turn afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+AGENT_CODES = {-32602, 1001, 1002, 1003, 1004}
+UNSERVED = ["textDocument/completion", "workspace/executeCommand", "textDocument/hover", "x/y"]
+METHODS = [
+    "agent/newSession",
+    "agent/submitMessage",
+    "agent/abort",
+    "agent/respondPermission",
+    "agent/respondAskUser",
+    "agent/listSessions",
+    "agent/resumeSession",
+    "agent/compact",
+    "agent/closeSession",
+    "agent/setPermissionMode",
+    "agent/setModel",
+]
+
+
+@dataclass
+class Expect:
+    """What the daemon owes for what was sent."""
+
+    answers: dict[Any, set[int | None]] = field(default_factory=dict)  # id → codes (None: ok)
+    null_errors: int = 0
+    maybe: set[Any] = field(default_factory=set)  # ids after a broken frame: may be lost
+
+
+class Daemon:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.session = ""
+        # Every top-level request id sent so far, with the codes its answer may carry.
+        self.sent: dict[Any, set[int | None]] = {}
+        self.messages = 0
+        self.responses: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.arrived = asyncio.Event()
+        self.reader = asyncio.create_task(self._read())
+
+    def write(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+
+    def frame(self, body: bytes) -> bytes:
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    async def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        while True:
+            header = await stdout.readuntil(b"\r\n\r\n")
+            length = int(header.split(b":")[1].split(b"\r\n")[0])
+            message = json.loads(await stdout.readexactly(length))
+            if "method" in message:
+                if message["method"] == "agent/event":
+                    self.events.append(message["params"])
+            else:
+                self.responses.append(message)
+            self.arrived.set()
+
+    async def until(self, check: Any, timeout: float = 30) -> None:
+        async def poll() -> None:
+            while not check():
+                self.arrived.clear()
+                await self.arrived.wait()
+
+        await asyncio.wait_for(poll(), timeout)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daemon]:
+    root = tmp_path_factory.mktemp("fuzz")
+    script = root / "script.jsonl"
+    script.write_text('{"text": "ok"}\n' * 20_000)
+    env = {
+        **os.environ,
+        "AGENTLS_HOME": str(root / "home"),
+        "AGENTLS_PROVIDER": "scripted",
+        "AGENTLS_SCRIPT": str(script),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentls",
+        "--stdio",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    daemon = Daemon(process)
+    init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {"capabilities": {}}}
+    daemon.write(daemon.frame(json.dumps(init).encode()))
+    daemon.write(daemon.frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    new = {"cwd": str(root), "provider": "scripted"}
+    request = {"jsonrpc": "2.0", "id": "new", "method": "agent/newSession", "params": new}
+    daemon.write(daemon.frame(json.dumps(request).encode()))
+    await daemon.until(lambda: any(r.get("id") == "new" for r in daemon.responses))
+    daemon.session = next(r for r in daemon.responses if r.get("id") == "new")["result"][
+        "sessionId"
+    ]
+    yield daemon
+    daemon.reader.cancel()
+    process.kill()
+    await process.wait()
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+MESSAGE_SHAPED = st.builds(
+    lambda n, m: {"jsonrpc": "2.0", "id": f"nested-{n}", "method": m, "params": {}},
+    st.integers(0, 10**6),
+    st.sampled_from([*METHODS, "initialize", "shutdown"]),
+)
+TEXT = st.one_of(st.text(max_size=20), st.sampled_from(["\ud800", "a\udfffb", "\x00", "é😀"]))
+
+
+@st.composite
+def agent_params(draw: st.DrawFn, session: str) -> Any:
+    sid = draw(st.sampled_from([session, "sess_00000000000000000000", "nope", 7]))
+    base = draw(
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "sessionId",
+                    "text",
+                    "data",
+                    "x",
+                    "requestId",
+                    "optionId",
+                    "delivery",
+                    "cwd",
+                    "model",
+                ]
+            ),
+            JSON,
+            max_size=3,
+        )
+    )
+    if draw(st.booleans()):
+        base["sessionId"] = sid
+    if draw(st.booleans()):
+        base["text"] = draw(TEXT)
+    if draw(st.booleans()):
+        base["data"] = draw(st.one_of(JSON, MESSAGE_SHAPED))
+    return draw(st.sampled_from([base, base, [1, 2], None, "str"]))
+
+
+@st.composite
+def message(draw: st.DrawFn, session: str, serial: int) -> tuple[bytes, str, Any, set[int | None]]:
+    """(frame bytes, kind, id, allowed codes) for one generated message."""
+    msg_id: Any = f"m{serial}"
+    kind = draw(
+        st.sampled_from(
+            [
+                "agent",
+                "agent",
+                "agent",
+                "notification",
+                "unserved",
+                "not_json",
+                "not_utf8",
+                "batch",
+                "scalar",
+                "bad_version",
+                "bad_id",
+                "bad_method",
+                "deep",
+                "short",
+                "long",
+                "absurd",
+            ]
+        )
+    )
+
+    def frame(obj: Any) -> bytes:
+        body = json.dumps(obj).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    if kind == "agent":
+        method = draw(st.sampled_from(METHODS))
+        params = draw(agent_params(session))
+        envelope: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            envelope["params"] = params
+        codes: set[int | None] = {None, *AGENT_CODES}
+        if not isinstance(params, (dict, list, type(None))):
+            codes = {-32600}
+        return frame(envelope), kind, msg_id, codes
+    if kind == "notification":
+        method = draw(st.sampled_from([*METHODS, "agent/didChangeEditorState", *UNSERVED]))
+        return (
+            frame(
+                {"jsonrpc": "2.0", "method": method, "params": draw(agent_params(session)) or {}}
+            ),
+            kind,
+            None,
+            set(),
+        )
+    if kind == "unserved":
+        method = draw(st.sampled_from(UNSERVED))
+        return (
+            frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {}}),
+            kind,
+            msg_id,
+            {-32601},
+        )
+    if kind == "not_json":
+        return b'Content-Length: 9\r\n\r\n{"a": 1,}', kind, None, {-32700}
+    if kind == "not_utf8":
+        return b"Content-Length: 4\r\n\r\n\xff\xfe{}", kind, None, {-32700}
+    if kind == "batch":
+        return (
+            frame([{"jsonrpc": "2.0", "id": msg_id, "method": "agent/listSessions"}]),
+            kind,
+            None,
+            {-32600},
+        )
+    if kind == "scalar":
+        return frame(draw(st.sampled_from([1, "x", None, True]))), kind, None, {-32600}
+    if kind == "bad_version":
+        version = draw(st.sampled_from(["1.0", 2, None]))
+        return (
+            frame({"jsonrpc": version, "id": msg_id, "method": "agent/listSessions"}),
+            kind,
+            msg_id,
+            {-32600},
+        )
+    if kind == "bad_id":
+        bad = draw(st.sampled_from([{"a": 1}, [1], True, 1.5]))
+        codes = {-32600}
+        return (
+            frame({"jsonrpc": "2.0", "id": bad, "method": "agent/listSessions"}),
+            kind,
+            None,
+            codes,
+        )
+    if kind == "bad_method":
+        return frame({"jsonrpc": "2.0", "id": msg_id, "method": 5}), kind, msg_id, {-32600}
+    if kind == "deep":
+        depth = draw(st.integers(65, 3000))
+        body = (
+            b'{"jsonrpc": "2.0", "id": "%s", "method": "agent/abort", "params": '
+            % (msg_id.encode())
+            + b"[" * depth
+            + b"]" * depth
+            + b"}"
+        )
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body, kind, None, {-32600}
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "agent/listSessions"}).encode()
+    if kind == "short":
+        return b"Content-Length: %d\r\n\r\n" % (len(body) - 5) + body, kind, None, {-32700}
+    if kind == "long":
+        return b"Content-Length: %d\r\n\r\n" % (len(body) + 40) + body, kind, None, {-32700}
+    return b"Content-Length: 1000000000000\r\n\r\n" + body, kind, None, set()
+
+
+# A few thousand messages in the normal run, tens of thousands under --long.
+ROUNDS = max(80, settings.default.max_examples // 6)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@settings(
+    max_examples=ROUNDS,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+async def test_hostile_messages_get_the_answers_the_specification_gives(
+    daemon: Daemon, data: st.DataObject
+) -> None:
+    await _round(daemon, data)
+
+
+_serial = iter(range(10**9))
+
+
+async def _round(daemon: Daemon, data: st.DataObject) -> None:
+    messages = data.draw(st.lists(st.builds(lambda: next(_serial)), min_size=20, max_size=80))
+    expect = Expect()
+    # A barrier: every answer to earlier messages (also of an example Hypothesis abandoned
+    # halfway) has arrived once this one has.
+    barrier = f"barrier-{next(_serial)}"
+    daemon.sent[barrier] = {None}
+    request = {"jsonrpc": "2.0", "id": barrier, "method": "agent/listSessions"}
+    daemon.write(daemon.frame(json.dumps(request).encode()))
+    await daemon.until(lambda: _answered(daemon, barrier))
+    before = len(daemon.responses)
+    broken = False
+    for serial in messages:
+        raw, kind, msg_id, codes = data.draw(message(daemon.session, serial))
+        # Recorded before sending: Hypothesis may abandon an example halfway through.
+        if msg_id is not None:
+            daemon.sent[msg_id] = codes
+        daemon.messages += 1
+        daemon.write(raw)
+        if kind in ("short", "long", "absurd"):
+            # The message after a wrong length may be swallowed by it; a sentinel follows.
+            broken = True
+            sentinel = {"jsonrpc": "2.0", "id": f"after-{serial}", "method": "agent/listSessions"}
+            body = json.dumps(sentinel).encode()
+            daemon.sent[f"after-{serial}"] = {None}
+            daemon.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            expect.maybe.add(f"after-{serial}")
+        if msg_id is None:
+            expect.null_errors += bool(codes)
+        elif codes:
+            expect.answers[msg_id] = codes
+    final = {"jsonrpc": "2.0", "id": f"end-{messages[-1]}", "method": "agent/listSessions"}
+    daemon.sent.update(expect.answers)
+    daemon.sent.update({i: {None} for i in expect.maybe})
+    daemon.sent[final["id"]] = {None}
+    daemon.write(daemon.frame(json.dumps(final).encode()))
+    await daemon.until(lambda: all(_answered(daemon, i) for i in expect.answers))
+    await daemon.until(lambda: _answered(daemon, final["id"]))
+    fresh = daemon.responses[before:]
+    for response in daemon.responses:
+        rid = response.get("id")
+        # Never an id that only appeared inside params, nor an answer to a notification.
+        assert rid is None or rid in daemon.sent or rid in ("init", "new"), response
+    for response in fresh:
+        if response.get("id") in expect.answers:
+            code = response.get("error", {}).get("code")
+            assert code in expect.answers[response["id"]], response
+    nulls = [r for r in fresh if r.get("id") is None]
+    if not broken:
+        assert len(nulls) == expect.null_errors, nulls
+    assert all(r["error"]["code"] in (-32700, -32600) for r in nulls)
+    accepted = [r["result"]["turnId"] for r in fresh if "turnId" in (r.get("result") or {})]
+    await daemon.until(
+        lambda: all(
+            any(e["type"] == "turn_completed" and e.get("turnId") == t for e in daemon.events)
+            for t in accepted
+        )
+    )
+
+
+def _answered(daemon: Daemon, msg_id: Any) -> bool:
+    return any(r.get("id") == msg_id for r in daemon.responses)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_normal_turn_works_after_the_fuzzing(daemon: Daemon) -> None:
+    assert daemon.messages >= 2_000, f"the fuzzer sent only {daemon.messages} messages"
+    request = {
+        "jsonrpc": "2.0",
+        "id": "normal",
+        "method": "agent/submitMessage",
+        "params": {"sessionId": daemon.session, "text": "hello"},
+    }
+    daemon.write(daemon.frame(json.dumps(request).encode()))
+    await daemon.until(lambda: _answered(daemon, "normal"))
+    answer = next(r for r in daemon.responses if r.get("id") == "normal")
+    turn = answer["result"]["turnId"]
+    await daemon.until(
+        lambda: any(
+            e["type"] == "turn_completed" and e.get("turnId") == turn for e in daemon.events
+        )
+    )
+    end = next(e for e in daemon.events if e["type"] == "turn_completed" and e["turnId"] == turn)
+    assert end["stopReason"] == "end_turn"

@@ -63,6 +63,8 @@ class AgentClient(LanguageClient):
         self.events = EventLog()
         self.applied_edits: list[lsp.ApplyWorkspaceEditParams] = []
         self.apply_edit_result = True
+        # Set to play an editor: it gets the edit and answers for the client.
+        self.edit_handler: Callable[[lsp.ApplyWorkspaceEditParams], bool] | None = None
         register_lsp_features(self)
 
         @self.feature("agent/event")
@@ -72,6 +74,8 @@ class AgentClient(LanguageClient):
         @self.feature(lsp.WORKSPACE_APPLY_EDIT)
         def on_apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
             self.applied_edits.append(params)
+            if self.edit_handler is not None:
+                return lsp.ApplyWorkspaceEditResult(applied=self.edit_handler(params))
             if not self.apply_edit_result:
                 return lsp.ApplyWorkspaceEditResult(
                     applied=False, failure_reason="rejected by test"

@@ -181,7 +181,10 @@ async def test_allowed_edit_goes_through_apply_edit_and_reaches_disk(
     assert done["stopReason"] == "end_turn"
     assert len(client.applied_edits) == 1
     change = client.applied_edits[0].edit.document_changes[0]
-    assert change.edits[0].new_text == "PORT = 9000\nHOST = 'localhost'\n"
+    # Only what changed travels: the editor keeps its cursor, folds and undo history.
+    assert [(e.range.start.line, e.range.start.character, e.new_text) for e in change.edits] == [
+        (0, 7, "9")
+    ]
     assert (workspace / "app.py").read_text() == "PORT = 9000\nHOST = 'localhost'\n"
     resolved = [e for e in client.events.of_turn(turn) if e["type"] == "permission_resolved"]
     assert [r["optionId"] for r in resolved] == ["allow_once"]

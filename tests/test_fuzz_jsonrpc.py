@@ -18,21 +18,11 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentls.lsp.server import AGENT_REQUESTS
+
 AGENT_CODES = {-32602, 1001, 1002, 1003, 1004}
 UNSERVED = ["textDocument/completion", "workspace/executeCommand", "textDocument/hover", "x/y"]
-METHODS = [
-    "agent/newSession",
-    "agent/submitMessage",
-    "agent/abort",
-    "agent/respondPermission",
-    "agent/respondAskUser",
-    "agent/listSessions",
-    "agent/resumeSession",
-    "agent/compact",
-    "agent/closeSession",
-    "agent/setPermissionMode",
-    "agent/setModel",
-]
+METHODS = list(AGENT_REQUESTS)
 
 
 @dataclass
@@ -207,6 +197,8 @@ def message(draw: st.DrawFn, session: str, serial: int) -> tuple[bytes, str, Any
         if params is not None:
             envelope["params"] = params
         codes: set[int | None] = {None, *AGENT_CODES}
+        if method == "agent/compact":
+            codes.add(-32603)  # documented: "Compaction failed: …" (e.g. nothing to summarise)
         if not isinstance(params, (dict, list, type(None))):
             codes = {-32600}
         return frame(envelope), kind, msg_id, codes

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agentls.messages import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock
+from agentls.model_table import by_model
 
 Render = Callable[[ImageBlock], str]
 
@@ -178,11 +179,7 @@ def supports_vision(model: str, configured: bool | None) -> bool:
     """
     if configured is not None:
         return configured
-    name = model.lower().rsplit("/", 1)[-1]
-    for prefixes, vision in _VISION:
-        if name.startswith(prefixes):
-            return vision
-    return False
+    return by_model(model, _VISION, False)
 
 
 def label(block: ImageBlock) -> str:

@@ -25,6 +25,7 @@ from agentls.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from agentls.model_table import by_model
 
 Level: TypeAlias = Literal["normal", "warn", "compact", "block"]
 
@@ -116,11 +117,7 @@ def context_window_for(model: str, configured: int | None) -> int:
     """
     if configured is not None and configured > 0:
         return configured
-    name = model.lower().rsplit("/", 1)[-1]
-    for prefixes, window in _WINDOWS:
-        if name.startswith(prefixes):
-            return window
-    return DEFAULT_WINDOW
+    return by_model(model, _WINDOWS, DEFAULT_WINDOW)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,30 +16,32 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from agentls.lsp.positions import Encoding, encoding_of, smallest_edits
 from agentls.textfile import read_text_file
 from agentls.workspace.view import EditRejected, FileEdit, write_edit
 
 log = logging.getLogger(__name__)
 APPLY_TIMEOUT = 60.0
+# After `applied: true`, how long the buffer's didChange may take to arrive.
+VERIFY_SECONDS = 2.0
 
 
-def _end_of(text: str) -> lsp.Position:
-    lines = text.split("\n")
-    last = lines[-1]
-    units = len(last.encode("utf-16-le")) // 2
-    return lsp.Position(line=len(lines) - 1, character=units)
-
-
-def _document_edit(edit: FileEdit) -> lsp.TextDocumentEdit:
+def _document_edit(edit: FileEdit, encoding: Encoding) -> lsp.TextDocumentEdit:
+    """The changed ranges only, in the client's position encoding."""
+    changes = [
+        lsp.TextEdit(
+            range=lsp.Range(
+                start=lsp.Position(line=e.start[0], character=e.start[1]),
+                end=lsp.Position(line=e.end[0], character=e.end[1]),
+            ),
+            new_text=e.new_text,
+        )
+        for e in smallest_edits(edit.old_text or "", edit.new_text, encoding)
+    ]
     uri = edit.path.as_uri()
-    old = edit.old_text or ""
-    change = lsp.TextEdit(
-        range=lsp.Range(start=lsp.Position(line=0, character=0), end=_end_of(old)),
-        new_text=edit.new_text,
-    )
     return lsp.TextDocumentEdit(
         text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=edit.version),
-        edits=[change],
+        edits=changes,
     )
 
 
@@ -48,6 +50,18 @@ class LspEditSink:
 
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
+
+    async def _buffer_holds(self, edit: FileEdit) -> bool:
+        """Whether the open buffer's next version is the edit's text (waits a moment for it)."""
+        documents = getattr(self._server, "documents", {})
+        deadline = asyncio.get_running_loop().time() + VERIFY_SECONDS
+        while True:
+            doc = documents.get(edit.path)
+            if doc is None or (edit.version is not None and doc.version > edit.version):
+                return doc is not None and doc.text == edit.new_text
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
 
     def _capabilities(self) -> tuple[bool, bool]:
         caps = self._server.client_capabilities.workspace
@@ -66,7 +80,8 @@ class LspEditSink:
         if creating:
             options = lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
             changes.append(lsp.CreateFile(uri=edit.path.as_uri(), options=options))
-        changes.append(_document_edit(edit))
+        encoding = encoding_of(self._server.workspace.position_encoding)
+        changes.append(_document_edit(edit, encoding))
         params = lsp.ApplyWorkspaceEditParams(
             edit=lsp.WorkspaceEdit(document_changes=changes), label="agentls edit"
         )
@@ -83,6 +98,13 @@ class LspEditSink:
         if not result.applied:
             reason = result.failure_reason or "the editor refused it (the buffer may have changed)"
             raise EditRejected(f"The edit was not applied: {reason}")
+        if edit.version is not None and not await self._buffer_holds(edit):
+            # An editor may skip an edit as stale and still answer `applied: true`; the
+            # disk is then left alone, or buffer and disk would disagree.
+            raise EditRejected(
+                "The editor did not apply the edit: the file's buffer changed just before it "
+                "arrived (the user may be typing in it). Read the file again, then redo the edit."
+            )
         if _disk_text(edit.path) != edit.new_text:
             write_edit(edit)
 

@@ -21,11 +21,12 @@ from agentls.errors import AgentError
 from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
+from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
 from agentls.lsp.server import AgentServer
 from agentls.session.manager import SessionManager
 from agentls.wire import json_sink, to_wire
 from agentls.workspace.link import EditorLink
-from agentls.workspace.view import EditorState, Position, Range
+from agentls.workspace.view import Position, Range
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
@@ -70,16 +71,21 @@ class AgentHandlers:
             raise JsonRpcException(message, -32603) from None
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
-    def editor_state(self, params: Any, editor: EditorState) -> None:
+    def editor_state(self, params: Any, client: Client) -> None:
         """agent/didChangeEditorState: a bad notification is logged, never fatal."""
+        editor = client.editor
         try:
             state = validate(api.EditorStateParams, params, "agent/didChangeEditorState")
             if state.active_uri is not None:
                 editor.active_path = uri_path(state.active_uri)
             if state.selections is not None:
-                editor.selections = [_range(r) for r in state.selections]
+                editor.selections = [
+                    _range(r, client, editor.active_path) for r in state.selections
+                ]
             if state.visible_ranges is not None:
-                editor.visible_ranges = [_range(r) for r in state.visible_ranges]
+                editor.visible_ranges = [
+                    _range(r, client, editor.active_path) for r in state.visible_ranges
+                ]
         except (JsonRpcException, AgentError) as exc:
             log.warning("agent/didChangeEditorState ignored: %s", exc)
 
@@ -116,7 +122,9 @@ class AgentHandlers:
         session = self.manager.attach(p.session_id, _link(client))
         self.hub.attach(session.id, client)
         attachments = [
-            Attachment(uri_path(a.uri), _range(a.range) if a.range else None)
+            Attachment(
+                uri_path(a.uri), _range(a.range, client, uri_path(a.uri)) if a.range else None
+            )
             for a in p.attachments or []
         ]
         turn_id, queued = session.submit(
@@ -231,5 +239,20 @@ def _iso(timestamp: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _range(r: api.WireRange) -> Range:
-    return Range(Position(r.start.line, r.start.character), Position(r.end.line, r.end.character))
+def _attachment(wire: api.AttachmentParam, client: Client) -> Attachment:
+    path = uri_path(wire.uri)
+    return Attachment(path, _range(wire.range, client, path) if wire.range else None)
+
+
+def _range(r: api.WireRange, client: Client, path: Path | None) -> Range:
+    """A client range (columns in the negotiated encoding) in the core's code point columns."""
+    encoding = encoding_of(client.workspace.position_encoding)
+    doc = client.documents.get(path) if path is not None else None
+    lines = lsp_lines(doc.text) if doc is not None and encoding != "utf-32" else []
+
+    def position(line: int, column: int) -> Position:
+        if line < len(lines):
+            column = column_to_index(lines[line].rstrip("\r\n"), column, encoding)
+        return Position(line, column)
+
+    return Range(position(r.start.line, r.start.character), position(r.end.line, r.end.character))

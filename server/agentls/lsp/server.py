@@ -293,4 +293,4 @@ def _register_documents(server: AgentServer) -> None:
         except AgentError as exc:
             log.warning("agent/didChangeEditorState ignored: %s", exc)
             return
-        handlers.editor_state(params, server.editor)
+        handlers.editor_state(params, server)

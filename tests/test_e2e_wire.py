@@ -110,3 +110,29 @@ def test_the_light_server_registers_every_request_of_the_contract() -> None:
     from agentls.lsp.server import AGENT_REQUESTS
 
     assert set(AGENT_REQUESTS) == set(api.REQUESTS)
+
+
+async def test_expected_request_errors_leave_no_traceback_on_stderr() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentls",
+        "--stdio",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "AGENTLS_LOG_LEVEL": "INFO"},
+    )
+    pipe = RawPipe(process)
+    pipe.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    await pipe.response_to(1)
+    pipe.send({"jsonrpc": "2.0", "id": 2, "method": "agent/abort", "params": {"sessionId": 5}})
+    assert (await pipe.response_to(2))["error"]["code"] == -32602
+    pipe.send({"jsonrpc": "2.0", "id": 3, "method": "agent/abort", "params": {"sessionId": "x"}})
+    assert (await pipe.response_to(3))["error"]["code"] == 1001
+    await pipe.close()
+    assert process.stderr is not None
+    stderr = (await process.stderr.read()).decode()
+    assert "Traceback" not in stderr
+    answered = [line for line in stderr.splitlines() if "answered" in line]
+    assert len(answered) == 2, stderr

@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +39,7 @@ class Daemon:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self.session = ""
+        self.root = Path()
         # Every top-level request id sent so far, with the codes its answer may carry.
         self.sent: dict[Any, set[int | None]] = {}
         self.messages = 0
@@ -80,7 +82,9 @@ class Daemon:
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daemon]:
     root = tmp_path_factory.mktemp("fuzz")
     script = root / "script.jsonl"
-    script.write_text('{"text": "ok"}\n' * 20_000)
+    # Each session the fuzzer opens loads this script: kept small, or thousands of sessions
+    # under --long would each hold a large one.
+    script.write_text('{"text": "ok"}\n' * 50)
     env = {
         **os.environ,
         "AGENTLS_HOME": str(root / "home"),
@@ -100,16 +104,18 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daem
     init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {"capabilities": {}}}
     daemon.write(daemon.frame(json.dumps(init).encode()))
     daemon.write(daemon.frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
-    new = {"cwd": str(root), "provider": "scripted"}
+    new = {"cwd": str(root), "provider": "scripted", "script": [{"text": "ok"}] * 5_000}
     request = {"jsonrpc": "2.0", "id": "new", "method": "agent/newSession", "params": new}
     daemon.write(daemon.frame(json.dumps(request).encode()))
     await daemon.until(lambda: any(r.get("id") == "new" for r in daemon.responses))
     daemon.session = next(r for r in daemon.responses if r.get("id") == "new")["result"][
         "sessionId"
     ]
+    daemon.root = root
     yield daemon
     daemon.reader.cancel()
-    process.kill()
+    if process.returncode is None:
+        process.kill()
     await process.wait()
 
 
@@ -357,11 +363,16 @@ def _answered(daemon: Daemon, msg_id: Any) -> bool:
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_normal_turn_works_after_the_fuzzing(daemon: Daemon) -> None:
     assert daemon.messages >= 2_000, f"the fuzzer sent only {daemon.messages} messages"
+    params = {"cwd": str(daemon.root), "provider": "scripted", "script": [{"text": "fine"}]}
+    fresh = {"jsonrpc": "2.0", "id": "fresh", "method": "agent/newSession", "params": params}
+    daemon.write(daemon.frame(json.dumps(fresh).encode()))
+    await daemon.until(lambda: _answered(daemon, "fresh"))
+    created = next(r for r in daemon.responses if r.get("id") == "fresh")
     request = {
         "jsonrpc": "2.0",
         "id": "normal",
         "method": "agent/submitMessage",
-        "params": {"sessionId": daemon.session, "text": "hello"},
+        "params": {"sessionId": created["result"]["sessionId"], "text": "hello"},
     }
     daemon.write(daemon.frame(json.dumps(request).encode()))
     await daemon.until(lambda: _answered(daemon, "normal"))

@@ -124,10 +124,12 @@ def _content_length(block: bytes) -> int:
 class InvalidMessage(Exception):
     """A body that is no valid JSON-RPC message: its error code and the id to answer."""
 
-    def __init__(self, code: int, message: str, msg_id: Any = None) -> None:
+    def __init__(self, code: int, message: str, msg_id: Any = None, answer: bool = True) -> None:
         super().__init__(message)
         self.code = code
         self.msg_id = msg_id
+        # A notification is never answered, even a broken one.
+        self.answer = answer
 
 
 def parse_message(body: bytes) -> dict[str, Any]:
@@ -173,6 +175,9 @@ def _checked(data: Any) -> dict[str, Any]:
     msg_id = data.get("id")
     good_id = msg_id is None or (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool))
     answer_to = msg_id if good_id else None
+    notification = "method" in data and "id" not in data
+    if notification and not _valid_notification(data):
+        raise InvalidMessage(-32600, "Invalid notification: ignored.", answer=False)
     if data.get("jsonrpc") != "2.0":
         raise InvalidMessage(-32600, 'Invalid request: "jsonrpc" must be "2.0".', answer_to)
     if not good_id:
@@ -188,6 +193,15 @@ def _checked(data: Any) -> dict[str, Any]:
     elif "id" not in data or ("result" not in data and "error" not in data):
         raise InvalidMessage(-32600, "Invalid request: neither a request nor a response.")
     return data
+
+
+def _valid_notification(data: dict[str, Any]) -> bool:
+    params = data.get("params")
+    return (
+        data.get("jsonrpc") == "2.0"
+        and isinstance(data["method"], str)
+        and (params is None or isinstance(params, (dict, list)))
+    )
 
 
 def error_response(code: int, message: str, msg_id: Any) -> dict[str, Any]:
@@ -214,10 +228,11 @@ async def serve_frames(frames: FrameReader, protocol: JsonRPCProtocol, stop: Eve
         try:
             dispatch(body, protocol, served)
         except InvalidMessage as exc:
-            log.warning("invalid message answered %d: %s", exc.code, exc)
+            log.warning("invalid message (%d): %s", exc.code, exc)
             if exc.code == -32700:
                 frames.resynchronise(body)
-            protocol._send_data(error_response(exc.code, str(exc), exc.msg_id))
+            if exc.answer:
+                protocol._send_data(error_response(exc.code, str(exc), exc.msg_id))
 
 
 def dispatch(body: bytes, protocol: JsonRPCProtocol, served: frozenset[str]) -> None:

@@ -10,6 +10,22 @@ import sys
 from typing import Any
 
 
+async def spawn_daemon(
+    env: dict[str, str] | None = None, stderr: bool = False
+) -> asyncio.subprocess.Process:
+    """`agentls --stdio` with pipes, in this environment plus `env`."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentls",
+        "--stdio",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE if stderr else None,
+        env={**os.environ, **(env or {})},
+    )
+
+
 class RawPipe:
     """The daemon over stdio with hand-made frames."""
 
@@ -17,16 +33,8 @@ class RawPipe:
         self.process = process
 
     @classmethod
-    async def start(cls) -> RawPipe:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "agentls",
-            "--stdio",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=dict(os.environ),
-        )
+    async def start(cls, env: dict[str, str] | None = None, stderr: bool = False) -> RawPipe:
+        process = await spawn_daemon(env, stderr)
         return cls(process)
 
     def send_bytes(self, body: bytes) -> None:
@@ -113,17 +121,8 @@ def test_the_light_server_registers_every_request_of_the_contract() -> None:
 
 
 async def test_expected_request_errors_leave_no_traceback_on_stderr() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls",
-        "--stdio",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "AGENTLS_LOG_LEVEL": "INFO"},
-    )
-    pipe = RawPipe(process)
+    pipe = await RawPipe.start({"AGENTLS_LOG_LEVEL": "INFO"}, stderr=True)
+    process = pipe.process
     pipe.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
     await pipe.response_to(1)
     pipe.send({"jsonrpc": "2.0", "id": 2, "method": "agent/abort", "params": {"sessionId": 5}})

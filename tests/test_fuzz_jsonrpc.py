@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentls.lsp.server import AGENT_REQUESTS
+from test_e2e_wire import spawn_daemon
 
 AGENT_CODES = {-32602, 1001, 1002, 1003, 1004}
 UNSERVED = ["textDocument/completion", "workspace/executeCommand", "textDocument/hover", "x/y"]
@@ -86,20 +85,11 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daem
     # under --long would each hold a large one.
     script.write_text('{"text": "ok"}\n' * 50)
     env = {
-        **os.environ,
         "AGENTLS_HOME": str(root / "home"),
         "AGENTLS_PROVIDER": "scripted",
         "AGENTLS_SCRIPT": str(script),
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls",
-        "--stdio",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
-    )
+    process = await spawn_daemon(env)
     daemon = Daemon(process)
     init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {"capabilities": {}}}
     daemon.write(daemon.frame(json.dumps(init).encode()))

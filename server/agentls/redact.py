@@ -12,6 +12,7 @@ user who types `OPENAI_API_KEY=x` must not see every letter x starred out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -71,12 +72,17 @@ class Masker:
 
     def _mask_fields(self, value: Any) -> Any:
         changes = {}
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
+        for name in _field_names(type(value))  # type: ignore[arg-type]:
+            item = getattr(value, name)
             masked = self.mask_value(item)
             if masked is not item and masked != item:
-                changes[f.name] = masked
+                changes[name] = masked
         return dataclasses.replace(value, **changes) if changes else value
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _may_hold_header(text: str) -> bool:

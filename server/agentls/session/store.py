@@ -47,8 +47,8 @@ class Transcript:
         self.path = path
         self.meta = meta
         self._masker = masker or Masker()
-        # A lone surrogate (which JSON allows in a string) is written as its `\udXXX`
-        # escape, so no input can make a record unwritable, and it reads back the same.
+        # A lone surrogate (which JSON allows in a string) is written as its backslash
+        # escape (`\ud800`), so no input can make a record unwritable; it reads back the same.
         self._handle: IO[str] | None = path.open("a", encoding="utf-8", errors="backslashreplace")
 
     @property

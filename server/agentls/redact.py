@@ -72,7 +72,8 @@ class Masker:
 
     def _mask_fields(self, value: Any) -> Any:
         changes = {}
-        for name in _field_names(type(value))  # type: ignore[arg-type]:
+        kind: type = type(value)
+        for name in _field_names(kind):
             item = getattr(value, name)
             masked = self.mask_value(item)
             if masked is not item and masked != item:

@@ -221,14 +221,16 @@ def test_tool_results_follow_the_assistant_call_in_order_before_user_text() -> N
     ]
 
 
-def test_assistant_without_text_sends_null_content_and_thinking_is_dropped() -> None:
+def test_assistant_with_only_tool_calls_sends_empty_string_content_not_null() -> None:
+    # llama.cpp's server answers HTTP 500 (pydantic: content must be a string) to null.
     only_calls = Message(
         "assistant", (ThinkingBlock("hmm"), ToolUseBlock("call_1", "Read", {"file_path": "a"}))
     )
     only_thinking = Message("assistant", (ThinkingBlock("hmm"),))
     messages = build_params(make_request([user_text("q"), only_calls, only_thinking]))["messages"]
     assert len(messages) == 3
-    assert messages[2]["content"] is None
+    assert messages[2]["content"] == ""
+    assert messages[2]["tool_calls"][0]["id"] == "call_1"
     assert "thinking" not in json.dumps(messages)
 
 

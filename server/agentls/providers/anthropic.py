@@ -42,6 +42,7 @@ from agentls.providers.base import (
     ToolSpec,
     ToolUseStart,
     UsageUpdate,
+    redacted,
 )
 from agentls.providers.http_errors import KIND_BY_STATUS, retry_after_seconds
 from agentls.usage import Usage
@@ -173,7 +174,13 @@ def _tool_result_param(block: ToolResultBlock) -> dict[str, Any]:
 
 @dataclass(slots=True)
 class StreamFold:
-    """Folds raw Messages API events into normalised events, one event at a time."""
+    """Folds raw Messages API events into normalised events, one event at a time.
+
+    Gateways that translate an OpenAI stream (LiteLLM's `/v1/messages`) may cut one tool
+    call into consecutive `tool_use` blocks that repeat its id, each with a fragment of
+    the input. Those blocks are one call: they fold into the first one's index, whose
+    BlockStop is held back until a block that is not such a continuation starts.
+    """
 
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
@@ -181,6 +188,10 @@ class StreamFold:
     # Blocks we emitted events for; only those get a BlockStop (skipped kinds, such as
     # server tool blocks, stay invisible to the loop).
     open_blocks: set[int] = field(default_factory=set)
+    # Wire index → the index of the block it continues (repeated tool_use ids).
+    aliases: dict[int, int] = field(default_factory=dict)
+    last_tool: tuple[int, str] | None = None
+    held_stop: int | None = None
 
     def feed(self, event: Any) -> list[StreamEvent]:
         """The normalised events for one raw event; unknown event types yield none."""
@@ -196,7 +207,7 @@ class StreamFold:
         if kind == "content_block_stop" and isinstance(event, wire.RawContentBlockStopEvent):
             return self._on_block_stop(event.index)
         if kind == "message_delta" and isinstance(event, wire.RawMessageDeltaEvent):
-            return self._on_message_delta(event)
+            return [*self._release_held(), *self._on_message_delta(event)]
         return []
 
     def finish(self) -> list[StreamEvent]:
@@ -205,6 +216,7 @@ class StreamFold:
             raise ProviderError(
                 "connection", "the stream ended before the message was complete", retryable=True
             )
+        self.held_stop = None
         closing: list[StreamEvent] = [BlockStop(i) for i in sorted(self.open_blocks)]
         self.open_blocks.clear()
         return [*closing, MessageStop(self._mapped_stop_reason())]
@@ -232,7 +244,12 @@ class StreamFold:
 
     def _on_block_start(self, event: wire.RawContentBlockStartEvent) -> list[StreamEvent]:
         block, index = event.content_block, event.index
-        out: list[StreamEvent] = []
+        if block.type == "tool_use" and self._continues_call(block.id):
+            assert self.last_tool is not None
+            self.aliases[index] = first = self.last_tool[0]
+            self.held_stop = None
+            return [ToolInputDelta(first, json.dumps(block.input))] if block.input else []
+        out: list[StreamEvent] = self._release_held()
         if block.type == "text":
             self.open_blocks.add(index)
             if block.text:
@@ -246,6 +263,7 @@ class StreamFold:
         elif block.type == "tool_use":
             self.open_blocks.add(index)
             self.seen_tool_use = True
+            self.last_tool = (index, block.id)
             out.append(ToolUseStart(index, block.id, block.name))
             # The API streams input as deltas after an empty `{}`; a non-empty start
             # input only comes from servers that send the whole call at once.
@@ -253,8 +271,17 @@ class StreamFold:
                 out.append(ToolInputDelta(index, json.dumps(block.input)))
         return out
 
+    def _continues_call(self, block_id: str) -> bool:
+        """True for a tool_use block right after a stopped one with the same id."""
+        return (
+            self.last_tool is not None
+            and self.held_stop == self.last_tool[0]
+            and block_id == self.last_tool[1]
+        )
+
     def _on_block_delta(self, event: wire.RawContentBlockDeltaEvent) -> list[StreamEvent]:
-        delta, index = event.delta, event.index
+        delta = event.delta
+        index = self.aliases.get(event.index, event.index)
         if index not in self.open_blocks:
             return []
         if delta.type == "text_delta" and delta.text:
@@ -267,9 +294,21 @@ class StreamFold:
             return [ToolInputDelta(index, delta.partial_json)]
         return []
 
-    def _on_block_stop(self, index: int) -> list[StreamEvent]:
+    def _on_block_stop(self, wire_index: int) -> list[StreamEvent]:
+        index = self.aliases.get(wire_index, wire_index)
         if index not in self.open_blocks:
             return []
+        if self.last_tool is not None and index == self.last_tool[0]:
+            # Held until we know no continuation of this call follows.
+            self.held_stop = index
+            return []
+        self.open_blocks.discard(index)
+        return [BlockStop(index)]
+
+    def _release_held(self) -> list[StreamEvent]:
+        if self.held_stop is None:
+            return []
+        index, self.held_stop = self.held_stop, None
         self.open_blocks.discard(index)
         return [BlockStop(index)]
 
@@ -436,11 +475,7 @@ class AnthropicProvider:
             ) from exc
 
     def _redacted(self, error: ProviderError) -> ProviderError:
-        key = self._client.api_key
-        if key and key in error.message:
-            error.message = error.message.replace(key, "***")
-            error.args = (error.message,)
-        return error
+        return redacted(error, self._client.api_key)
 
 
 def _unknown_error(exc: anthropic.APIError, request_id: str | None) -> ProviderError:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from agentls.messages import Message
+from agentls.redact import Masker
 from agentls.usage import Usage
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"]
@@ -144,6 +145,19 @@ class ProviderError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.request_id = request_id
+
+
+def redacted(error: ProviderError, api_key: str | None) -> ProviderError:
+    """`error` with the provider's key masked in its message (SDK errors may quote it).
+
+    The masker's rule applies: a short placeholder key (`x`, `none`) is not a secret.
+    """
+    if api_key:
+        masked = Masker((api_key,)).mask(error.message)
+        if masked != error.message:
+            error.message = masked
+            error.args = (masked,)
+    return error
 
 
 class Provider(Protocol):

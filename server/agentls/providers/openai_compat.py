@@ -36,6 +36,7 @@ from agentls.providers.base import (
     ToolSpec,
     ToolUseStart,
     UsageUpdate,
+    redacted,
 )
 from agentls.providers.http_errors import KIND_BY_STATUS, retry_after_seconds
 from agentls.usage import Usage
@@ -108,7 +109,9 @@ def _assistant_params(message: Message) -> list[dict[str, Any]]:
     calls = [_tool_call_param(b) for b in message.content if isinstance(b, ToolUseBlock)]
     if not text and not calls:
         return []
-    param: dict[str, Any] = {"role": "assistant", "content": text or None}
+    # `content` always a string: OpenAI accepts null beside tool_calls, but llama.cpp's
+    # server (and others on the same pydantic schema) refuse null and require the key.
+    param: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
         param["tool_calls"] = calls
     return [param]
@@ -181,6 +184,14 @@ def image_url_part(block: ImageBlock) -> dict[str, Any]:
 class _Call:
     block: int
     id: str
+    arguments: list[str] = field(default_factory=list)
+
+    def complete(self) -> bool:
+        """True once the arguments so far are a whole JSON object (nothing can follow)."""
+        try:
+            return isinstance(json.loads("".join(self.arguments)), dict)
+        except ValueError:
+            return False
 
 
 @dataclass(slots=True)
@@ -188,7 +199,10 @@ class ChunkFold:
     """Folds chat.completion.chunk objects into normalised events, one chunk at a time.
 
     Block indices are given out in order of first appearance (reasoning, text and each
-    tool call get their own), so sorting blocks by index gives the message's order.
+    tool call get their own), so sorting blocks by index gives the message's order. A
+    tool call's block closes as soon as its arguments are complete (the next call starts),
+    and the message stops at its finish_reason, not at the end of the stream, so its calls
+    start while the server is still sending the usage chunk.
     """
 
     next_block: int = 0
@@ -199,6 +213,7 @@ class ChunkFold:
     open_blocks: list[int] = field(default_factory=list)
     finish_reason: str | None = None
     refused: bool = False
+    stopped: bool = False
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """The normalised events for one chunk. Usage may ride on any chunk."""
@@ -211,9 +226,9 @@ class ChunkFold:
             if delta is not None:
                 out += self._on_delta(delta)
             finish_reason = getattr(choice, "finish_reason", None)
-            if finish_reason:
+            if finish_reason and self.finish_reason is None:
                 self.finish_reason = str(finish_reason)
-                out += self._close_blocks()
+                out += self._stop()
         usage = getattr(chunk, "usage", None)
         if usage is not None:
             out.append(UsageUpdate(usage_from(usage)))
@@ -221,6 +236,10 @@ class ChunkFold:
 
     def finish(self) -> list[StreamEvent]:
         """The closing events once the stream has ended, with or without a finish_reason."""
+        return [] if self.stopped else self._stop()
+
+    def _stop(self) -> list[StreamEvent]:
+        self.stopped = True
         return [*self._close_blocks(), MessageStop(self.stop_reason())]
 
     def stop_reason(self) -> StopReason:
@@ -272,12 +291,26 @@ class ChunkFold:
         out: list[StreamEvent] = []
         call = self._current_call(tool_call)
         if call is None:
+            out += self._close_complete_call()
             call = self._start_call(tool_call)
             out.append(ToolUseStart(call.block, call.id, _function_field(tool_call, "name")))
         arguments = _function_field(tool_call, "arguments")
-        if arguments:
+        if arguments and call.block in self.open_blocks:
+            call.arguments.append(arguments)
             out.append(ToolInputDelta(call.block, arguments))
         return out
+
+    def _close_complete_call(self) -> list[StreamEvent]:
+        """Close the previous call when a new one starts, if its arguments are whole.
+
+        Most servers stream calls one after another; some interleave their fragments,
+        and there the previous call is still incomplete, so it stays open until the end.
+        """
+        previous = self.calls[-1] if self.calls else None
+        if previous is None or previous.block not in self.open_blocks or not previous.complete():
+            return []
+        self.open_blocks.remove(previous.block)
+        return [BlockStop(previous.block)]
 
     def _current_call(self, tool_call: Any) -> _Call | None:
         """The call a fragment continues, or None when it starts a new one.
@@ -506,8 +539,4 @@ class OpenAIProvider:
             yield out
 
     def _redacted(self, error: ProviderError) -> ProviderError:
-        key = self._client.api_key
-        if key and key != PLACEHOLDER_API_KEY and key in error.message:
-            error.message = error.message.replace(key, "***")
-            error.args = (error.message,)
-        return error
+        return redacted(error, self._client.api_key)

@@ -67,7 +67,7 @@ def make_deps(
         gate=PermissionGate(mode, cwd=str(root)),  # type: ignore[arg-type]
         prompter=prompter or Answers(),
         system=system_prompt(),
-        settings=LoopSettings(model="scripted", **settings),
+        settings=LoopSettings(**{"model": "scripted", **settings}),
         clock=clock or FakeClock(),
     )
     return deps, provider
@@ -171,12 +171,78 @@ async def test_retryable_errors_back_off_then_succeed(tmp_path: Path) -> None:
     assert [n.attempt for n in notices] == [1, 2]
 
 
-async def test_three_model_errors_in_a_row_end_the_turn(tmp_path: Path) -> None:
+async def test_the_turn_ends_when_the_retries_are_spent(tmp_path: Path) -> None:
     error = {"error": {"kind": "server", "message": "boom", "retryable": True}}
-    deps, _ = make_deps(tmp_path, [error, error, error, {"text": "unreached"}])
+    deps, _ = make_deps(tmp_path, [error, error, error, {"text": "unreached"}], model_retries=2)
     _state, events = await drive(deps)
     end = completed(events)
     assert end.stop_reason == "error" and end.error is not None and end.error.retryable
+    assert end.error.code == "model_errors" and "Gave up after 3 attempts" in end.error.message
+    assert [e.attempt for e in events if e.type == "notice"] == [1, 2]
+
+
+async def test_retries_back_off_exponentially_within_the_budget(tmp_path: Path) -> None:
+    clock = FakeClock()
+    error = {"error": {"kind": "overloaded", "message": "Overloaded", "retryable": True}}
+    deps, _ = make_deps(tmp_path, [error] * 20, clock=clock)
+    _state, events = await drive(deps)
+    end = completed(events)
+    assert end.error is not None and end.error.code == "model_errors"
+    # Doubling from 1 s (less up to 25% jitter), capped at 30 s, until 120 s are spent.
+    assert 6 <= len(clock.slept) <= 10 and sum(clock.slept) <= 120
+    for n, delay in enumerate(clock.slept[:5]):
+        assert 0.75 * 2**n <= delay <= 2**n
+    notices = [e for e in events if e.type == "notice"]
+    assert [n.delay for n in notices] == [round(d, 3) for d in clock.slept]
+
+
+async def test_a_retry_after_longer_than_the_budget_ends_the_turn(tmp_path: Path) -> None:
+    clock = FakeClock()
+    limited = {"error": {"kind": "rate_limit", "message": "slow down", "retry_after": 600}}
+    deps, _ = make_deps(tmp_path, [limited, {"text": "unreached"}], clock=clock)
+    _state, events = await drive(deps)
+    assert completed(events).error is not None and clock.slept == []
+
+
+async def test_abort_ends_a_retry_wait_at_once(tmp_path: Path) -> None:
+    class Forever:
+        async def sleep(self, seconds: float) -> None:
+            await asyncio.Event().wait()
+
+    error = {"error": {"kind": "overloaded", "message": "Overloaded", "retryable": True}}
+    deps, _ = make_deps(tmp_path, [error, {"text": "unreached"}])
+    deps.clock = Forever()
+    state = QueryState("turn_1", [user_text("go")])
+    events: list[LoopEvent] = []
+
+    async def consume() -> None:
+        async for event in run_turn(state, deps):
+            events.append(event)
+            if event.type == "notice":
+                deps.abort.set()
+
+    await asyncio.wait_for(consume(), 5)
+    assert completed(events).stop_reason == "aborted"
+
+
+async def test_a_failed_attempts_streamed_text_is_discarded_before_the_retry(
+    tmp_path: Path,
+) -> None:
+    deps, _ = make_deps(
+        tmp_path,
+        [
+            {"text": "Half an ans", "error": {"kind": "server", "message": "cut"}},
+            {"text": "The whole answer."},
+        ],
+    )
+    _state, events = await drive(deps)
+    first = next(e for e in events if e.type == "text_delta")
+    [discarded] = [e for e in events if e.type == "message_discarded"]
+    assert discarded.message_id == first.message_id and discarded.reason == "retry"
+    kinds = [e.type for e in events]
+    assert kinds.index("message_discarded") < kinds.index("notice")
+    [reply] = [e for e in events if e.type == "message_completed" and e.role == "assistant"]
+    assert reply.message_id != first.message_id
 
 
 async def test_a_non_retryable_error_ends_the_turn_at_once(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from agentls.events import (
     Compaction,
     LoopEvent,
     MessageCompleted,
+    MessageDiscarded,
     Notice,
     PermissionRequest,
     PermissionResolved,
@@ -220,7 +221,8 @@ def _sample_events() -> list[LoopEvent]:
         Compaction("auto", 170_000, 40_000),
         UsageEvent(10, 2, 3, 4, 19, 200_000),
         UsageEvent(10, 2, 0, 0, 12, 200_000, cost_usd=0.25),
-        Notice("warning", "Model error overloaded. Retrying in 0.5 s.", True, 1),
+        Notice("warning", "Model error overloaded. Retrying in 0.5 s.", True, 1, 0.5),
+        MessageDiscarded("msg_1", "retry"),
         Notice("error", "The history had unpaired tool calls; they were repaired."),
         TurnCompleted("turn_1", "end_turn", 2, Usage(10, 2, 3, 4)),
         TurnCompleted(

@@ -10,10 +10,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 PROVIDERS = ("anthropic", "openai", "scripted")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+# Settings whose value is one of a few names (None, where allowed, unsets them).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "reasoning_effort": ("minimal", "low", "medium", "high"),
+    "openai_max_tokens_field": ("max_tokens", "max_completion_tokens"),
+}
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "scripted": "scripted"}
 CREDENTIALS_HELP = (
     "No model provider is configured. Set ANTHROPIC_API_KEY (Anthropic), or OPENAI_API_KEY "
@@ -40,6 +47,13 @@ class Settings:
     # Whether the model takes images; None: the model table in agentls.images decides.
     vision: bool | None = None
     idle_timeout: float = 300.0
+    model_retries: int = 10
+    retry_budget: float = 120.0
+    # The most output tokens the model takes; None: a stated or tabled limit, if any.
+    max_output_tokens: int | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    openai_stream_usage: bool = True
+    openai_max_tokens_field: MaxTokensField | None = None
     read_concurrency: int = 10
     nudge_limit: int = 2
     allow: tuple[str, ...] = ()
@@ -115,6 +129,12 @@ _KEYS = {
     "contextWindow": "context_window",
     "vision": "vision",
     "idleTimeout": "idle_timeout",
+    "modelRetries": "model_retries",
+    "retryBudget": "retry_budget",
+    "maxOutputTokens": "max_output_tokens",
+    "reasoningEffort": "reasoning_effort",
+    "openaiStreamUsage": "openai_stream_usage",
+    "openaiMaxTokensField": "openai_max_tokens_field",
     "readConcurrency": "read_concurrency",
     "nudgeLimit": "nudge_limit",
     "additionalDirectories": "additional_directories",
@@ -139,6 +159,12 @@ def _coerce(name: str, value: Any) -> Any:
         raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
     if name == "permission_mode" and value not in PERMISSION_MODES:
         raise ValueError(f"must be one of {', '.join(PERMISSION_MODES)}")
+    if name in _CHOICES and value is not None and value not in _CHOICES[name]:
+        raise ValueError(f"must be one of {', '.join(_CHOICES[name])}, or null")
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        return value
     if isinstance(default, int):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError("must be an integer")
@@ -155,7 +181,7 @@ def _coerce(name: str, value: Any) -> Any:
         if value is not None and not isinstance(value, bool):
             raise ValueError("must be true or false")
         return value
-    if name in ("thinking_budget", "context_window"):
+    if name in ("thinking_budget", "context_window", "max_output_tokens"):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ValueError("must be an integer")
         return value

@@ -144,7 +144,23 @@ class Notice:
     message: str
     retrying: bool | None = None
     attempt: int | None = None
+    # Seconds until the retry, with `retrying`.
+    delay: float | None = None
     type: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDiscarded:
+    """A model attempt's streamed deltas that will not become a message: clients drop them.
+
+    Sent when an attempt that streamed text or thinking fails and is asked again (`retry`),
+    or is asked again with a higher output limit (`max_tokens_escalate`), or after a
+    too-long prompt is compacted (`compacted`). The next attempt streams under a new id.
+    """
+
+    message_id: str
+    reason: Literal["retry", "max_tokens_escalate", "compacted"]
+    type: Literal["message_discarded"] = "message_discarded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +185,7 @@ LoopEvent: TypeAlias = (
     | TextDeltaEvent
     | ThinkingDeltaEvent
     | MessageCompleted
+    | MessageDiscarded
     | ToolCallEvent
     | ToolCallUpdate
     | PermissionRequest

@@ -90,6 +90,10 @@ class AssistantAssembler:
             return list(self._release(stopped_only=False))
         return []
 
+    def streamed(self) -> bool:
+        """True once any text or thinking was streamed to the client."""
+        return any(b.kind != "tool_use" and any(b.text) for b in self._blocks.values())
+
     def dispatched_calls(self) -> list[ToolUseBlock]:
         """Tool calls handed to the executor so far, in order."""
         return [r.block for r in self._ready.values()]

@@ -118,7 +118,7 @@ async def _summarize(
         # The same tools as every request: providers refuse tool_use history without them,
         # and the cached prefix stays shared.
         tools=deps.registry.specs(),
-        max_tokens=deps.settings.max_tokens,
+        max_tokens=deps.settings.output_tokens(),
     )
     text, usage = await _summary_text(deps, request)
     summary = parse_summary(text)

@@ -55,14 +55,27 @@ class LoopSettings:
     thinking_budget: int | None = None
     nudge_limit: int = 2
     idle_timeout: float = 300.0
+    # Rounds in a row where every tool call failed before the turn stops.
     max_consecutive_errors: int = 3
     read_concurrency: int = 10
     context_window: int = 200_000
-    retry_base_delay: float = 0.5
-    retry_max_delay: float = 60.0
+    # Retryable model errors (429, 529, 5xx, dropped streams): up to `model_retries` more
+    # tries with exponential backoff and jitter, waiting at most `retry_budget` seconds
+    # in all (a server's retry-after included).
+    model_retries: int = 10
+    retry_budget: float = 120.0
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
     # A response cut by max_tokens is asked again once with this cap (when it is higher).
     escalated_max_tokens: int = 32_000
     max_tokens_continuations: int = 3
+    # The model's output-token cap (agentls.output_limits); None: unknown, no clamp.
+    output_limit: int | None = None
+
+    def output_tokens(self, wanted: int | None = None) -> int:
+        """`wanted` (else `max_tokens`) within the model's output cap."""
+        tokens = wanted or self.max_tokens
+        return min(tokens, self.output_limit) if self.output_limit else tokens
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from typing import Literal
 from agentls.events import (
     LoopEvent,
     MessageCompleted,
+    MessageDiscarded,
     Notice,
     TurnCompleted,
     TurnError,
@@ -31,6 +32,7 @@ from agentls.loop.deps import LoopDeps, LoopSettings
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.history import pairing_problems, repair_pairing
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
+from agentls.output_limits import learn_output_limit
 from agentls.providers.base import ModelRequest, ProviderError, StopReason
 from agentls.usage import Usage
 
@@ -49,6 +51,7 @@ Transition = Literal[
     "reactive_compact_retry",
     "max_tokens_escalate",
     "max_tokens_continue",
+    "output_limit_retry",
 ]
 
 CONTINUE_TEXT = (
@@ -80,6 +83,8 @@ class QueryState:
     turn_count: int = 0
     nudges: int = 0
     model_errors: int = 0
+    # Seconds waited before retries since the last successful model call.
+    retry_waited: float = 0.0
     tool_failures: int = 0
     usage: Usage = field(default_factory=Usage)
     transitions: list[Transition] = field(default_factory=list)
@@ -87,6 +92,7 @@ class QueryState:
     max_tokens_override: int | None = None
     continuations: int = 0
     reactive_tried: bool = False
+    output_limit_tried: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,8 +281,8 @@ async def _sample(
             continue
         finally:
             _account(state, deps, emit, inflight.assembler.usage)
-        state.model_errors = 0
-        state.reactive_tried = False
+        state.model_errors, state.retry_waited = 0, 0.0
+        state.reactive_tried = state.output_limit_tried = False
         assembler = inflight.assembler
         if _escalate(state, deps, emit, inflight):
             continue
@@ -292,25 +298,37 @@ def _escalate(
     state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], inflight: _Inflight
 ) -> bool:
     """Ask again once with a higher output cap when a response was cut and nothing ran."""
-    cap = deps.settings.escalated_max_tokens
+    settings = deps.settings
+    cap = settings.output_tokens(settings.escalated_max_tokens)
     if (
         inflight.assembler.stop_reason != "max_tokens"
         or inflight.assembler.dispatched_calls()
         or state.max_tokens_override is not None
-        or cap <= deps.settings.max_tokens
+        or cap <= settings.output_tokens()
     ):
         return False
     state.max_tokens_override = cap
     state.inflight = None
+    _discard(inflight, emit, "max_tokens_escalate")
     emit(
         Notice(
             "info",
-            f"The response hit the output limit of {deps.settings.max_tokens} tokens; asking "
-            f"again with {cap}. Discard the partial message {inflight.assembler.message_id}.",
+            f"The response hit the output limit of {settings.output_tokens()} tokens; asking "
+            f"again with {cap}.",
         )
     )
     state.transitions.append("max_tokens_escalate")
     return True
+
+
+def _discard(
+    inflight: _Inflight | None,
+    emit: Callable[[LoopEvent], None],
+    reason: Literal["retry", "max_tokens_escalate", "compacted"],
+) -> None:
+    """Tell clients to drop an attempt's streamed text before the model is asked again."""
+    if inflight is not None and not inflight.message_appended and inflight.assembler.streamed():
+        emit(MessageDiscarded(inflight.assembler.message_id, reason))
 
 
 async def _prepare_context(
@@ -391,8 +409,12 @@ async def _on_provider_error(
 ) -> TurnStop | None:
     """Settle a failed model call; None means go round again (after a backoff)."""
     inflight = state.inflight
+    if _lower_output_limit(state, deps, emit, exc):
+        state.inflight = None
+        return None
     if await _reactive_compact(state, deps, emit, exc):
         state.inflight = None
+        _discard(inflight, emit, "compacted")
         return None
     state.model_errors += 1
     if inflight is not None and inflight.assembler.dispatched_calls():
@@ -403,22 +425,57 @@ async def _on_provider_error(
         state.turn_count += 1
         state.transitions.append("stream_error_with_tools")
     state.inflight = None
-    limit = deps.settings.max_consecutive_errors
-    if not exc.retryable or state.model_errors >= limit:
-        code = exc.kind if not exc.retryable else "model_errors"
-        return TurnStop("error", TurnError(code, _describe(exc), exc.retryable))
-    delay = _retry_delay(deps.settings, state.model_errors, exc.retry_after)
+    if not exc.retryable:
+        return TurnStop("error", TurnError(exc.kind, _describe(exc), False))
+    settings = deps.settings
+    delay = _retry_delay(settings, state.model_errors, exc.retry_after)
+    if (
+        state.model_errors > settings.model_retries
+        or state.retry_waited + delay > settings.retry_budget
+    ):
+        message = (
+            f"{_describe(exc)} Gave up after {state.model_errors} attempts and "
+            f"{state.retry_waited:.0f} s of waiting (settings modelRetries, retryBudget)."
+        )
+        return TurnStop("error", TurnError("model_errors", message, True))
+    _discard(inflight, emit, "retry")
     emit(
         Notice(
             "warning",
-            f"{_describe(exc)} Retrying in {delay:.1f} s.",
+            f"{_describe(exc)} Retrying in {delay:.1f} s "
+            f"(attempt {state.model_errors + 1} of {settings.model_retries + 1}).",
             retrying=True,
             attempt=state.model_errors,
+            delay=round(delay, 3),
         )
     )
+    # Abort cancels this task, which ends the wait at once.
     await deps.clock.sleep(delay)
+    state.retry_waited += delay
     state.transitions.append("retry")
     return None
+
+
+def _lower_output_limit(
+    state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None], exc: ProviderError
+) -> bool:
+    """When the server refused the output limit and said its cap: ask once more within it."""
+    limit = exc.output_limit
+    asked = deps.settings.output_tokens(state.max_tokens_override)
+    if limit is None or limit <= 0 or limit >= asked or state.output_limit_tried:
+        return False
+    state.output_limit_tried = True
+    learn_output_limit(deps.settings.model, limit)
+    state.max_tokens_override = limit
+    emit(
+        Notice(
+            "info",
+            f"The server allows at most {limit} output tokens for {deps.settings.model}; "
+            f"asking again with {limit} (setting maxOutputTokens).",
+        )
+    )
+    state.transitions.append("output_limit_retry")
+    return True
 
 
 async def _reactive_compact(
@@ -455,8 +512,9 @@ def _describe(exc: ProviderError) -> str:
 
 
 def _retry_delay(settings: LoopSettings, attempt: int, retry_after: float | None) -> float:
+    """The server's retry-after when it sent one, else exponential backoff with jitter."""
     if retry_after is not None and retry_after >= 0:
-        return min(retry_after, settings.retry_max_delay)
+        return retry_after
     backoff = min(settings.retry_base_delay * 2.0 ** (attempt - 1), settings.retry_max_delay)
     return float(backoff * (1 - 0.25 * random.random()))
 
@@ -477,7 +535,7 @@ def _build_request(
         system_dynamic=deps.system.dynamic,
         messages=messages,
         tools=deps.registry.specs(),
-        max_tokens=state.max_tokens_override or settings.max_tokens,
+        max_tokens=settings.output_tokens(state.max_tokens_override),
         thinking_budget=settings.thinking_budget,
     )
 

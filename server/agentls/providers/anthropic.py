@@ -27,6 +27,7 @@ from agentls.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from agentls.output_limits import stated_output_limit
 from agentls.providers.base import (
     BlockStop,
     ErrorKind,
@@ -384,6 +385,7 @@ def status_error(exc: anthropic.APIStatusError) -> ProviderError:
     """A ProviderError for an HTTP error response or a mid-stream `error` event."""
     error_type, message = _error_fields(exc.body)
     kind, retryable = classify(exc.status_code, error_type, message)
+    limit = stated_output_limit(message) if exc.status_code == 400 else None
     label = error_type or f"HTTP {exc.status_code}"
     return ProviderError(
         kind,
@@ -392,6 +394,7 @@ def status_error(exc: anthropic.APIStatusError) -> ProviderError:
         status=exc.status_code,
         retry_after=retry_after_seconds(exc.response.headers),
         request_id=exc.request_id,
+        output_limit=limit,
     )
 
 

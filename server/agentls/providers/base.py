@@ -137,6 +137,7 @@ class ProviderError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
         request_id: str | None = None,
+        output_limit: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -145,6 +146,8 @@ class ProviderError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.request_id = request_id
+        # The output-token cap the server stated when it refused `max_tokens`.
+        self.output_limit = output_limit
 
 
 def redacted(error: ProviderError, api_key: str | None) -> ProviderError:

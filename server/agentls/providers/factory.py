@@ -36,9 +36,16 @@ def make_provider(settings: Settings) -> Provider:
         return AnthropicProvider(
             settings.anthropic_api_key, settings.anthropic_base_url, vision=settings.vision
         )
-    from agentls.providers.openai_compat import OpenAIProvider
+    from agentls.providers.openai_compat import OpenAIProvider, RequestOptions
 
-    return OpenAIProvider(settings.openai_api_key, settings.openai_base_url, vision=settings.vision)
+    options = RequestOptions(
+        stream_usage=settings.openai_stream_usage,
+        max_tokens_field=settings.openai_max_tokens_field,
+        reasoning_effort=settings.reasoning_effort,
+    )
+    return OpenAIProvider(
+        settings.openai_api_key, settings.openai_base_url, vision=settings.vision, options=options
+    )
 
 
 def import_sdk(settings: Settings) -> None:

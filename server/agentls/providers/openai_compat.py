@@ -20,8 +20,11 @@ from typing import Any
 
 import openai
 
+from agentls.config import MaxTokensField, ReasoningEffort
 from agentls.images import supports_vision, without_images
 from agentls.messages import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, new_id
+from agentls.model_table import by_model
+from agentls.output_limits import stated_output_limit
 from agentls.providers.base import (
     BlockStop,
     ErrorKind,
@@ -50,22 +53,51 @@ _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 # --- request ------------------------------------------------------------------------
 
+# OpenAI's reasoning models refuse `max_tokens` and `temperature`.
+_REASONING_MODELS = ("o1", "o3", "o4", "gpt-5")
 
-def build_params(request: ModelRequest, vision: bool = True) -> dict[str, Any]:
+
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
+    """The request fields that differ between servers, from settings.
+
+    `max_tokens_field` None picks by model: `max_completion_tokens` for OpenAI's reasoning
+    models, else `max_tokens` (vLLM, Ollama and llama.cpp accept only that one, and
+    api.openai.com still honours it for other models).
+    """
+
+    stream_usage: bool = True
+    max_tokens_field: MaxTokensField | None = None
+    reasoning_effort: ReasoningEffort | None = None
+
+
+def is_reasoning_model(model: str) -> bool:
+    """OpenAI's o-series and gpt-5 family, by name."""
+    return by_model(model, ((_REASONING_MODELS, True),), False)
+
+
+def build_params(
+    request: ModelRequest, vision: bool = True, options: RequestOptions = RequestOptions()
+) -> dict[str, Any]:
     """The keyword arguments of `chat.completions.create` for `request` (without `stream`).
 
     Without `vision`, every image goes as a note saying the model cannot see it.
     """
     if not vision:
         request = replace(request, messages=without_images(request.messages, request.model))
+    reasoning = is_reasoning_model(request.model)
+    field_name = options.max_tokens_field or (
+        "max_completion_tokens" if reasoning else "max_tokens"
+    )
     params: dict[str, Any] = {
         "model": request.model,
         "messages": message_params(request),
-        # `max_tokens`, not `max_completion_tokens`: vLLM, Ollama and llama.cpp accept only
-        # the former, and api.openai.com still honours it for non-reasoning models.
-        "max_tokens": request.max_tokens,
-        "stream_options": {"include_usage": True},
+        field_name: request.max_tokens,
     }
+    if options.stream_usage:
+        params["stream_options"] = {"include_usage": True}
+    if options.reasoning_effort and reasoning:
+        params["reasoning_effort"] = options.reasoning_effort
     if request.tools:
         params["tools"] = tool_params(request.tools)
     return params
@@ -430,6 +462,22 @@ def classify(status: int | None, body: ErrorBody) -> tuple[ErrorKind, bool]:
     return _KIND_BY_TYPE.get(body.type or "", ("unknown", False))
 
 
+# Request fields some servers refuse, and the setting that stops agentls sending them.
+_FIELD_SETTINGS = (
+    ("stream_options", "set `openaiStreamUsage` to false"),
+    ("max_completion_tokens", 'set `openaiMaxTokensField` to "max_tokens"'),
+    ("reasoning_effort", "unset `reasoningEffort`"),
+)
+
+
+def refused_field_hint(message: str) -> str:
+    """What to change when an error names a request field a server does not take."""
+    for name, fix in _FIELD_SETTINGS:
+        if name in message:
+            return f" (to stop sending `{name}`, {fix} in the agentls settings)"
+    return ""
+
+
 def api_error(exc: openai.APIError, request_id: str | None) -> ProviderError:
     """A ProviderError for an HTTP error response or an error chunk mid-stream."""
     body = error_body(exc.body)
@@ -439,14 +487,19 @@ def api_error(exc: openai.APIError, request_id: str | None) -> ProviderError:
         status, headers = exc.status_code, exc.response.headers
         request_id = exc.request_id or request_id
     kind, retryable = classify(status, body)
+    limit = stated_output_limit(body.message) if status in (None, 400, 422) else None
+    if limit is not None:
+        # vLLM words it as a context-length error, but the output limit is what to lower.
+        kind, retryable = "invalid_request", False
     label = body.code or body.type or (f"HTTP {status}" if status else "stream error")
     return ProviderError(
         kind,
-        f"OpenAI API {label}: {body.message or exc.message}",
+        f"OpenAI API {label}: {body.message or exc.message}{refused_field_hint(body.message)}",
         retryable=retryable,
         status=status,
         retry_after=retry_after_seconds(headers),
         request_id=request_id,
+        output_limit=limit,
     )
 
 
@@ -487,9 +540,11 @@ class OpenAIProvider:
         base_url: str | None = None,
         timeout: float = 600.0,
         vision: bool | None = None,
+        options: RequestOptions = RequestOptions(),
     ) -> None:
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
+        self._options = options
         try:
             self._client = openai.AsyncOpenAI(
                 api_key=_resolve_api_key(api_key, base_url),
@@ -511,7 +566,8 @@ class OpenAIProvider:
         fold = ChunkFold()
         request_id: str | None = None
         try:
-            params = build_params(request, supports_vision(request.model, self._vision))
+            vision = supports_vision(request.model, self._vision)
+            params = build_params(request, vision, self._options)
             # The SDK's type-driven transform walks every message on every call (about
             # 230 µs a message, on the event loop); these params are plain JSON already,
             # so the large lists travel in extra_body, which is sent as it is.

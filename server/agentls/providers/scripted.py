@@ -6,7 +6,8 @@ A script is JSONL (or a list of objects), one model turn per entry:
      "stop_reason": "tool_use", "delay": 0.01, "chunk": 16, "usage": {…}}
 
 `tool_calls[].raw_input` streams a string as the tool input verbatim (for broken JSON);
-`error` ({"kind", "message", "retryable", "retry_after"}) fails the call after the text;
+`error` ({"kind", "message", "retryable", "retry_after", "output_limit"}) fails the call
+after the text;
 `hang: true` streams the text and then goes silent (for watchdog and abort tests).
 Every request is appended to `request_log` as JSON when a path is given, images included
 (as base64 blocks, or as the note a model without `vision` gets in their place).
@@ -110,6 +111,7 @@ class ScriptedProvider:
             return
         record = {
             "model": request.model,
+            "max_tokens": request.max_tokens,
             "system_static": request.system_static,
             "system_dynamic": request.system_dynamic,
             "tools": [tool.name for tool in request.tools],
@@ -175,6 +177,7 @@ def _error(spec: dict[str, Any]) -> ProviderError:
         retryable=bool(spec.get("retryable", True)),
         status=spec.get("status"),
         retry_after=spec.get("retry_after"),
+        output_limit=spec.get("output_limit"),
     )
 
 

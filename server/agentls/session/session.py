@@ -46,6 +46,7 @@ from agentls.loop.executor import PermissionAnswer
 from agentls.loop.history import repair_pairing
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, TextBlock, new_id
+from agentls.output_limits import output_limit_for
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.base import Provider
@@ -362,9 +363,12 @@ class AgentSession:
                 model=self.model,
                 max_turns=settings.max_turns,
                 max_tokens=settings.max_tokens,
+                output_limit=output_limit_for(self.model, settings.max_output_tokens),
                 thinking_budget=settings.thinking_budget,
                 nudge_limit=settings.nudge_limit,
                 idle_timeout=settings.idle_timeout,
+                model_retries=settings.model_retries,
+                retry_budget=settings.retry_budget,
                 read_concurrency=settings.read_concurrency,
                 context_window=self.context.window,
             ),

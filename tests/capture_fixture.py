@@ -40,12 +40,14 @@ def parse_sse(text: str) -> list[dict[str, Any]]:
     return frames
 
 
-def capture(url: str, body: dict[str, Any], api_key: str | None) -> dict[str, Any]:
-    """The `response` section for one POST of `body` to `url`."""
+def capture(url: str, body: dict[str, Any] | None, api_key: str | None) -> dict[str, Any]:
+    """The `response` section for one POST of `body` to `url` (a GET without a body)."""
     headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
     if api_key:
         headers |= {"authorization": f"Bearer {api_key}", "x-api-key": api_key}
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    data = None if body is None else json.dumps(body).encode()
+    method = "GET" if body is None else "POST"
+    request = urllib.request.Request(url, data, headers, method=method)
     try:
         with urllib.request.urlopen(request, timeout=300) as reply:
             status, reply_headers, raw = reply.status, reply.headers, reply.read()
@@ -61,22 +63,26 @@ def capture(url: str, body: dict[str, Any], api_key: str | None) -> dict[str, An
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", required=True)
-    parser.add_argument("--request", required=True, help="JSON file with the request body")
+    parser.add_argument("--request", help="JSON file with the request body (none: a GET)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--purpose", required=True)
     parser.add_argument("--source", default="", help="server and version it came from")
     parser.add_argument("--api-key")
     args = parser.parse_args()
-    body = json.loads(Path(args.request).read_text(encoding="utf-8"))
+    body = json.loads(Path(args.request).read_text(encoding="utf-8")) if args.request else None
     out = Path(args.out)
-    provider = "anthropic" if args.url.rstrip("/").endswith("/messages") else "openai-chat"
+    provider = "anthropic" if "/messages" in args.url or "anthropic" in out.stem else "openai-chat"
     fixture = {
         "format": "llm-sse-fixture/1",
         "provider": provider,
         "name": out.stem,
         "purpose": args.purpose,
         "sources": [args.source] if args.source else [],
-        "request": {"method": "POST", "path": "/" + args.url.split("/", 3)[3], "json": body},
+        "request": {
+            "method": "POST" if body is not None else "GET",
+            "path": "/" + args.url.split("/", 3)[3],
+            **({"json": body} if body is not None else {}),
+        },
         "response": capture(args.url, body, args.api_key),
     }
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -574,7 +574,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(self.server.replay.next_response())
 
     def do_GET(self) -> None:
-        self._send(ScriptedResponse(404, (("content-type", "application/json"),), body=b"{}"))
+        """A scripted response when one is queued (model lists), else 404."""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.server.replay.record(RecordedRequest("GET", self.path, headers, None))
+        queued = self.server.replay.pending
+        not_found = ScriptedResponse(404, (("content-type", "application/json"),), body=b"{}")
+        self._send(self.server.replay.next_response() if queued else not_found)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: requests are recorded, not printed."""

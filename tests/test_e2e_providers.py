@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pygls.exceptions import JsonRpcException
 
 from agent_client import running_daemon
 from replay_server import (
     ReplayServer,
+    ScriptedResponse,
     ToolCall,
     anthropic_error,
     anthropic_text_turn,
@@ -110,3 +112,31 @@ async def test_openai_two_turn_tool_loop(workspace: Path, replay: ReplayServer) 
         "content": tool["content"],
     }
     assert "PORT = 8000" in tool["content"]
+
+
+async def test_list_models_through_the_daemon(workspace: Path, replay: ReplayServer) -> None:
+    listing = b'{"object":"list","data":[{"id":"gpt-4o"},{"id":"o3"}]}'
+    replay.enqueue(ScriptedResponse(200, (("content-type", "application/json"),), body=listing))
+    async with running_daemon(
+        workspace,
+        AGENTLS_PROVIDER="openai",
+        OPENAI_BASE_URL=replay.openai_base_url,
+        AGENTLS_MODEL="o3",
+    ) as client:
+        # Before any session: the daemon's own settings.
+        before = await client.request("agent/listModels", {})
+        session = await client.new_session(workspace)
+        cached = await client.request("agent/listModels", {"sessionId": session["sessionId"]})
+        with pytest.raises(JsonRpcException) as missing:
+            await client.request("agent/listModels", {"sessionId": "sess_nope"})
+        # A refresh asks the server again; this one has nothing more queued: 404.
+        with pytest.raises(JsonRpcException) as refused:
+            await client.request(
+                "agent/listModels", {"sessionId": session["sessionId"], "refresh": True}
+            )
+    assert before["provider"] == "openai" and before["cached"] is False
+    assert before["models"] == [{"id": "o3", "current": True}, {"id": "gpt-4o", "current": False}]
+    assert cached["cached"] is True and cached["models"] == before["models"]
+    assert missing.value.code == 1001
+    assert refused.value.code == 1005 and "has no model list" in refused.value.message
+    assert [r.method for r in replay.requests] == ["GET", "GET"]

@@ -178,3 +178,20 @@ async def test_anthropic_tool_turn_through_litellm(
     assert {e["toolCallId"] for e in updates} == {started["toolCallId"]}
     assert updates[-1]["status"] in ("completed", "failed")
     assert ANTHROPIC_KEY not in json.dumps(client.events.items)
+
+
+async def test_model_lists_of_the_real_servers(
+    workspace: Path, openai_proxy: RecordingProxy, anthropic_proxy: RecordingProxy
+) -> None:
+    for env in (
+        {"AGENTLS_PROVIDER": "openai", "OPENAI_BASE_URL": openai_proxy.base_url},
+        {
+            "AGENTLS_PROVIDER": "anthropic",
+            "ANTHROPIC_BASE_URL": anthropic_proxy.base_url,
+            "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        },
+    ):
+        async with running_daemon(workspace, AGENTLS_MODEL=MODEL, **env) as client:
+            listed = await client.request("agent/listModels", {})
+        assert listed["provider"] == env["AGENTLS_PROVIDER"]
+        assert listed["models"][0] == {**listed["models"][0], "id": MODEL, "current": True}

@@ -16,10 +16,12 @@ import pytest
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
 from agentls.messages import Message, ToolResultBlock, ToolUseBlock, user_text
 from agentls.providers.anthropic import AnthropicProvider
-from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
+from agentls.providers.base import ModelInfo, ModelRequest, ProviderError, StreamEvent, ToolSpec
+from agentls.providers.catalog import ModelCatalog, ModelListUnavailable
 from agentls.providers.openai_compat import OpenAIProvider
 from replay_server import (
     ReplayServer,
+    ScriptedResponse,
     ToolCall,
     collect,
     fixture_response,
@@ -202,3 +204,59 @@ async def test_only_keys_that_can_be_secrets_are_masked_in_errors(
     text = caught.value.message
     assert "Expected a valid key" in text and "***pected" not in text
     assert (key not in text) == masked
+
+
+# --- model lists ----------------------------------------------------------------------
+
+
+async def test_llamacpp_model_list(server: ReplayServer) -> None:
+    server.enqueue(fixture_response("servers/llamacpp_04_models"))
+    provider = openai(server)
+    try:
+        assert await provider.list_models() == [ModelInfo("smollm2")]
+    finally:
+        await provider.aclose()
+    assert server.requests[-1].method == "GET" and server.requests[-1].path == "/v1/models"
+
+
+async def test_litellm_model_list_in_anthropics_shape(server: ReplayServer) -> None:
+    server.enqueue(fixture_response("servers/litellm_03_models_anthropic"))
+    provider = anthropic(server)
+    try:
+        assert await provider.list_models() == [ModelInfo("smollm2", "smollm2")]
+    finally:
+        await provider.aclose()
+
+
+async def test_the_catalog_caches_per_server_and_puts_the_configured_model_first(
+    server: ReplayServer,
+) -> None:
+    now = [0.0]
+    catalog = ModelCatalog(ttl=600, clock=lambda: now[0])
+    listing = '{"object":"list","data":[{"id":"a","object":"model"},{"id":"b","object":"model"}]}'
+    for _ in range(2):
+        headers = (("content-type", "application/json"),)
+        server.enqueue(ScriptedResponse(200, headers, body=listing.encode()))
+    provider = openai(server)
+    try:
+        first = await catalog.models(provider, "b")
+        again = await catalog.models(provider, "b")
+        now[0] = 601
+        expired = await catalog.models(provider, "custom-model")
+    finally:
+        await provider.aclose()
+    assert [m.id for m in first.models] == ["b", "a"] and not first.cached
+    assert again.cached and again.models == first.models
+    assert [m.id for m in expired.models] == ["custom-model", "a", "b"] and not expired.cached
+    assert sum(r.method == "GET" for r in server.requests) == 2
+
+
+async def test_a_server_without_a_model_list_gets_a_clear_error(server: ReplayServer) -> None:
+    provider = openai(server)
+    try:
+        with pytest.raises(ModelListUnavailable) as caught:
+            await ModelCatalog().models(provider, "smollm2")
+    finally:
+        await provider.aclose()
+    assert "has no model list" in caught.value.message and "agent/setModel" in caught.value.message
+    assert caught.value.code == 1005

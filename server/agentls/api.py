@@ -163,6 +163,24 @@ class EditorStateParams(WireModel):
     visible_ranges: list[WireRange] | None = None
 
 
+class ListModelsParams(WireModel):
+    # The session whose provider and model to list for; absent: the daemon's settings.
+    session_id: str | None = None
+    refresh: bool = False
+
+
+class ModelEntry(WireModel):
+    id: str
+    display_name: str | None = None
+    current: bool = False
+
+
+class ListModelsResult(WireModel):
+    provider: str
+    models: list[ModelEntry]
+    cached: bool
+
+
 class EmptyResult(WireModel):
     pass
 
@@ -179,5 +197,6 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/closeSession": (SessionParams, EmptyResult),
     "agent/setPermissionMode": (SetPermissionModeParams, EmptyResult),
     "agent/setModel": (SetModelParams, EmptyResult),
+    "agent/listModels": (ListModelsParams, ListModelsResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

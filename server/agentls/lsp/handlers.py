@@ -23,6 +23,7 @@ from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
 from agentls.lsp.server import AgentServer
+from agentls.providers.catalog import ModelCatalog
 from agentls.session.manager import SessionManager
 from agentls.wire import json_sink, to_wire
 from agentls.workspace.link import EditorLink
@@ -53,7 +54,9 @@ class AgentHandlers:
             "agent/closeSession": self.close_session,
             "agent/setPermissionMode": self.set_permission_mode,
             "agent/setModel": self.set_model,
+            "agent/listModels": self.list_models,
         }
+        self.catalog = ModelCatalog()
 
     async def dispatch(self, method: str, params: Any, client: Client) -> Any:
         """Run one request; every failure becomes a JSON-RPC error without a traceback."""
@@ -204,6 +207,21 @@ class AgentHandlers:
     async def set_model(self, p: api.SetModelParams, _client: Client) -> api.EmptyResult:
         await self.manager.set_model(p.session_id, p.model, p.provider)
         return api.EmptyResult()
+
+    async def list_models(self, p: api.ListModelsParams, client: Client) -> api.ListModelsResult:
+        if p.session_id is not None:
+            session = self.manager.get(p.session_id)
+            listed = await self.catalog.models(session.provider, session.model, p.refresh)
+            provider_name, current = session.provider.name, session.model
+        else:
+            async with self.manager.default_provider(_link(client)) as (provider, current):
+                listed = await self.catalog.models(provider, current, p.refresh)
+                provider_name = provider.name
+        models = [
+            api.ModelEntry(id=m.id, display_name=m.display_name, current=m.id == current)
+            for m in listed.models
+        ]
+        return api.ListModelsResult(provider=provider_name, models=models, cached=listed.cached)
 
 
 def _link(client: Client) -> EditorLink:

@@ -54,6 +54,7 @@ AGENT_REQUESTS = (
     "agent/closeSession",
     "agent/setPermissionMode",
     "agent/setModel",
+    "agent/listModels",
 )
 
 

@@ -32,6 +32,7 @@ from agentls.providers.base import (
     BlockStop,
     ErrorKind,
     MessageStop,
+    ModelInfo,
     ModelRequest,
     ProviderError,
     SignatureDelta,
@@ -432,6 +433,19 @@ class AnthropicProvider:
         )
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._client.base_url)
+
+    async def list_models(self) -> list[ModelInfo]:
+        """GET /v1/models, every page; raises ProviderError like a model call."""
+        try:
+            return [ModelInfo(m.id, m.display_name) async for m in self._client.models.list()]
+        except anthropic.APIStatusError as exc:
+            raise self._redacted(status_error(exc)) from exc
+        except anthropic.APIConnectionError as exc:
+            raise transport_error(exc) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

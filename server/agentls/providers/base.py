@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from agentls.messages import Message
 from agentls.redact import Masker
@@ -163,9 +163,29 @@ def redacted(error: ProviderError, api_key: str | None) -> ProviderError:
     return error
 
 
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """A model a server offers (its `/v1/models` entry)."""
+
+    id: str
+    display_name: str | None = None
+
+
 class Provider(Protocol):
     """Streams one model response as normalised events; raises ProviderError on failure."""
 
     name: str
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class ListsModels(Protocol):
+    """A provider that can ask its server which models it serves."""
+
+    @property
+    def endpoint(self) -> str:
+        """Where the models come from (the base URL), to cache the list per server."""
+        ...
+
+    async def list_models(self) -> list[ModelInfo]: ...

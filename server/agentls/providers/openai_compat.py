@@ -29,6 +29,7 @@ from agentls.providers.base import (
     BlockStop,
     ErrorKind,
     MessageStop,
+    ModelInfo,
     ModelRequest,
     ProviderError,
     StopReason,
@@ -556,6 +557,19 @@ class OpenAIProvider:
             raise ProviderError(
                 "authentication", "no OpenAI API key is configured", retryable=False
             ) from exc
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._client.base_url)
+
+    async def list_models(self) -> list[ModelInfo]:
+        """GET /models; raises ProviderError like a model call."""
+        try:
+            return [ModelInfo(m.id) async for m in self._client.models.list()]
+        except openai.APIConnectionError as exc:
+            raise connection_error(exc, None) from exc
+        except openai.APIError as exc:
+            raise self._redacted(api_error(exc, None)) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

@@ -27,6 +27,7 @@ from agentls.messages import Message, message_to_dict, new_id
 from agentls.providers.base import (
     BlockStop,
     MessageStop,
+    ModelInfo,
     ModelRequest,
     ProviderError,
     SignatureDelta,
@@ -86,6 +87,12 @@ class ScriptedProvider:
         self._log = Path(request_log) if request_log else None
         # The `vision` setting; the model table says the scripted model sees images.
         self._vision = vision
+
+    endpoint = "scripted"
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The one model a script plays."""
+        return [ModelInfo("scripted", "Scripted model")]
 
     @property
     def remaining(self) -> int:

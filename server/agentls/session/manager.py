@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,19 @@ class SessionManager:
             self.client_options,
             self.workspace_roots,
         )
+
+    @contextlib.asynccontextmanager
+    async def default_provider(self, link: EditorLink) -> AsyncIterator[tuple[Provider, str]]:
+        """A provider and model from the settings a new session would get, closed after use."""
+        root = link.roots[0] if link.roots else Path.cwd()
+        settings = self.settings_for(root, {}, link.options)
+        provider = await asyncio.to_thread(make_provider, settings)
+        try:
+            yield provider, settings.resolved_model()
+        finally:
+            aclose = getattr(provider, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     async def create(
         self, cwd: Path | None, overrides: Mapping[str, Any], link: EditorLink | None = None

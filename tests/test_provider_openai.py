@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentls.config import load_settings
 from agentls.messages import (
     ImageBlock,
     Message,
@@ -18,6 +20,7 @@ from agentls.messages import (
     user_text,
 )
 from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
+from agentls.providers.factory import make_provider
 from agentls.providers.openai_compat import PLACEHOLDER_API_KEY, OpenAIProvider, build_params
 from agentls.usage import Usage
 from replay_server import (
@@ -561,3 +564,39 @@ async def test_a_model_without_vision_gets_a_note_and_never_the_bytes(
         "What is this?\n\n[image: shot.png, png 3x2] Not shown: the model gpt-replay-test"
     )
     assert "Not shown" in sent.body["messages"][3]["content"]
+
+
+# --- Azure OpenAI ----------------------------------------------------------------------
+
+
+async def test_azure_routes_by_deployment_with_an_api_key_header(server: ReplayServer) -> None:
+    server.enqueue(fixture_response("openai/02_tool_call_fragments"))
+    provider = OpenAIProvider.azure(
+        server.base_url, "my-gpt4o", "2024-10-21", "azure-key-0123456789abcdef"
+    )
+    try:
+        folded = collect([e async for e in provider.stream(make_request())])
+    finally:
+        await provider.aclose()
+    assert provider.name == "azure"
+    assert folded.stop_reason == "tool_use"
+    sent = server.requests[-1]
+    assert sent.path == "/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21"
+    assert sent.headers["api-key"] == "azure-key-0123456789abcdef"
+    assert "authorization" not in sent.headers
+    assert sent.body["stream"] is True and sent.body["messages"][0]["role"] == "system"
+
+
+def test_azure_settings_pick_the_provider_and_the_deployment(tmp_path: Path) -> None:
+    env = {
+        "AZURE_OPENAI_API_KEY": "azure-key-0123456789abcdef",
+        "AZURE_OPENAI_ENDPOINT": "https://example.openai.azure.com",
+    }
+    settings = load_settings(tmp_path, env, {"azureDeployment": "prod-4o"})
+    assert settings.resolved_provider() == "azure" and settings.resolved_model() == "prod-4o"
+    assert settings.missing_credentials() is None
+    provider = make_provider(settings)
+    assert provider.name == "azure"
+    bare = load_settings(tmp_path, {"AGENTLS_PROVIDER": "azure"})
+    problem = bare.missing_credentials()
+    assert problem is not None and "AZURE_OPENAI_ENDPOINT" in problem

@@ -402,6 +402,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/compact": {"sessionId": "sess_1", "instructions": "keep the file list"},
     "agent/setPermissionMode": {"sessionId": "sess_1", "permissionMode": "plan"},
     "agent/setModel": {"sessionId": "sess_1", "model": "gpt-4.1", "provider": "openai"},
+    "agent/listModels": {"sessionId": "sess_1", "refresh": True},
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -440,6 +441,14 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
     "agent/compact": api.CompactResult(tokens_before=170_000, tokens_after=40_000),
     "agent/setPermissionMode": api.EmptyResult(),
     "agent/setModel": api.EmptyResult(),
+    "agent/listModels": api.ListModelsResult(
+        provider="openai",
+        models=[
+            api.ModelEntry(id="gpt-4.1", current=True),
+            api.ModelEntry(id="gpt-4o", display_name="GPT-4o"),
+        ],
+        cached=False,
+    ),
 }
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-ProviderName = Literal["anthropic", "openai", "scripted"]
+ProviderName = Literal["anthropic", "openai", "azure", "scripted"]
 
 
 class WireModel(BaseModel):

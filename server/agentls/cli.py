@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls import __version__
+from agentls.config import PROVIDERS
 from agentls.redact import Masker, install_log_filter
 
 
@@ -62,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
         help="how tool calls are approved (default: default)",
     )
     run.add_argument("--model", help="model name (default: AGENTLS_MODEL or the provider's)")
-    run.add_argument("--provider", choices=["anthropic", "openai", "scripted"])
+    run.add_argument("--provider", choices=list(PROVIDERS))
     run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
     run.add_argument("--cwd", type=Path, default=None, help="workspace (default: current dir)")
     demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")

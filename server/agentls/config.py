@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-PROVIDERS = ("anthropic", "openai", "scripted")
+PROVIDERS = ("anthropic", "openai", "azure", "scripted")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -21,11 +21,17 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "reasoning_effort": ("minimal", "low", "medium", "high"),
     "openai_max_tokens_field": ("max_tokens", "max_completion_tokens"),
 }
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "scripted": "scripted"}
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1",
+    "azure": "gpt-4.1",
+    "scripted": "scripted",
+}
 CREDENTIALS_HELP = (
     "No model provider is configured. Set ANTHROPIC_API_KEY (Anthropic), or OPENAI_API_KEY "
     "and/or OPENAI_BASE_URL (OpenAI or an OpenAI-compatible server such as vLLM, Ollama or "
-    "DeepSeek), and optionally AGENTLS_PROVIDER=anthropic|openai|scripted and AGENTLS_MODEL."
+    "DeepSeek), or AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT (Azure OpenAI), and "
+    "optionally AGENTLS_PROVIDER=anthropic|openai|azure|scripted and AGENTLS_MODEL."
 )
 
 
@@ -37,6 +43,11 @@ class Settings:
     anthropic_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = None
+    azure_api_key: str | None = field(default=None, repr=False)
+    azure_endpoint: str | None = None
+    # The deployment's name (Azure routes by it); the model name when `model` is unset.
+    azure_deployment: str | None = None
+    azure_api_version: str = "2024-10-21"
     home: Path = field(default_factory=lambda: default_home())
     permission_mode: str = "default"
     max_turns: int = 100
@@ -72,12 +83,16 @@ class Settings:
             return "anthropic"
         if self.openai_api_key or self.openai_base_url:
             return "openai"
+        if self.azure_api_key and self.azure_endpoint:
+            return "azure"
         if self.script is not None:
             return "scripted"
         return None
 
     def resolved_model(self) -> str:
         provider = self.resolved_provider() or "anthropic"
+        if provider == "azure" and not self.model and self.azure_deployment:
+            return self.azure_deployment
         return self.model or DEFAULT_MODELS.get(provider, "scripted")
 
     def missing_credentials(self) -> str | None:
@@ -90,6 +105,12 @@ class Settings:
         if provider == "openai" and not (self.openai_api_key or self.openai_base_url):
             return (
                 "The openai provider needs OPENAI_API_KEY or OPENAI_BASE_URL. " + CREDENTIALS_HELP
+            )
+        if provider == "azure" and not (self.azure_api_key and self.azure_endpoint):
+            return (
+                "The azure provider needs AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT (or "
+                "the azureEndpoint setting), and a deployment: azureDeployment or the model "
+                "name. " + CREDENTIALS_HELP
             )
         if provider == "scripted" and self.script is None:
             return (
@@ -114,6 +135,10 @@ _ENV = {
     "ANTHROPIC_BASE_URL": "anthropic_base_url",
     "OPENAI_API_KEY": "openai_api_key",
     "OPENAI_BASE_URL": "openai_base_url",
+    "AZURE_OPENAI_API_KEY": "azure_api_key",
+    "AZURE_OPENAI_ENDPOINT": "azure_endpoint",
+    "AZURE_OPENAI_DEPLOYMENT": "azure_deployment",
+    "OPENAI_API_VERSION": "azure_api_version",
     "AGENTLS_HOME": "home",
     "AGENTLS_SCRIPT": "script",
     "AGENTLS_REQUEST_LOG": "request_log",
@@ -143,6 +168,9 @@ _KEYS = {
     "requestLog": "request_log",
     "anthropicBaseUrl": "anthropic_base_url",
     "openaiBaseUrl": "openai_base_url",
+    "azureEndpoint": "azure_endpoint",
+    "azureDeployment": "azure_deployment",
+    "azureApiVersion": "azure_api_version",
 }
 
 

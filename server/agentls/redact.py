@@ -116,7 +116,9 @@ class RedactingFilter(logging.Filter):
 
 
 # The daemon's own credentials: a command the model runs has no use for them.
-PROVIDER_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"})
+PROVIDER_KEYS = frozenset(
+    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"}
+)
 
 
 def without_provider_keys(env: Mapping[str, str]) -> dict[str, str]:

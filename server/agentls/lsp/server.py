@@ -29,6 +29,7 @@ from pygls.protocol import (
 from pygls.protocol.language_server import lsp_method
 
 from agentls import PROTOCOL_VERSION, __version__
+from agentls.config import PROVIDERS
 from agentls.errors import AgentError
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
@@ -156,7 +157,7 @@ class AgentProtocol(LanguageServerProtocol):
                 "events": EVENT_METHOD,
                 "deliveries": ["queue", "steer", "interrupt"],
                 "permissionModes": ["default", "acceptEdits", "plan", "bypassPermissions"],
-                "providers": ["anthropic", "openai", "scripted"],
+                "providers": list(PROVIDERS),
             }
         }
         return result

@@ -12,6 +12,7 @@ from agentls.providers.scripted import ScriptedProvider, load_script
 _SDK_MODULES = {
     "anthropic": "agentls.providers.anthropic",
     "openai": "agentls.providers.openai_compat",
+    "azure": "agentls.providers.openai_compat",
 }
 
 
@@ -43,6 +44,16 @@ def make_provider(settings: Settings) -> Provider:
         max_tokens_field=settings.openai_max_tokens_field,
         reasoning_effort=settings.reasoning_effort,
     )
+    if name == "azure":
+        assert settings.azure_endpoint is not None
+        return OpenAIProvider.azure(
+            settings.azure_endpoint,
+            settings.azure_deployment or settings.resolved_model(),
+            settings.azure_api_version,
+            settings.azure_api_key,
+            vision=settings.vision,
+            options=options,
+        )
     return OpenAIProvider(
         settings.openai_api_key, settings.openai_base_url, vision=settings.vision, options=options
     )

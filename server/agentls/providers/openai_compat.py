@@ -530,6 +530,20 @@ def _resolve_api_key(api_key: str | None, base_url: str | None) -> str | None:
     return PLACEHOLDER_API_KEY if custom_server else None
 
 
+def _client(api_key: str | None, base_url: str | None, timeout: float) -> openai.AsyncOpenAI:
+    try:
+        return openai.AsyncOpenAI(
+            api_key=_resolve_api_key(api_key, base_url),
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+        )
+    except openai.OpenAIError as exc:
+        raise ProviderError(
+            "authentication", "no OpenAI API key is configured", retryable=False
+        ) from exc
+
+
 class OpenAIProvider:
     """Streams Chat Completions from OpenAI or any OpenAI-compatible server."""
 
@@ -542,21 +556,36 @@ class OpenAIProvider:
         timeout: float = 600.0,
         vision: bool | None = None,
         options: RequestOptions = RequestOptions(),
+        client: openai.AsyncOpenAI | None = None,
     ) -> None:
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
         self._options = options
-        try:
-            self._client = openai.AsyncOpenAI(
-                api_key=_resolve_api_key(api_key, base_url),
-                base_url=base_url,
-                timeout=timeout,
-                max_retries=0,
-            )
-        except openai.OpenAIError as exc:
-            raise ProviderError(
-                "authentication", "no OpenAI API key is configured", retryable=False
-            ) from exc
+        self._client = client or _client(api_key, base_url, timeout)
+
+    @classmethod
+    def azure(
+        cls,
+        endpoint: str,
+        deployment: str,
+        api_version: str,
+        api_key: str | None,
+        vision: bool | None = None,
+        options: RequestOptions = RequestOptions(),
+        timeout: float = 600.0,
+    ) -> OpenAIProvider:
+        """Azure OpenAI: the same Chat Completions, routed by deployment, keyed by `api-key`."""
+        client = openai.AsyncAzureOpenAI(
+            azure_endpoint=endpoint,
+            azure_deployment=deployment,
+            api_version=api_version,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=0,
+        )
+        provider = cls(vision=vision, options=options, client=client)
+        provider.name = "azure"
+        return provider
 
     @property
     def endpoint(self) -> str:

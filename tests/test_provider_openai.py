@@ -360,6 +360,27 @@ async def test_calls_without_an_index_are_told_apart_by_id(server: ReplayServer)
     ]
 
 
+async def test_calls_without_ids_get_one_id_each_and_whole_arguments_work(
+    server: ReplayServer,
+) -> None:
+    # Some servers send no call id, and the whole arguments in one chunk; an empty
+    # `choices` list may come anywhere.
+    first = {"index": 0, "function": {"name": "Read", "arguments": '{"file_path": "a"}'}}
+    second = {"index": 1, "function": {"name": "Read", "arguments": '{"file_path": "b"}'}}
+    chunks = [
+        chunk({"tool_calls": [first]}),
+        {**chunk({}), "choices": []},
+        chunk({"tool_calls": [second]}),
+        chunk({}, "stop"),
+    ]
+    server.enqueue(openai_stream(chunks))
+    result = await run_ok(server)
+    ids = [b["id"] for b in result.content]
+    assert len(set(ids)) == 2 and all(i.startswith("call_") for i in ids)
+    assert [b["input"] for b in result.content] == [{"file_path": "a"}, {"file_path": "b"}]
+    assert result.stop_reason == "tool_use"
+
+
 @pytest.mark.parametrize(
     ("finish_reason", "with_call", "stop_reason"),
     [

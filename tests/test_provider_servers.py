@@ -143,6 +143,13 @@ async def test_litellm_blocks_that_repeat_one_id_are_one_call(
     [call] = folded.content
     assert call["name"] == "Read" and call["input"] == json.loads(fragments(fixture))
     assert folded.stop_reason == "tool_use"
+    # message_start says zero; the counts come in message_delta.
+    delta = next(
+        json.loads(f["data"])
+        for f in fixture["response"]["sse_events"]
+        if f.get("event") == "message_delta"
+    )
+    assert folded.usage.output_tokens == delta["usage"]["output_tokens"] > 0
 
 
 async def test_litellm_split_call_runs_once_with_its_whole_input(server: ReplayServer) -> None:

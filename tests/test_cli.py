@@ -90,3 +90,19 @@ def test_run_without_a_terminal_answers_a_question_instead_of_hanging(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert "? Which port?" in done.stdout
     assert "Port 8080 it is." in done.stdout
+
+
+def test_run_says_when_printed_text_was_cut_short_and_asked_again(tmp_path: Path) -> None:
+    script = tmp_path / "script.jsonl"
+    entries = [
+        {"text": "The answer is forty", "error": {"kind": "overloaded", "message": "Overloaded"}},
+        {"text": "The answer is 42."},
+    ]
+    script.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    done = agentls("run", "question", cwd=tmp_path, AGENTLS_SCRIPT=str(script))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    cut = lines.index("[the text above was cut short and is asked for again]")
+    assert lines[cut - 1] == "The answer is forty"
+    assert lines[cut + 1].startswith("[warning] Model error overloaded: Overloaded Retrying in")
+    assert lines[cut + 2] == "The answer is 42."

@@ -20,6 +20,7 @@ from agentls.events import (
     Compaction,
     LoopEvent,
     MessageCompleted,
+    MessageDiscarded,
     Notice,
     PermissionRequest,
     SessionEvent,
@@ -187,6 +188,9 @@ def _line(event: LoopEvent) -> str | None:
     if isinstance(event, Compaction):
         before, after = event.tokens_before, event.tokens_after
         return f"[context compacted ({event.trigger}): {before:,} → {after:,} tokens]"
+    if isinstance(event, MessageDiscarded):
+        # Printed text cannot be taken back: say it does not count.
+        return "[the text above was cut short and is asked for again]"
     if isinstance(event, Notice):
         return f"[{event.level}] {event.message}"
     if isinstance(event, TurnCompleted):

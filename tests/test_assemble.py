@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
 from agentls.messages import TextBlock, ThinkingBlock, ToolUseBlock
 from agentls.providers.base import (
@@ -71,3 +73,20 @@ def test_broken_json_is_reported_not_raised() -> None:
     assert isinstance(item, ToolCallReady)
     assert item.input_error is not None and "JSON object" in item.input_error
     assert item.block.input == {}
+
+
+def test_a_reused_tool_call_id_gets_a_fresh_one() -> None:
+    asm = AssistantAssembler()
+    out: list = []
+    for index in (0, 1):
+        out += asm.feed(ToolUseStart(index, "dup_1", "Read"))
+        asm.feed(ToolInputDelta(index, json.dumps({"file_path": str(index)})))
+        asm.feed(BlockStop(index))
+    out += asm.feed(MessageStop("tool_use"))
+    ids = ready(out)
+    assert ids[0] == "dup_1" and ids[1] != "dup_1" and ids[1].startswith("toolu_")
+    calls = [b for b in asm.message().content if isinstance(b, ToolUseBlock)]
+    assert [(c.id, c.input) for c in calls] == [
+        ("dup_1", {"file_path": "0"}),
+        (ids[1], {"file_path": "1"}),
+    ]

@@ -71,7 +71,11 @@ class AssistantAssembler:
         if isinstance(event, ToolUseStart):
             ready = self._release(stopped_only=True)
             block = self._block(event.index, "tool_use")
-            block.tool_id, block.tool_name = event.id, event.name
+            # An id the message already used (a server bug) gets a fresh one: the history
+            # must pair each tool_use with exactly one tool_result.
+            used = {b.tool_id for b in self._blocks.values() if b is not block}
+            tool_id = event.id if event.id and event.id not in used else new_id("toolu")
+            block.tool_id, block.tool_name = tool_id, event.name
             return list(ready)
         if isinstance(event, ToolInputDelta):
             self._block(event.index, "tool_use").text.append(event.partial_json)

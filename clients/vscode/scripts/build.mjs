@@ -1,0 +1,34 @@
+// Bundle the extension (Node, CommonJS, `vscode` external) and the webview (browser IIFE)
+// with esbuild; `--tests` bundles the unit tests for `node --test` instead.
+import { build } from "esbuild";
+import { readdirSync } from "node:fs";
+
+const tests = process.argv.includes("--tests");
+const common = { bundle: true, sourcemap: true, logLevel: "warning", target: "es2022" };
+
+if (tests) {
+  const entryPoints = readdirSync("test")
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => `test/${f}`);
+  await build({ ...common, entryPoints, outdir: "dist-test", platform: "node", format: "cjs" });
+} else {
+  await Promise.all([
+    build({
+      ...common,
+      entryPoints: ["src/extension.ts"],
+      outfile: "dist/extension.js",
+      platform: "node",
+      format: "cjs",
+      external: ["vscode"],
+      minify: true,
+    }),
+    build({
+      ...common,
+      entryPoints: ["src/webview/main.ts"],
+      outfile: "dist/webview.js",
+      platform: "browser",
+      format: "iife",
+      minify: true,
+    }),
+  ]);
+}

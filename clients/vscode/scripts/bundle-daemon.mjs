@@ -1,0 +1,65 @@
+// Put the daemon and its Python dependencies into bundled/, so the .vsix needs nothing
+// else installed: pure-Python packages in bundled/libs, and the few compiled ones
+// (pydantic-core, jiter, rpds-py) in bundled/bin/cp3XX for each Python version asked for.
+// The extension puts bundled/bin/cp3XX (for the Python it found) and bundled/libs on
+// PYTHONPATH. Never run on activation: it runs at build time.
+//
+//   node scripts/bundle-daemon.mjs [--python 3.10,3.11,3.12,3.13] [--platform manylinux2014_x86_64]
+
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "..", "..", "..");
+const bundled = path.resolve(import.meta.dirname, "..", "bundled");
+const option = (name) => {
+  const at = process.argv.indexOf(name);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+};
+const python = process.env.PYTHON ?? "python3";
+const pip = (...args) => execFileSync(python, ["-m", "pip", "--disable-pip-version-check", "-q", ...args], { stdio: "inherit" });
+const own = execFileSync(python, ["-c", "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"]).toString().trim();
+const versions = (option("--python") ?? own).split(",");
+const platform = option("--platform");
+
+rmSync(bundled, { recursive: true, force: true });
+const libs = path.join(bundled, "libs");
+const staging = mkdtempSync(path.join(tmpdir(), "agentls-bundle-"));
+pip("install", "--target", staging, "--no-compile", root);
+
+// A distribution with compiled modules goes to bin/<tag>; everything else is shared.
+const compiled = new Map(); // top-level name -> version
+for (const entry of readdirSync(staging)) {
+  const match = /^(.+)-([^-]+)\.dist-info$/.exec(entry);
+  if (!match) continue;
+  const record = execFileSync(python, ["-c", `import sys; print(open(sys.argv[1]).read())`, path.join(staging, entry, "RECORD")]).toString();
+  if (/\.(so|pyd)\b/.test(record)) compiled.set(match[1].replaceAll("_", "-"), match[2]);
+}
+mkdirSync(libs, { recursive: true });
+const binaryTops = new Set();
+for (const [name, version] of compiled) {
+  for (const entry of readdirSync(staging)) {
+    const normalized = entry.toLowerCase().replaceAll("-", "_");
+    const prefix = name.toLowerCase().replaceAll("-", "_");
+    if (normalized === prefix || normalized.startsWith(`${prefix}_${version}`) || normalized === prefix.replace(/_py$/, "")) binaryTops.add(entry);
+  }
+}
+for (const entry of readdirSync(staging)) {
+  if (!binaryTops.has(entry) && entry !== "bin") cpSync(path.join(staging, entry), path.join(libs, entry), { recursive: true });
+}
+for (const version of versions) {
+  const tag = `cp${version.replace(".", "")}`;
+  const target = path.join(bundled, "bin", tag);
+  mkdirSync(target, { recursive: true });
+  if (version === own && !platform) {
+    for (const entry of binaryTops) cpSync(path.join(staging, entry), path.join(target, entry), { recursive: true });
+    continue;
+  }
+  const specs = [...compiled].map(([name, v]) => `${name}==${v}`);
+  const where = ["--only-binary", ":all:", "--python-version", version, "--implementation", "cp", "--no-deps"];
+  pip("install", "--target", target, ...where, ...(platform ? ["--platform", platform] : []), ...specs);
+}
+writeFileSync(path.join(bundled, "manifest.json"), JSON.stringify({ pythons: versions, compiled: Object.fromEntries(compiled) }, null, 2) + "\n");
+rmSync(staging, { recursive: true, force: true });
+console.log(`bundled the daemon for Python ${versions.join(", ")}${existsSync(libs) ? "" : " (no libs?)"}`);

@@ -1,0 +1,31 @@
+// Messages between the extension host and the chat webview (both directions, typed).
+
+import type { Action, ViewState } from "./reducer";
+import type { RespondPermissionParams } from "./wire";
+
+export interface ContextChip {
+  /** What the next message carries: "app.py:10-14", or null when there is no editor. */
+  label: string | null;
+  include: boolean;
+}
+
+export type ToWebview =
+  | { type: "action"; action: Action }
+  | { type: "snapshot"; state: ViewState }
+  | { type: "context"; context: ContextChip }
+  | { type: "status"; text: string; level: "info" | "error" }
+  | { type: "focusInput"; prefill?: string };
+
+export type FromWebview =
+  | { type: "ready" }
+  | { type: "send"; text: string }
+  | { type: "steer"; turnId: string; text: string }
+  | { type: "abort" }
+  | { type: "permission"; requestId: string; optionId: RespondPermissionParams["optionId"] }
+  | { type: "answer"; requestId: string; answer: string }
+  | { type: "newSession" }
+  | { type: "includeContext"; include: boolean }
+  | { type: "openLocation"; path: string; line?: number }
+  | { type: "openDiff"; toolCallId: string }
+  | { type: "insertCode"; code: string }
+  | { type: "copy"; text: string };

@@ -1,0 +1,157 @@
+// The language client that runs the daemon: start, restart after a crash, edits saved.
+
+import * as vscode from "vscode";
+import {
+  type ApplyWorkspaceEditParams,
+  type ApplyWorkspaceEditRequest,
+  type ApplyWorkspaceEditResult,
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+import { serverCommand } from "./server";
+import type { AgentEvent, Params, RequestMethod, Result } from "./wire";
+
+export const SECRET_KEYS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"] as const;
+const MAX_RESTARTS = 4;
+
+export interface AgentClientEvents {
+  onEvent(event: AgentEvent): void;
+  onStateChange(running: boolean, message?: string): void;
+}
+
+/** The daemon over stdio through vscode-languageclient, with the agent/* methods typed. */
+export class AgentClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private restarts = 0;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly log: vscode.LogOutputChannel,
+    private readonly events: AgentClientEvents,
+  ) {}
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  async start(): Promise<void> {
+    const server = await serverCommand(this.context.extensionPath);
+    const secrets = await this.secretEnv();
+    const serverOptions: ServerOptions = {
+      command: server.command,
+      args: server.args,
+      transport: TransportKind.stdio,
+      options: { env: { ...process.env, ...server.env, ...secrets } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // Every file, any scheme a workspace can have, so open buffers reach the daemon.
+      documentSelector: [{ scheme: "file" }, { scheme: "untitled" }, { scheme: "vscode-remote" }],
+      outputChannel: this.log,
+      initializationOptions: initializationOptions(),
+      middleware: { workspace: { handleApplyEdit: (params, next) => this.applyEdit(params, next) } },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => this.onClosed(),
+      },
+    };
+    this.client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
+    this.client.onDidChangeState((change) => {
+      if (change.newState === State.Running) this.events.onStateChange(true);
+    });
+    await this.client.start();
+    this.client.onNotification("agent/event", (event: AgentEvent) => this.events.onEvent(event));
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.restarts = 0;
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client?.isRunning()) await client.stop(2000);
+  }
+
+  async request<M extends RequestMethod>(method: M, params: Params<M>): Promise<Result<M>> {
+    if (!this.client) throw new Error("The agentls server is not running.");
+    return this.client.sendRequest<Result<M>>(method, params);
+  }
+
+  async notify(method: "agent/didChangeEditorState", params: unknown): Promise<void> {
+    if (this.running) await this.client?.sendNotification(method, params);
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+
+  private onClosed() {
+    this.restarts += 1;
+    const again = this.restarts <= MAX_RESTARTS;
+    const message = again
+      ? `The agentls server stopped; restarting it (${this.restarts} of ${MAX_RESTARTS}).`
+      : "The agentls server stopped too often and was not restarted. See its log, then run 'agentls: Restart Server'.";
+    this.events.onStateChange(false, message);
+    return { action: again ? CloseAction.Restart : CloseAction.DoNotRestart, message, handled: true };
+  }
+
+  /** Apply, then save what was touched, so disk and buffer agree and nothing stays dirty. */
+  private async applyEdit(
+    params: ApplyWorkspaceEditParams,
+    next: ApplyWorkspaceEditRequest.HandlerSignature,
+  ): Promise<ApplyWorkspaceEditResult> {
+    const result = await next(params, new vscode.CancellationTokenSource().token);
+    if (!("applied" in result)) return { applied: false, failureReason: result.message };
+    const save = vscode.workspace.getConfiguration("agentls").get<boolean>("saveEdits", true);
+    if (!result.applied || !save) return result;
+    for (const uri of touchedUris(params)) {
+      const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
+      if (document?.isDirty && !(await document.save())) {
+        return { applied: false, failureReason: `Could not save ${document.uri.fsPath} after the edit.` };
+      }
+    }
+    return result;
+  }
+
+  private async secretEnv(): Promise<Record<string, string>> {
+    const env: Record<string, string> = {};
+    for (const name of SECRET_KEYS) {
+      const value = await this.context.secrets.get(name);
+      if (value) env[name] = value;
+    }
+    return env;
+  }
+}
+
+function touchedUris(params: ApplyWorkspaceEditParams): string[] {
+  const uris = new Set<string>();
+  for (const change of params.edit.documentChanges ?? []) {
+    if ("textDocument" in change) uris.add(change.textDocument.uri);
+    else if ("uri" in change) uris.add(change.uri);
+  }
+  for (const uri of Object.keys(params.edit.changes ?? {})) uris.add(uri);
+  return [...uris].map((u) => vscode.Uri.parse(u).toString());
+}
+
+/** The settings the daemon reads from initializationOptions (camelCase, as in PROTOCOL.md). */
+export function initializationOptions(): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration("agentls");
+  const options: Record<string, unknown> = { permissionMode: config.get("permissionMode", "default") };
+  const provider = config.get<string>("provider", "");
+  const model = config.get<string>("model", "");
+  const baseUrl = config.get<string>("baseUrl", "");
+  const script = config.get<string>("script", "");
+  if (provider) options.provider = provider;
+  if (model) options.model = model;
+  if (script) options.script = script;
+  if (baseUrl) options[provider === "anthropic" ? "anthropicBaseUrl" : "openaiBaseUrl"] = baseUrl;
+  return options;
+}

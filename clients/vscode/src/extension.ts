@@ -1,0 +1,108 @@
+// Activation: the daemon's client, the chat panel, editor state, status bar and commands.
+// Nothing here waits for the model provider: the panel works as soon as the window opens.
+
+import * as vscode from "vscode";
+
+import { AgentClient, SECRET_KEYS } from "./client";
+import { ChatController } from "./controller";
+import { DIFF_SCHEME, DiffContent } from "./diffs";
+import { EditorStateTracker } from "./editorState";
+import { ChatPanel, VIEW_ID } from "./panel";
+import { ServerNotFound } from "./server";
+import { StatusBar } from "./statusBar";
+
+export function activate(context: vscode.ExtensionContext): void {
+  const log = vscode.window.createOutputChannel("agentls", { log: true });
+  const statusBar = new StatusBar();
+  const panel = new ChatPanel(context.extensionUri);
+  const diffs = new DiffContent();
+  // eslint-disable-next-line prefer-const
+  let controller: ChatController;
+  const client = new AgentClient(context, log, {
+    onEvent: (event) => controller.onEvent(event),
+    onStateChange: (running, message) => {
+      if (running) {
+        statusBar.ready();
+        void editorState.flush();
+        return;
+      }
+      controller.onServerRestarted();
+      statusBar.stopped(message ?? "stopped");
+      if (message) panel.post({ type: "status", level: "error", text: message });
+    },
+  });
+  controller = new ChatController(client, panel, statusBar, diffs);
+  const editorState = new EditorStateTracker(
+    (params) => client.notify("agent/didChangeEditorState", params),
+    (chip) => panel.post({ type: "context", context: chip }),
+  );
+  panel.onMessage = (message) => void controller.handle(message);
+
+  context.subscriptions.push(
+    log,
+    statusBar,
+    client,
+    editorState,
+    vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
+    vscode.commands.registerCommand("agentls.focus", () => panel.reveal()),
+    vscode.commands.registerCommand("agentls.newSession", async () => {
+      panel.reveal();
+      await controller.newSession();
+    }),
+    vscode.commands.registerCommand("agentls.abort", () => controller.abort()),
+    vscode.commands.registerCommand("agentls.showLog", () => log.show()),
+    vscode.commands.registerCommand("agentls.restartServer", async () => {
+      controller.onServerRestarted();
+      await client.restart();
+    }),
+    vscode.commands.registerCommand("agentls.includeContext", async (include: boolean) => {
+      editorState.include = include;
+      await editorState.flush();
+    }),
+    vscode.commands.registerCommand("agentls.askAboutSelection", () => askAboutSelection(panel)),
+    vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, client)),
+    vscode.commands.registerCommand("agentls.pickModelOrMode", () => pickModelOrMode(controller)),
+  );
+  void start(client, log);
+}
+
+export function deactivate(): void {
+  // The client is disposed with the subscriptions; it stops the daemon.
+}
+
+async function start(client: AgentClient, log: vscode.LogOutputChannel): Promise<void> {
+  try {
+    await client.start();
+  } catch (error) {
+    const message = error instanceof ServerNotFound ? error.message : `The agentls server did not start: ${String(error)}`;
+    log.error(message);
+    const choice = await vscode.window.showErrorMessage(message, "Open Server Log");
+    if (choice) log.show();
+  }
+}
+
+function askAboutSelection(panel: ChatPanel): void {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return;
+  const name = vscode.workspace.asRelativePath(editor.document.uri);
+  const { start, end } = editor.selection;
+  panel.reveal();
+  panel.post({ type: "focusInput", prefill: `About ${name}:${start.line + 1}-${end.line + 1}: ` });
+}
+
+async function setApiKey(context: vscode.ExtensionContext, client: AgentClient): Promise<void> {
+  const name = await vscode.window.showQuickPick([...SECRET_KEYS], { title: "Which API key?" });
+  if (!name) return;
+  const value = await vscode.window.showInputBox({ title: name, password: true, ignoreFocusOut: true });
+  if (value === undefined) return;
+  await (value ? context.secrets.store(name, value) : context.secrets.delete(name));
+  // Keys reach the daemon through its environment only: restart it to use the new one.
+  await client.restart();
+}
+
+async function pickModelOrMode(controller: ChatController): Promise<void> {
+  const pick = await vscode.window.showQuickPick(["Change model…", "Change permission mode…"]);
+  if (pick === "Change model…") await controller.pickModel();
+  else if (pick === "Change permission mode…") await controller.pickMode();
+}

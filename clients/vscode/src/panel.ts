@@ -1,0 +1,92 @@
+// The chat panel: a webview view in agentls's own activity-bar container.
+
+import { randomBytes } from "node:crypto";
+import * as vscode from "vscode";
+
+import type { FromWebview, ToWebview } from "./bridge";
+import type { ChatView } from "./controller";
+
+export const VIEW_ID = "agentls.chat";
+
+export class ChatPanel implements vscode.WebviewViewProvider, ChatView {
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+  private readonly outbox: ToWebview[] = [];
+  onMessage: (message: FromWebview) => void = () => undefined;
+
+  constructor(private readonly extensionUri: vscode.Uri) {}
+
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
+    view.webview.html = html(view.webview, dist, media);
+    view.webview.onDidReceiveMessage((message: FromWebview) => {
+      if (message.type === "ready") {
+        this.ready = true;
+        this.onMessage(message);
+        for (const queued of this.outbox.splice(0)) void view.webview.postMessage(queued);
+        return;
+      }
+      this.onMessage(message);
+    });
+    view.onDidDispose(() => {
+      this.view = undefined;
+      this.ready = false;
+    });
+  }
+
+  post(message: ToWebview): void {
+    // Until the webview says it is ready, its state comes from the snapshot it asks for.
+    if (!this.view || !this.ready) return;
+    void this.view.webview.postMessage(message);
+  }
+
+  /** Focus the existing panel (never a new chat). */
+  reveal(): void {
+    void vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+  }
+}
+
+function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): string {
+  const nonce = randomBytes(16).toString("base64");
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js"));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.css"));
+  const csp = [
+    "default-src 'none'",
+    `style-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `script-src 'nonce-${nonce}'`,
+  ].join("; ");
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link href="${style.toString()}" rel="stylesheet">
+<title>agentls</title>
+</head>
+<body>
+<main id="transcript" aria-live="polite"></main>
+<section id="composer">
+  <div id="queue"></div>
+  <div id="context"><label><input type="checkbox" id="include-context" checked> <span id="context-label">no editor</span></label></div>
+  <textarea id="input" rows="3" placeholder="Ask agentls… (Enter sends, Shift+Enter new line, ↑ last message)"></textarea>
+  <div id="actions">
+    <span id="status" role="status"></span>
+    <button id="new-session" title="New session">New</button>
+    <button id="stop" title="Stop (Escape)" disabled>Stop</button>
+    <button id="send" title="Send (Enter)">Send</button>
+  </div>
+</section>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+}

@@ -1,0 +1,389 @@
+// The chat's view state, folded from agent/event notifications and the client's own actions.
+// Pure: no vscode, no DOM. The webview renders whatever this returns; the tests drive it
+// with events alone.
+
+import type {
+  AgentEvent,
+  DisplayMessage,
+  FileDiff,
+  Location,
+  MessageCompleted,
+  PermissionOption,
+  ToolCallEvent,
+  TurnError,
+} from "./wire";
+
+/** A content block, as in `message_completed` (and in resumed history). */
+export type ContentBlock = MessageCompleted["content"][number];
+
+export type ToolStatus = "pending" | "in_progress" | "completed" | "failed" | "cancelled" | "declined";
+
+export interface UserItem {
+  kind: "user";
+  id: string;
+  text: string;
+}
+
+export interface AssistantItem {
+  kind: "assistant";
+  id: string;
+  text: string;
+  thinking: string;
+  streaming: boolean;
+}
+
+export interface ToolItem {
+  kind: "tool";
+  id: string;
+  name: string;
+  toolKind: ToolCallEvent["kind"];
+  title: string;
+  input: Record<string, unknown>;
+  locations: Location[];
+  status: ToolStatus;
+  output: string;
+  diff?: FileDiff;
+  truncated: boolean;
+}
+
+export interface PermissionItem {
+  kind: "permission";
+  id: string;
+  toolCallId: string;
+  title: string;
+  input: Record<string, unknown>;
+  options: PermissionOption[];
+  state: "pending" | "selected" | "cancelled";
+  optionId?: string;
+}
+
+export interface QuestionItem {
+  kind: "question";
+  id: string;
+  question: string;
+  choices: string[];
+  state: "pending" | "answered" | "cancelled";
+  answer?: string;
+}
+
+export interface NoticeItem {
+  kind: "notice";
+  id: string;
+  level: "info" | "warning" | "error";
+  message: string;
+}
+
+export interface TurnEndItem {
+  kind: "turnEnd";
+  id: string;
+  stopReason: string;
+  error?: TurnError;
+}
+
+export interface CompactionItem {
+  kind: "compaction";
+  id: string;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export type Item =
+  | UserItem
+  | AssistantItem
+  | ToolItem
+  | PermissionItem
+  | QuestionItem
+  | NoticeItem
+  | TurnEndItem
+  | CompactionItem;
+
+export interface QueuedMessage {
+  turnId: string;
+  text: string;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  contextTokens: number;
+  contextWindow: number;
+  costUsd?: number;
+}
+
+export interface ViewState {
+  sessionId: string | null;
+  /** The highest `seq` applied; events at or below it are duplicates. */
+  lastSeq: number;
+  /** Events that arrived ahead of a gap, by `seq`, applied once the gap fills. */
+  early: Record<number, AgentEvent>;
+  items: Item[];
+  runningTurn: string | null;
+  queued: QueuedMessage[];
+  usage: Usage | null;
+  /** The last turn's error when it can be retried (the retry button resends its text). */
+  retryable: { text: string } | null;
+  lastUserText: string;
+}
+
+export type Action =
+  | { type: "event"; event: AgentEvent }
+  | { type: "session"; sessionId: string; messages?: DisplayMessage[] }
+  | { type: "submitted"; text: string; turnId: string; queued: boolean };
+
+/** Events held back waiting for a gap before they are applied anyway. */
+export const MAX_EARLY = 64;
+const USER_CONTEXT = "<userContext>";
+
+export function initialState(): ViewState {
+  return {
+    sessionId: null,
+    lastSeq: 0,
+    early: {},
+    items: [],
+    runningTurn: null,
+    queued: [],
+    usage: null,
+    retryable: null,
+    lastUserText: "",
+  };
+}
+
+export function reduce(state: ViewState, action: Action): ViewState {
+  switch (action.type) {
+    case "session":
+      return { ...initialState(), sessionId: action.sessionId, items: history(action.messages ?? []) };
+    case "submitted":
+      return submitted(state, action.text, action.turnId, action.queued);
+    case "event":
+      return receive(state, action.event);
+  }
+}
+
+/** Apply events in `seq` order: drop duplicates, hold early ones until the gap fills. */
+function receive(state: ViewState, event: AgentEvent): ViewState {
+  if (state.sessionId !== null && event.sessionId !== state.sessionId) return state;
+  if (event.seq <= state.lastSeq) return state;
+  let next: ViewState = { ...state, early: { ...state.early, [event.seq]: event } };
+  for (;;) {
+    const ready = next.early[next.lastSeq + 1] ?? (Object.keys(next.early).length > MAX_EARLY ? lowest(next.early) : undefined);
+    if (ready === undefined) return next;
+    const early = Object.fromEntries(Object.entries(next.early).filter(([seq]) => Number(seq) !== ready.seq));
+    next = apply({ ...next, early, lastSeq: ready.seq }, ready);
+  }
+}
+
+function lowest(early: Record<number, AgentEvent>): AgentEvent | undefined {
+  const seqs = Object.keys(early).map(Number);
+  return seqs.length ? early[Math.min(...seqs)] : undefined;
+}
+
+function submitted(state: ViewState, text: string, turnId: string, queued: boolean): ViewState {
+  const base = { ...state, lastUserText: text, retryable: null };
+  if (!queued) return base;
+  return { ...base, queued: [...state.queued, { turnId, text }] };
+}
+
+function apply(state: ViewState, event: AgentEvent): ViewState {
+  switch (event.type) {
+    case "turn_started":
+      return {
+        ...state,
+        runningTurn: event.turnId,
+        queued: state.queued.filter((q) => q.turnId !== event.turnId),
+      };
+    case "text_delta":
+      return updateAssistant(state, event.messageId, (m) => ({ ...m, text: m.text + event.text }));
+    case "thinking_delta":
+      return updateAssistant(state, event.messageId, (m) => ({ ...m, thinking: m.thinking + event.text }));
+    case "message_discarded":
+      return { ...state, items: state.items.filter((i) => !(i.kind === "assistant" && i.id === event.messageId)) };
+    case "message_completed":
+      return completed(state, event.messageId, event.role, event.content);
+    case "tool_call":
+      return upsert(state, toolItem(event));
+    case "tool_call_update":
+      return updateItem(state, "tool", event.toolCallId, (t) => ({
+        ...t,
+        status: event.status,
+        // Bash streams its output as it comes; the final content replaces it.
+        output: event.content ?? t.output,
+        truncated: event.truncated ?? t.truncated,
+        ...(event.diff ? { diff: event.diff } : {}),
+      }));
+    case "permission_request":
+      return upsert(state, {
+        kind: "permission",
+        id: event.requestId,
+        toolCallId: event.toolCallId,
+        title: event.title,
+        input: event.input,
+        options: event.options,
+        state: "pending",
+      });
+    case "permission_resolved":
+      return updateItem(state, "permission", event.requestId, (p) => ({
+        ...p,
+        state: event.outcome,
+        ...(event.optionId ? { optionId: event.optionId } : {}),
+      }));
+    case "ask_user":
+      return upsert(state, {
+        kind: "question",
+        id: event.requestId,
+        question: event.question,
+        choices: event.choices ?? [],
+        state: "pending",
+      });
+    case "ask_user_resolved":
+      return updateItem(state, "question", event.requestId, (q) => ({
+        ...q,
+        state: event.outcome,
+        ...(event.answer !== undefined ? { answer: event.answer } : {}),
+      }));
+    case "compaction":
+      return append(state, {
+        kind: "compaction",
+        id: `compaction-${event.seq}`,
+        tokensBefore: event.tokensBefore,
+        tokensAfter: event.tokensAfter,
+      });
+    case "usage":
+      return {
+        ...state,
+        usage: {
+          inputTokens: (state.usage?.inputTokens ?? 0) + event.inputTokens,
+          outputTokens: (state.usage?.outputTokens ?? 0) + event.outputTokens,
+          contextTokens: event.contextTokens,
+          contextWindow: event.contextWindow,
+          ...(event.costUsd !== undefined ? { costUsd: (state.usage?.costUsd ?? 0) + event.costUsd } : {}),
+        },
+      };
+    case "notice":
+      return append(state, { kind: "notice", id: `notice-${event.seq}`, level: event.level, message: event.message });
+    case "turn_completed":
+      return turnCompleted(state, event.turnId, event.stopReason, event.error);
+  }
+}
+
+function turnCompleted(state: ViewState, turnId: string, stopReason: string, error?: TurnError): ViewState {
+  const items = state.items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
+  const end: TurnEndItem = { kind: "turnEnd", id: `end-${turnId}`, stopReason, ...(error ? { error } : {}) };
+  return {
+    ...state,
+    items: stopReason === "end_turn" ? items : [...items, end],
+    runningTurn: state.runningTurn === turnId ? null : state.runningTurn,
+    // A queued turn aborted before it ran ends without ever starting.
+    queued: state.queued.filter((q) => q.turnId !== turnId),
+    retryable: error?.retryable ? { text: state.lastUserText } : null,
+  };
+}
+
+function completed(state: ViewState, id: string, role: "user" | "assistant", content: ContentBlock[]): ViewState {
+  if (role === "assistant") {
+    const text = textOf(content);
+    const thinking = content.flatMap((b) => (b.type === "thinking" ? [b.thinking] : [])).join("");
+    if (!text && !thinking) return state;
+    return upsert(state, { kind: "assistant", id, text, thinking, streaming: false });
+  }
+  // A tool-results message is shown through its tool cards; only typed text is a user item.
+  const text = userText(content);
+  return text ? append(state, { kind: "user", id, text }) : state;
+}
+
+function history(messages: DisplayMessage[]): Item[] {
+  let state: ViewState = initialState();
+  for (const message of messages) {
+    // The schema types resumed content loosely; the protocol says it is message_completed's.
+    const content = message.content as unknown as ContentBlock[];
+    state = completed(state, message.messageId, message.role, content);
+    for (const block of content) {
+      if (block.type === "tool_use") {
+        state = upsert(state, {
+          kind: "tool",
+          id: block.id,
+          name: block.name,
+          toolKind: "other",
+          title: block.name,
+          input: block.input,
+          locations: [],
+          status: "completed",
+          output: "",
+          truncated: false,
+        });
+      } else if (block.type === "tool_result") {
+        const output = typeof block.content === "string" ? block.content : textOf(block.content);
+        state = updateItem(state, "tool", block.toolUseId, (t) => ({
+          ...t,
+          status: block.isError ? "failed" : "completed",
+          output,
+        }));
+      }
+    }
+  }
+  return state.items;
+}
+
+function textOf(content: ContentBlock[]): string {
+  return content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+}
+
+function userText(content: ContentBlock[]): string {
+  return content
+    .flatMap((b) => (b.type === "text" && !b.text.startsWith(USER_CONTEXT) ? [b.text] : []))
+    .join("\n\n");
+}
+
+function toolItem(event: ToolCallEvent): ToolItem {
+  return {
+    kind: "tool",
+    id: event.toolCallId,
+    name: event.name,
+    toolKind: event.kind,
+    title: event.title,
+    input: event.input,
+    locations: event.locations ?? [],
+    status: "pending",
+    output: "",
+    truncated: false,
+  };
+}
+
+function updateAssistant(state: ViewState, id: string, change: (m: AssistantItem) => AssistantItem): ViewState {
+  const found = state.items.some((i) => i.kind === "assistant" && i.id === id);
+  const base = found
+    ? state
+    : append(state, { kind: "assistant", id, text: "", thinking: "", streaming: true });
+  return updateItem(base, "assistant", id, change);
+}
+
+function append(state: ViewState, item: Item): ViewState {
+  return { ...state, items: [...state.items, item] };
+}
+
+/** Replace the item of the same kind and id, or append it. */
+function upsert(state: ViewState, item: Item): ViewState {
+  const index = state.items.findIndex((i) => i.kind === item.kind && i.id === item.id);
+  if (index < 0) return append(state, item);
+  const items = state.items.slice();
+  items[index] = item;
+  return { ...state, items };
+}
+
+function updateItem<K extends Item["kind"]>(
+  state: ViewState,
+  kind: K,
+  id: string,
+  change: (item: Extract<Item, { kind: K }>) => Extract<Item, { kind: K }>,
+): ViewState {
+  const index = state.items.findIndex((i) => i.kind === kind && i.id === id);
+  const current = state.items[index];
+  if (index < 0 || current === undefined) return state;
+  const items = state.items.slice();
+  items[index] = change(current as Extract<Item, { kind: K }>);
+  return { ...state, items };
+}
+
+/** Pending permission requests, oldest first (for the notification when the panel is hidden). */
+export function pendingPermissions(state: ViewState): PermissionItem[] {
+  return state.items.filter((i): i is PermissionItem => i.kind === "permission" && i.state === "pending");
+}

@@ -1,0 +1,59 @@
+// The status-bar item: model, permission mode and how full the context is (warns at 80%).
+
+import * as vscode from "vscode";
+
+const WARN_AT = 0.8;
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem("agentls.status", vscode.StatusBarAlignment.Right, 100);
+  private model = "";
+  private mode = "";
+  private fill: number | null = null;
+  private cost: number | undefined;
+
+  constructor() {
+    this.item.name = "agentls";
+    this.item.command = "agentls.pickModelOrMode";
+    this.render("starting…");
+    this.item.show();
+  }
+
+  session(model: string, mode: string): void {
+    this.model = model;
+    this.mode = mode;
+    this.render();
+  }
+
+  usage(contextTokens: number, contextWindow: number, costUsd?: number): void {
+    this.fill = contextWindow > 0 ? contextTokens / contextWindow : null;
+    this.cost = costUsd;
+    this.render();
+  }
+
+  stopped(message: string): void {
+    this.render("stopped");
+    this.item.tooltip = message;
+  }
+
+  ready(): void {
+    this.render();
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+
+  private render(state?: string): void {
+    const parts = ["$(sparkle)", this.model || "agentls"];
+    if (this.mode && this.mode !== "default") parts.push(`· ${this.mode}`);
+    if (this.fill !== null) parts.push(`· ${Math.round(this.fill * 100)}%`);
+    if (state) parts.push(`· ${state}`);
+    this.item.text = parts.join(" ");
+    const warn = this.fill !== null && this.fill >= WARN_AT;
+    this.item.backgroundColor = warn ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+    const cost = this.cost !== undefined ? `, $${this.cost.toFixed(4)} so far` : "";
+    this.item.tooltip = `agentls: ${this.model || "no session yet"}, mode ${this.mode || "default"}${
+      this.fill !== null ? `, context ${Math.round(this.fill * 100)}% full` : ""
+    }${cost}. Click to change the model or the mode.`;
+  }
+}

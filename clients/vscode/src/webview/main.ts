@@ -1,0 +1,292 @@
+// The chat webview: folds the host's actions with the shared reducer and renders the
+// transcript, at most once a frame, touching only the items that changed.
+
+import type { ContextChip, FromWebview, ToWebview } from "../bridge";
+import { type Item, type ViewState, initialState, reduce } from "../reducer";
+import { renderMarkdown } from "./markdown";
+
+interface VsCodeApi {
+  postMessage(message: FromWebview): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+function $(id: string): HTMLElement {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`the panel has no #${id}`);
+  return found;
+}
+const transcript = $("transcript");
+const input = $("input") as HTMLTextAreaElement;
+const sendButton = $("send") as HTMLButtonElement;
+const stopButton = $("stop") as HTMLButtonElement;
+const newButton = $("new-session") as HTMLButtonElement;
+const statusLine = $("status");
+const queueBox = $("queue");
+const contextLabel = $("context-label");
+const includeContext = $("include-context") as HTMLInputElement;
+
+let state: ViewState = initialState();
+let scheduled = false;
+// What each rendered element was drawn from: an item object the reducer did not replace
+// is unchanged, so it is not drawn again.
+const drawn = new Map<string, { item: Item; element: HTMLElement }>();
+
+window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
+  const message = event.data;
+  switch (message.type) {
+    case "action":
+      state = reduce(state, message.action);
+      if (message.action.type === "session") clearTranscript();
+      schedule();
+      return;
+    case "snapshot":
+      state = message.state;
+      clearTranscript();
+      schedule();
+      return;
+    case "context":
+      showContext(message.context);
+      return;
+    case "status":
+      statusLine.textContent = message.text;
+      statusLine.className = message.level;
+      return;
+    case "focusInput":
+      if (message.prefill) input.value = message.prefill + input.value;
+      input.focus();
+      return;
+  }
+});
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(() => {
+    scheduled = false;
+    render();
+  });
+}
+
+function clearTranscript(): void {
+  drawn.clear();
+  transcript.replaceChildren();
+}
+
+function render(): void {
+  // Follow the end only while the user is at the end.
+  const atEnd = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const keep = new Set<string>();
+  let previous: HTMLElement | null = null;
+  for (const item of state.items) {
+    const key = `${item.kind}:${item.id}`;
+    keep.add(key);
+    let entry = drawn.get(key);
+    if (!entry || entry.item !== item) {
+      const element = entry?.element ?? document.createElement("div");
+      draw(element, item);
+      entry = { item, element };
+      drawn.set(key, entry);
+    }
+    const expected: ChildNode | null = previous ? previous.nextSibling : transcript.firstChild;
+    if (expected !== entry.element) transcript.insertBefore(entry.element, expected);
+    previous = entry.element;
+  }
+  for (const [key, entry] of drawn) {
+    if (!keep.has(key)) {
+      entry.element.remove();
+      drawn.delete(key);
+    }
+  }
+  renderComposer();
+  if (atEnd) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function renderComposer(): void {
+  stopButton.disabled = state.runningTurn === null;
+  document.body.dataset.running = String(state.runningTurn !== null);
+  queueBox.replaceChildren(
+    ...state.queued.map((queued) => {
+      const row = element("div", "queued");
+      row.append(element("span", "queued-text", queued.text));
+      const now = button("Send now", () => post({ type: "steer", turnId: queued.turnId, text: queued.text }));
+      now.title = "Give it to the running turn now";
+      row.append(now);
+      return row;
+    }),
+  );
+}
+
+function draw(target: HTMLElement, item: Item): void {
+  target.className = `item ${item.kind}`;
+  target.dataset.kind = item.kind;
+  target.dataset.id = item.id;
+  switch (item.kind) {
+    case "user":
+      target.replaceChildren(element("div", "bubble", item.text));
+      return;
+    case "assistant": {
+      const parts: HTMLElement[] = [];
+      if (item.thinking) {
+        const details = element("details", "thinking");
+        details.append(element("summary", "", "Thinking"), element("div", "thinking-text", item.thinking));
+        parts.push(details);
+      }
+      const body = element("div", "markdown");
+      renderMarkdown(body, item.text);
+      parts.push(body);
+      target.dataset.streaming = String(item.streaming);
+      target.replaceChildren(...parts);
+      return;
+    }
+    case "tool":
+      drawTool(target, item);
+      return;
+    case "permission":
+      drawPermission(target, item);
+      return;
+    case "question":
+      drawQuestion(target, item);
+      return;
+    case "notice":
+      target.classList.add(item.level);
+      target.replaceChildren(element("div", "", item.message));
+      return;
+    case "compaction":
+      target.replaceChildren(
+        element("div", "", `Context compacted: ${item.tokensBefore.toLocaleString()} → ${item.tokensAfter.toLocaleString()} tokens`),
+      );
+      return;
+    case "turnEnd": {
+      const parts: HTMLElement[] = [element("div", "", item.error ? `${item.stopReason}: ${item.error.message}` : `Turn ended: ${item.stopReason}`)];
+      if (state.retryable && state.items.at(-1) === item) {
+        const retryText = state.retryable.text;
+        parts.push(button("Retry", () => post({ type: "send", text: retryText })));
+      }
+      target.replaceChildren(...parts);
+      return;
+    }
+  }
+}
+
+function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): void {
+  target.dataset.status = item.status;
+  // A card the user opened stays open while its output streams.
+  const open = target.querySelector("details")?.open ?? false;
+  const details = element("details", "tool-card") as HTMLDetailsElement;
+  details.open = open;
+  const summary = element("summary", "");
+  summary.append(element("span", `status ${item.status}`, statusIcon(item.status)), element("span", "title", item.title));
+  const body: HTMLElement[] = [];
+  for (const location of item.locations) {
+    const line = typeof location.line === "number" ? location.line : undefined;
+    const link = element("a", "location", line === undefined ? location.path : `${location.path}:${line + 1}`);
+    (link as HTMLAnchorElement).href = "#";
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      post({ type: "openLocation", path: location.path, ...(line === undefined ? {} : { line }) });
+    });
+    body.push(link);
+  }
+  if (item.diff) body.push(button("Open diff", () => post({ type: "openDiff", toolCallId: item.id })));
+  if (item.output) body.push(element("pre", "output", item.output + (item.truncated ? "\n…" : "")));
+  details.replaceChildren(summary, ...body);
+  target.replaceChildren(details);
+}
+
+function drawPermission(target: HTMLElement, item: Extract<Item, { kind: "permission" }>): void {
+  target.dataset.state = item.state;
+  const parts: HTMLElement[] = [element("div", "title", item.title)];
+  if (item.state === "pending") {
+    const row = element("div", "options");
+    for (const option of item.options) {
+      const choice = button(option.name, () => post({ type: "permission", requestId: item.id, optionId: option.kind }));
+      choice.dataset.option = option.kind;
+      row.append(choice);
+    }
+    parts.push(row);
+  } else {
+    parts.push(element("div", "resolved", item.state === "selected" ? `→ ${item.optionId ?? ""}` : "cancelled"));
+  }
+  target.replaceChildren(...parts);
+  const first = target.querySelector("button");
+  if (item.state === "pending" && first && document.activeElement !== input) first.focus();
+}
+
+function drawQuestion(target: HTMLElement, item: Extract<Item, { kind: "question" }>): void {
+  const parts: HTMLElement[] = [element("div", "title", item.question)];
+  if (item.state === "pending") {
+    const row = element("div", "options");
+    for (const choice of item.choices) row.append(button(choice, () => post({ type: "answer", requestId: item.id, answer: choice })));
+    const answer = element("input", "answer") as HTMLInputElement;
+    answer.placeholder = "Your answer, then Enter";
+    answer.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && answer.value.trim()) post({ type: "answer", requestId: item.id, answer: answer.value });
+    });
+    row.append(answer);
+    parts.push(row);
+  } else {
+    parts.push(element("div", "resolved", item.answer ?? item.state));
+  }
+  target.replaceChildren(...parts);
+}
+
+function statusIcon(status: string): string {
+  return { pending: "○", in_progress: "◐", completed: "✓", failed: "✗", cancelled: "⊘", declined: "⊘" }[status] ?? "•";
+}
+
+function showContext(context: ContextChip): void {
+  contextLabel.textContent = context.label ?? "no editor";
+  includeContext.checked = context.include;
+  includeContext.disabled = context.label === null;
+}
+
+function element(tag: string, className: string, text?: string): HTMLElement {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function button(label: string, onClick: () => void): HTMLButtonElement {
+  const node = element("button", "", label) as HTMLButtonElement;
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+function post(message: FromWebview): void {
+  vscode.postMessage(message);
+}
+
+function send(): void {
+  const text = input.value.trim();
+  if (!text) return;
+  post({ type: "send", text });
+  input.value = "";
+}
+
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    send();
+  } else if (event.key === "ArrowUp" && !input.value && state.lastUserText) {
+    event.preventDefault();
+    input.value = state.lastUserText;
+  }
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && state.runningTurn !== null) post({ type: "abort" });
+});
+sendButton.addEventListener("click", send);
+stopButton.addEventListener("click", () => post({ type: "abort" }));
+newButton.addEventListener("click", () => post({ type: "newSession" }));
+includeContext.addEventListener("change", () => post({ type: "includeContext", include: includeContext.checked }));
+transcript.addEventListener("click", (event) => {
+  const target = event.target as HTMLElement;
+  const action = target.dataset.codeAction;
+  if (action !== "copy" && action !== "insertCode") return;
+  const code = target.parentElement?.parentElement?.querySelector("code")?.textContent ?? "";
+  post(action === "copy" ? { type: "copy", text: code } : { type: "insertCode", code });
+});
+
+post({ type: "ready" });

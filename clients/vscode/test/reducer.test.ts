@@ -1,0 +1,216 @@
+// The event reducer alone: events in, view state out.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { type Action, type Item, MAX_EARLY, initialState, pendingPermissions, reduce } from "../src/reducer";
+import type { AgentEvent, DisplayMessage } from "../src/wire";
+
+const SESSION = "sess_1";
+
+/** Events with `seq` 1, 2, 3… and the session id filled in. */
+function numbered(events: Array<Record<string, unknown>>, from = 1): AgentEvent[] {
+  return events.map((e, i) => ({ sessionId: SESSION, seq: from + i, ...e }) as unknown as AgentEvent);
+}
+
+function run(events: AgentEvent[], start = reduce(initialState(), { type: "session", sessionId: SESSION })) {
+  return events.reduce((state, event) => reduce(state, { type: "event", event }), start);
+}
+
+function kinds(items: Item[]): string[] {
+  return items.map((i) => i.kind);
+}
+
+const TURN = [
+  { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+  {
+    type: "message_completed",
+    turnId: "t1",
+    messageId: "u1",
+    role: "user",
+    content: [
+      { type: "text", text: "<userContext>\n<currentTime>now</currentTime>\n</userContext>" },
+      { type: "text", text: "What port?" },
+    ],
+  },
+  { type: "text_delta", turnId: "t1", messageId: "a1", text: "Let me " },
+  { type: "text_delta", turnId: "t1", messageId: "a1", text: "read it." },
+  {
+    type: "tool_call",
+    turnId: "t1",
+    toolCallId: "c1",
+    name: "Read",
+    kind: "read",
+    title: "Read app.py",
+    input: { file_path: "app.py" },
+    locations: [{ path: "/w/app.py", line: 0 }],
+  },
+  { type: "tool_call_update", turnId: "t1", toolCallId: "c1", status: "in_progress" },
+  { type: "tool_call_update", turnId: "t1", toolCallId: "c1", status: "completed", content: "PORT = 8000" },
+  { type: "text_delta", turnId: "t1", messageId: "a2", text: "Port 8000." },
+  { type: "turn_completed", turnId: "t1", stopReason: "end_turn", turns: 2, usage: {} },
+];
+
+test("a turn folds into user text, streamed answers and a tool card", () => {
+  const state = run(numbered(TURN));
+  assert.deepEqual(kinds(state.items), ["user", "assistant", "tool", "assistant"]);
+  const [user, first, tool, last] = state.items;
+  assert.equal(user?.kind === "user" && user.text, "What port?");
+  assert.equal(first?.kind === "assistant" && first.text, "Let me read it.");
+  assert.equal(tool?.kind === "tool" && tool.status, "completed");
+  assert.equal(tool?.kind === "tool" && tool.output, "PORT = 8000");
+  assert.equal(last?.kind === "assistant" && last.streaming, false);
+  assert.equal(state.runningTurn, null);
+  assert.equal(state.lastSeq, TURN.length);
+});
+
+test("duplicate events are applied once", () => {
+  const events = numbered(TURN);
+  const doubled = events.flatMap((e) => [e, e]);
+  assert.deepEqual(run(doubled), run(events));
+});
+
+test("out-of-order events wait for the gap and then apply in seq order", () => {
+  const events = numbered(TURN);
+  const shuffled = [events[0], events[3], events[2], events[1], ...events.slice(4)].filter(
+    (e): e is AgentEvent => e !== undefined,
+  );
+  const midway = run(shuffled.slice(0, 3));
+  assert.equal(midway.lastSeq, 1);
+  assert.equal(Object.keys(midway.early).length, 2);
+  assert.deepEqual(run(shuffled), run(events));
+});
+
+test("a gap that never fills does not stall the chat forever", () => {
+  const late = numbered(
+    Array.from({ length: MAX_EARLY + 1 }, () => ({ type: "text_delta", turnId: "t1", messageId: "a1", text: "x" })),
+    2,
+  );
+  const state = run(late);
+  const [answer] = state.items;
+  assert.equal(answer?.kind === "assistant" && answer.text.length, MAX_EARLY + 1);
+});
+
+test("another session's events are ignored", () => {
+  const other = { ...numbered(TURN)[2], sessionId: "sess_other" } as AgentEvent;
+  assert.deepEqual(run([other]).items, []);
+});
+
+test("a discarded retry attempt's text is replaced, not doubled", () => {
+  const events = numbered([
+    { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+    { type: "text_delta", turnId: "t1", messageId: "a1", text: "The answer is forty" },
+    { type: "message_discarded", turnId: "t1", messageId: "a1", reason: "retry" },
+    { type: "notice", turnId: "t1", level: "warning", message: "Retrying in 1.0 s", retrying: true, attempt: 1 },
+    { type: "text_delta", turnId: "t1", messageId: "a2", text: "The answer is 42." },
+    { type: "message_completed", turnId: "t1", messageId: "a2", role: "assistant", content: [{ type: "text", text: "The answer is 42." }] },
+  ]);
+  const state = run(events);
+  const answers = state.items.filter((i) => i.kind === "assistant");
+  assert.equal(answers.length, 1);
+  assert.equal(answers[0]?.kind === "assistant" && answers[0].text, "The answer is 42.");
+  assert.deepEqual(kinds(state.items), ["notice", "assistant"]);
+});
+
+test("queued messages show until their turn starts, and leave when aborted unstarted", () => {
+  let state = run(numbered(TURN.slice(0, 1)));
+  const submit = (text: string, turnId: string): Action => ({ type: "submitted", text, turnId, queued: true });
+  state = reduce(state, submit("and tests?", "t2"));
+  state = reduce(state, submit("and docs?", "t3"));
+  assert.deepEqual(state.queued.map((q) => q.text), ["and tests?", "and docs?"]);
+  state = run(
+    numbered(
+      [
+        { type: "turn_completed", turnId: "t1", stopReason: "aborted", turns: 1, usage: {} },
+        { type: "turn_started", turnId: "t2", userMessageId: "u2" },
+        { type: "turn_completed", turnId: "t3", stopReason: "aborted", turns: 0, usage: {} },
+      ],
+      2,
+    ),
+    state,
+  );
+  assert.deepEqual(state.queued, []);
+  assert.equal(state.runningTurn, "t2");
+});
+
+test("permission requests are pending until resolved, whoever resolves them", () => {
+  const events = numbered([
+    { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+    {
+      type: "permission_request",
+      turnId: "t1",
+      requestId: "perm_1",
+      toolCallId: "c1",
+      title: "Edit app.py",
+      input: { file_path: "app.py" },
+      options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
+    },
+  ]);
+  let state = run(events);
+  assert.equal(pendingPermissions(state).length, 1);
+  state = run(numbered([{ type: "permission_resolved", turnId: "t1", requestId: "perm_1", outcome: "cancelled" }], 3), state);
+  assert.equal(pendingPermissions(state).length, 0);
+  const [item] = state.items;
+  assert.equal(item?.kind === "permission" && item.state, "cancelled");
+});
+
+test("a retryable error offers the last message again", () => {
+  let state = reduce(run([]), { type: "submitted", text: "fix it", turnId: "t1", queued: false });
+  state = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      {
+        type: "turn_completed",
+        turnId: "t1",
+        stopReason: "error",
+        turns: 0,
+        usage: {},
+        error: { code: "model_errors", message: "overloaded", retryable: true },
+      },
+    ]),
+    state,
+  );
+  assert.deepEqual(state.retryable, { text: "fix it" });
+  assert.equal(state.items.at(-1)?.kind, "turnEnd");
+});
+
+test("usage adds up tokens and keeps the latest context fill", () => {
+  const state = run(
+    numbered([
+      { type: "usage", turnId: "t1", inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: 110, contextWindow: 1000 },
+      { type: "usage", turnId: "t1", inputTokens: 50, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: 165, contextWindow: 1000, costUsd: 0.01 },
+    ]),
+  );
+  assert.deepEqual(state.usage, { inputTokens: 150, outputTokens: 15, contextTokens: 165, contextWindow: 1000, costUsd: 0.01 });
+});
+
+test("a resumed session renders its history, tool results on their cards", () => {
+  const messages: DisplayMessage[] = [
+    {
+      messageId: "u1",
+      role: "user",
+      content: [
+        { type: "text", text: "<userContext>\n</userContext>" },
+        { type: "text", text: "What port?" },
+      ],
+    },
+    {
+      messageId: "a1",
+      role: "assistant",
+      content: [
+        { type: "text", text: "Reading." },
+        { type: "tool_use", id: "c1", name: "Read", input: { file_path: "app.py" } },
+      ],
+    },
+    { messageId: "r1", role: "user", content: [{ type: "tool_result", toolUseId: "c1", content: "PORT = 8000", isError: false }] },
+    { messageId: "a2", role: "assistant", content: [{ type: "text", text: "8000." }] },
+  ];
+  const state = reduce(initialState(), { type: "session", sessionId: SESSION, messages });
+  assert.deepEqual(kinds(state.items), ["user", "assistant", "tool", "assistant"]);
+  const tool = state.items[2];
+  assert.equal(tool?.kind === "tool" && tool.output, "PORT = 8000");
+  assert.equal(state.sessionId, SESSION);
+  // Live events continue from the resumed history.
+  const next = run(numbered([{ type: "text_delta", turnId: "t9", messageId: "a3", text: "More." }]), state);
+  assert.equal(next.items.length, 5);
+});

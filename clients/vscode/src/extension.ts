@@ -36,7 +36,11 @@ export function activate(context: vscode.ExtensionContext): void {
     (params) => client.notify("agent/didChangeEditorState", params),
     (chip) => panel.post({ type: "context", context: chip }),
   );
-  panel.onMessage = (message) => void controller.handle(message);
+  panel.onMessage = (message) => {
+    // A new webview learns what the next message carries.
+    if (message.type === "ready") void editorState.flush();
+    void controller.handle(message);
+  };
 
   context.subscriptions.push(
     log,

@@ -158,6 +158,7 @@ function draw(target: HTMLElement, item: Item): void {
       );
       return;
     case "turnEnd": {
+      target.dataset.stopReason = item.stopReason;
       const parts: HTMLElement[] = [element("div", "", item.error ? `${item.stopReason}: ${item.error.message}` : `Turn ended: ${item.stopReason}`)];
       if (state.retryable && state.items.at(-1) === item) {
         const retryText = state.retryable.text;

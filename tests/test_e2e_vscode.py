@@ -4,7 +4,8 @@ The test builds the `.vsix` (the extension bundle plus the daemon from this chec
 the running Python), installs it into a fresh code-server, and drives the panel with
 `clients/vscode/e2e/drive.mjs`. It opens a workspace, types an unsaved edit into
 `app.py`, asks the scripted model to change the port, allows the Edit, and stops a slow
-second turn. The checks are on the disk (the buffer was saved, and holds both the unsaved
+second turn, then starts a new session and resumes the first from the history list. The
+checks are on the disk (the buffer was saved, and holds both the unsaved
 line and the edit) and on the daemon's transcript (the Read saw the unsaved line).
 Screenshots stay in `clients/vscode/e2e/.work/artifacts`.
 
@@ -96,8 +97,19 @@ def test_a_turn_in_a_real_vscode() -> None:
         timeout=420,
         PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
     )
+    (WORK / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
     assert done.returncode == 0, done.stdout[-6000:]
-    for step in ("workbench", "unsaved edit", "panel", "turn", "disk", "transcript", "stop"):
+    steps_done = (
+        "workbench",
+        "unsaved edit",
+        "panel",
+        "turn",
+        "disk",
+        "transcript",
+        "stop",
+        "resume",
+    )
+    for step in steps_done:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]
     text = (WORK / "ws" / "app.py").read_text(encoding="utf-8")
     assert text == "PORT = 9000\nHOST = 'unsaved'\n"

@@ -422,3 +422,32 @@ async def test_steering_joins_the_tool_results_message(tmp_path: Path) -> None:
     blocks = state.messages[2].content
     assert isinstance(blocks[0], ToolResultBlock)
     assert isinstance(blocks[1], TextBlock) and blocks[1].text == "also check the README"
+
+
+async def test_a_file_change_asks_with_the_change_it_would_make(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    answers = Answers()
+    edit = {"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}
+    missing = {"file_path": "a.txt", "old_string": "nowhere", "new_string": "x"}
+    deps, _ = make_deps(
+        tmp_path,
+        [
+            {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "a.txt"}}]},
+            {"tool_calls": [{"id": "e", "name": "Edit", "input": edit}]},
+            {
+                "tool_calls": [
+                    {"id": "w", "name": "Write", "input": {"file_path": "b.txt", "content": "new"}}
+                ]
+            },
+            {"tool_calls": [{"id": "x", "name": "Edit", "input": missing}]},
+            {"text": "done"},
+        ],
+        prompter=answers,
+    )
+    await drive(deps)
+    diffs = [r.diff for r in answers.asked]
+    assert diffs[0] is not None and (diffs[0].old_text, diffs[0].new_text) == ("alpha\n", "beta\n")
+    assert diffs[0].path == str(tmp_path / "a.txt")
+    assert diffs[1] is not None and (diffs[1].old_text, diffs[1].new_text) == (None, "new")
+    # A call that will fail carries no diff; the failure is its result.
+    assert diffs[2] is None

@@ -90,6 +90,8 @@ class PermissionRequest:
     title: str
     input: dict[str, Any]
     options: tuple[PermissionOption, ...] = PERMISSION_OPTIONS
+    # For a file change: the file's text now (buffer first) and what the call would make it.
+    diff: FileDiff | None = None
     type: Literal["permission_request"] = "permission_request"
 
 

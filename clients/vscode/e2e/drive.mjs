@@ -15,7 +15,7 @@ const artifacts = arg("--artifacts");
 const home = arg("--home");
 const timings = {};
 const started = Date.now();
-const mark = (name) => (timings[name] = Date.now() - started);
+const mark = (name, since = started) => (timings[name] = Date.now() - since);
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -60,22 +60,30 @@ await step("unsaved edit", async () => {
 });
 
 await step("panel", async () => {
+  const opening = Date.now();
   await command("agentls: Focus Chat");
   await chat().locator("#input").waitFor({ timeout: 60_000 });
-  mark("panel_ready");
+  mark("panel_ready", opening);
   await shot("01-panel");
 });
 
 await step("turn", async () => {
   await chat().locator("#input").fill("Change the port to 9000.");
+  const sent = Date.now();
   await chat().locator("#input").press("Enter");
+  await chat().locator(".assistant .markdown", { hasText: "Reading it." }).waitFor({ timeout: 60_000 });
+  mark("first_text_painted", sent);
   const allow = chat().locator('.permission[data-state="pending"] button[data-option="allow_once"]');
   await allow.waitFor({ timeout: 60_000 });
-  mark("permission_shown");
-  await shot("02-permission");
+  mark("permission_shown", sent);
+  // Review before allowing: the proposed change opens in VS Code's diff editor.
+  await chat().locator('.permission[data-state="pending"] button[data-action="review"]').click();
+  await page.locator(".monaco-diff-editor .modified", { hasText: "PORT = 9000" }).waitFor({ timeout: 20_000 });
+  await page.locator(".tab", { hasText: "proposed by agentls" }).waitFor({ timeout: 10_000 });
+  await shot("02-permission-review");
   await allow.click();
   await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 60_000 });
-  mark("final_text");
+  mark("final_text", sent);
   await page.locator(".tab.dirty").first().waitFor({ state: "detached", timeout: 20_000 });
   await shot("03-done");
 });
@@ -102,6 +110,19 @@ await step("stop", async () => {
   await chat().locator("#stop").click();
   await chat().locator(".turnEnd", { hasText: "aborted" }).waitFor({ timeout: 20_000 });
   await shot("04-stopped");
+});
+
+await step("resume", async () => {
+  await chat().locator("#new-session").click();
+  await chat().locator(".item").first().waitFor({ state: "detached", timeout: 20_000 });
+  await chat().locator("#history").click();
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "Change the port to 9000." });
+  await row.first().waitFor({ timeout: 20_000 });
+  await row.first().click();
+  await chat().locator(".user .bubble", { hasText: "Change the port to 9000." }).waitFor({ timeout: 20_000 });
+  await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 20_000 });
+  await chat().locator('.tool[data-status="completed"]', { hasText: "Edit" }).first().waitFor({ timeout: 20_000 });
+  await shot("05-resumed");
 });
 
 console.log(`timings ${JSON.stringify(timings)}`);

@@ -31,6 +31,7 @@ cat > "$data/User/settings.json" <<JSON
   "update.mode": "none",
   "chat.disableAIFeatures": true,
   "files.autoSave": "off",
+  "git.openRepositoryInParentFolders": "never",
   "agentls.provider": "scripted",
   "agentls.script": "$work/script.jsonl"
 }

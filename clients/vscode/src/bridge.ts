@@ -24,8 +24,10 @@ export type FromWebview =
   | { type: "permission"; requestId: string; optionId: RespondPermissionParams["optionId"] }
   | { type: "answer"; requestId: string; answer: string }
   | { type: "newSession" }
+  | { type: "history" }
   | { type: "includeContext"; include: boolean }
   | { type: "openLocation"; path: string; line?: number }
   | { type: "openDiff"; toolCallId: string }
+  | { type: "review"; requestId: string }
   | { type: "insertCode"; code: string }
   | { type: "copy"; text: string };

@@ -5,9 +5,16 @@ import * as vscode from "vscode";
 import type { FromWebview, ToWebview } from "./bridge";
 import type { AgentClient } from "./client";
 import { DiffContent } from "./diffs";
-import { type Action, type ToolItem, type ViewState, initialState, reduce } from "./reducer";
+import { type Action, type PermissionItem, type ToolItem, type ViewState, initialState, reduce } from "./reducer";
 import type { StatusBar } from "./statusBar";
-import type { AgentEvent, PermissionRequest, SetPermissionModeParams } from "./wire";
+import type { AgentEvent, FileDiff, PermissionRequest, SetPermissionModeParams } from "./wire";
+
+const PERMISSION_MODES: readonly SetPermissionModeParams["permissionMode"][] = [
+  "default",
+  "acceptEdits",
+  "plan",
+  "bypassPermissions",
+];
 
 export interface ChatView {
   readonly visible: boolean;
@@ -97,12 +104,16 @@ export class ChatController {
         return;
       case "newSession":
         return this.newSession();
+      case "history":
+        return this.pickSession();
       case "includeContext":
         return vscode.commands.executeCommand("agentls.includeContext", message.include);
       case "openLocation":
         return this.openLocation(message.path, message.line);
       case "openDiff":
         return this.openDiff(message.toolCallId);
+      case "review":
+        return this.review(message.requestId);
       case "insertCode":
         await vscode.window.activeTextEditor?.insertSnippet(new vscode.SnippetString().appendText(message.code));
         return;
@@ -112,6 +123,41 @@ export class ChatController {
   }
 
   /** A queued message sent now: taken off the queue and given to the running turn. */
+  /** Pick an earlier session of this workspace (newest first, searchable) and resume it. */
+  async pickSession(): Promise<void> {
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const listed = await this.client.request("agent/listSessions", { ...(cwd ? { cwd } : {}), limit: 200 });
+    const items = listed.sessions.map((s) => ({
+      label: s.title || "(no message yet)",
+      description: `${s.turns} turn${s.turns === 1 ? "" : "s"}`,
+      detail: `${new Date(s.updatedAt).toLocaleString()}${s.sessionId === this.sessionId ? " · open now" : ""}`,
+      sessionId: s.sessionId,
+    }));
+    if (!items.length) {
+      void vscode.window.showInformationMessage("agentls: no earlier sessions in this workspace.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(items, {
+      title: "Resume an agentls session",
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
+    if (picked) await this.resume(picked.sessionId);
+  }
+
+  /** Show an earlier session's history and go on in it (agent/resumeSession). */
+  async resume(sessionId: string): Promise<void> {
+    if (sessionId === this.sessionId) return;
+    const result = await this.client.request("agent/resumeSession", { sessionId });
+    this.sessionId = result.sessionId;
+    this.creating = undefined;
+    this.model = result.model;
+    this.mode = result.permissionMode;
+    this.statusBar.session(result.model, result.permissionMode);
+    this.state = initialState();
+    this.dispatch({ type: "session", sessionId: result.sessionId, messages: result.messages });
+  }
+
   /** Pick the session's model from the server's list (agent/listModels). */
   async pickModel(): Promise<void> {
     const sessionId = await this.session();
@@ -127,18 +173,26 @@ export class ChatController {
     this.statusBar.session(picked.label, this.mode);
   }
 
+  /** Apply a model to the open session (from the settings); a later session reads it itself. */
+  async setModel(model: string): Promise<void> {
+    if (!this.sessionId || model === this.model) return;
+    await this.client.request("agent/setModel", { sessionId: this.sessionId, model });
+    this.model = model;
+    this.statusBar.session(model, this.mode);
+  }
+
+  async setMode(mode: string): Promise<void> {
+    const permissionMode = PERMISSION_MODES.find((m) => m === mode);
+    if (!this.sessionId || !permissionMode) return;
+    await this.client.request("agent/setPermissionMode", { sessionId: this.sessionId, permissionMode });
+    this.mode = permissionMode;
+    this.statusBar.session(this.model, permissionMode);
+  }
+
   async pickMode(): Promise<void> {
-    const sessionId = await this.session();
-    const pickedName = await vscode.window.showQuickPick(
-      ["default", "acceptEdits", "plan", "bypassPermissions"],
-      { title: "Permission mode" },
-    );
-    const modes: SetPermissionModeParams["permissionMode"][] = ["default", "acceptEdits", "plan", "bypassPermissions"];
-    const picked = modes.find((m) => m === pickedName);
-    if (!picked) return;
-    await this.client.request("agent/setPermissionMode", { sessionId, permissionMode: picked });
-    this.mode = picked;
-    this.statusBar.session(this.model, picked);
+    await this.session();
+    const picked = await vscode.window.showQuickPick([...PERMISSION_MODES], { title: "Permission mode" });
+    if (picked) await this.setMode(picked);
   }
 
   private async steer(turnId: string, text: string): Promise<void> {
@@ -196,9 +250,22 @@ export class ChatController {
 
   private async openDiff(toolCallId: string): Promise<void> {
     const tool = this.state.items.find((i): i is ToolItem => i.kind === "tool" && i.id === toolCallId);
-    if (!tool?.diff) return;
-    const [before, after] = this.diffs.pair(toolCallId, tool.diff);
-    const name = vscode.workspace.asRelativePath(tool.diff.path);
-    await vscode.commands.executeCommand("vscode.diff", before, after, `${name} (agentls)`, { preserveFocus: true, preview: true });
+    if (tool?.diff) await this.showDiff(toolCallId, tool.diff, "agentls");
+  }
+
+  /** The change a permission request would make, before the user answers it. */
+  private async review(requestId: string): Promise<void> {
+    const request = this.state.items.find((i): i is PermissionItem => i.kind === "permission" && i.id === requestId);
+    if (request?.diff) await this.showDiff(requestId, request.diff, "proposed by agentls");
+  }
+
+  /** VS Code's diff editor, without taking focus from where the user is typing. */
+  private async showDiff(key: string, diff: FileDiff, label: string): Promise<void> {
+    const [before, after] = this.diffs.pair(key, diff);
+    const name = vscode.workspace.asRelativePath(diff.path);
+    await vscode.commands.executeCommand("vscode.diff", before, after, `${name} (${label})`, {
+      preserveFocus: true,
+      preview: true,
+    });
   }
 }

@@ -55,6 +55,10 @@ export function activate(context: vscode.ExtensionContext): void {
       await controller.newSession();
     }),
     vscode.commands.registerCommand("agentls.abort", () => controller.abort()),
+    vscode.commands.registerCommand("agentls.history", async () => {
+      panel.reveal();
+      await controller.pickSession();
+    }),
     vscode.commands.registerCommand("agentls.showLog", () => log.show()),
     vscode.commands.registerCommand("agentls.restartServer", async () => {
       controller.onServerRestarted();
@@ -67,6 +71,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("agentls.askAboutSelection", () => askAboutSelection(panel)),
     vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, client)),
     vscode.commands.registerCommand("agentls.pickModelOrMode", () => pickModelOrMode(controller)),
+    vscode.workspace.onDidChangeConfiguration((change) => void settingsChanged(change, client, controller)),
   );
   void start(client, log);
 }
@@ -103,6 +108,33 @@ async function setApiKey(context: vscode.ExtensionContext, client: AgentClient):
   await (value ? context.secrets.store(name, value) : context.secrets.delete(name));
   // Keys reach the daemon through its environment only: restart it to use the new one.
   await client.restart();
+}
+
+/** Model and mode apply to the open session at once; the rest need a new daemon. */
+async function settingsChanged(
+  change: vscode.ConfigurationChangeEvent,
+  client: AgentClient,
+  controller: ChatController,
+): Promise<void> {
+  if (!change.affectsConfiguration("agentls")) return;
+  const config = vscode.workspace.getConfiguration("agentls");
+  if (change.affectsConfiguration("agentls.permissionMode")) {
+    await controller.setMode(config.get("permissionMode", "default"));
+  }
+  if (change.affectsConfiguration("agentls.model") && config.get<string>("model")) {
+    await controller.setModel(config.get<string>("model", ""));
+  }
+  const restart = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath"];
+  if (restart.some((key) => change.affectsConfiguration(`agentls.${key}`))) {
+    const choice = await vscode.window.showInformationMessage(
+      "agentls: this setting applies when the server restarts (open chats start over).",
+      "Restart Now",
+    );
+    if (choice) {
+      controller.onServerRestarted();
+      await client.restart();
+    }
+  }
 }
 
 async function pickModelOrMode(controller: ChatController): Promise<void> {

@@ -81,6 +81,7 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
   <textarea id="input" rows="3" placeholder="Ask agentls… (Enter sends, Shift+Enter new line, ↑ last message)"></textarea>
   <div id="actions">
     <span id="status" role="status"></span>
+    <button id="history" title="Resume an earlier session">History</button>
     <button id="new-session" title="New session">New</button>
     <button id="stop" title="Stop (Escape)" disabled>Stop</button>
     <button id="send" title="Send (Enter)">Send</button>

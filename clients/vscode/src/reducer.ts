@@ -55,6 +55,8 @@ export interface PermissionItem {
   options: PermissionOption[];
   state: "pending" | "selected" | "cancelled";
   optionId?: string;
+  /** For a file change: the file now and what the call would make it. */
+  diff?: FileDiff;
 }
 
 export interface QuestionItem {
@@ -219,6 +221,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         input: event.input,
         options: event.options,
         state: "pending",
+        ...(event.diff ? { diff: event.diff } : {}),
       });
     case "permission_resolved":
       return updateItem(state, "permission", event.requestId, (p) => ({

@@ -183,6 +183,7 @@ export interface PermissionOption {
 
 /** The `permission_request` event. */
 export interface PermissionRequest {
+  diff?: FileDiff;
   input: Record<string, unknown>;
   options: PermissionOption[];
   requestId: string;

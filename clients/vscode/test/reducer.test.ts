@@ -148,10 +148,30 @@ test("permission requests are pending until resolved, whoever resolves them", ()
   ]);
   let state = run(events);
   assert.equal(pendingPermissions(state).length, 1);
+  assert.equal(pendingPermissions(state)[0]?.diff, undefined);
   state = run(numbered([{ type: "permission_resolved", turnId: "t1", requestId: "perm_1", outcome: "cancelled" }], 3), state);
   assert.equal(pendingPermissions(state).length, 0);
   const [item] = state.items;
   assert.equal(item?.kind === "permission" && item.state, "cancelled");
+});
+
+test("a file change's request carries the change to review", () => {
+  const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
+  const state = run(
+    numbered([
+      {
+        type: "permission_request",
+        turnId: "t1",
+        requestId: "perm_2",
+        toolCallId: "c2",
+        title: "Edit app.py",
+        input: {},
+        options: [],
+        diff,
+      },
+    ]),
+  );
+  assert.deepEqual(pendingPermissions(state)[0]?.diff, diff);
 });
 
 test("a retryable error offers the last message again", () => {

@@ -30,7 +30,7 @@ from agentls.loop.assemble import ToolCallReady
 from agentls.loop.history import INTERRUPTED
 from agentls.messages import TextBlock, ToolResultBlock, ToolUseBlock, new_id
 from agentls.permissions.gate import PermissionGate, rule_for_always
-from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.base import ProposesChange, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry, validate_input
 
 log = logging.getLogger(__name__)
@@ -205,8 +205,12 @@ class ToolExecutor:
             return args
         if decision.behavior == "deny":
             return self._finish(block, "declined", decision.reason, True)
+        # A file change carries what it would do, so the user can review it first.
+        diff = None
+        if isinstance(tool, ProposesChange):
+            diff = tool.proposed_change(args, self._context)
         request = PermissionRequest(
-            new_id("perm"), block.id, _title(tool, args, block), block.input
+            new_id("perm"), block.id, _title(tool, args, block), block.input, diff=diff
         )
         self._emit(request)
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -77,6 +77,14 @@ class ToolContext:
     data: SessionData = field(default_factory=SessionData)
     # Asks the user a question (with optional choices) and returns the answer; bound per call.
     ask_user: AskUser = _cannot_ask
+
+
+@runtime_checkable
+class ProposesChange(Protocol):
+    """A tool that can say, before it runs, what a file would become (for review)."""
+
+    def proposed_change(self, args: Any, ctx: ToolContext) -> FileDiff | None:
+        """The file's text before and after the call, or None when it cannot be known."""
 
 
 class Tool(Protocol):

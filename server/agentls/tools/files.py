@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -237,6 +238,18 @@ async def _write(ctx: ToolContext, path: Path, new_text: str) -> FileDiff:
     return FileDiff(str(path), edit.old_text, new_text)
 
 
+def _proposed(
+    ctx: ToolContext, file_path: str, change: Callable[[str | None], str]
+) -> FileDiff | None:
+    """What a write would do to the file, or None when the call would fail anyway."""
+    try:
+        path = resolve_in_workspace(ctx, file_path)
+        old = read_current_text(ctx, path, _CHANGE_REFUSAL) if ctx.workspace.exists(path) else None
+        return FileDiff(str(path), old, change(old))
+    except (ToolError, PathOutsideWorkspace, OSError):
+        return None
+
+
 def _refuse_directory(path: Path, cwd: Path) -> None:
     if path.is_dir():
         raise ToolError(f"{display_path(path, cwd)} is a directory, not a file.")
@@ -277,6 +290,10 @@ class WriteTool:
     def rule_content(self, args: WriteInput, cwd: Path) -> str | None:
         """The path relative to cwd, or absolute outside it."""
         return display_path(absolute_path(args.file_path, cwd), cwd)
+
+    def proposed_change(self, args: WriteInput, ctx: ToolContext) -> FileDiff | None:
+        """The current text (buffer first) and the new content."""
+        return _proposed(ctx, args.file_path, lambda _old: args.content)
 
     async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput:
         """Write the file unless that would clobber text the model has not seen."""
@@ -365,6 +382,10 @@ class EditTool:
     def rule_content(self, args: EditInput, cwd: Path) -> str | None:
         """The path relative to cwd, or absolute outside it."""
         return display_path(absolute_path(args.file_path, cwd), cwd)
+
+    def proposed_change(self, args: EditInput, ctx: ToolContext) -> FileDiff | None:
+        """The current text (buffer first) and the text after the replacement."""
+        return _proposed(ctx, args.file_path, lambda old: apply_edit(old or "", args, "")[0])
 
     async def run(self, args: EditInput, ctx: ToolContext) -> ToolOutput:
         """Replace old_string with new_string in the text the model last read."""

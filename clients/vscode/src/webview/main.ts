@@ -21,6 +21,7 @@ const input = $("input") as HTMLTextAreaElement;
 const sendButton = $("send") as HTMLButtonElement;
 const stopButton = $("stop") as HTMLButtonElement;
 const newButton = $("new-session") as HTMLButtonElement;
+const historyButton = $("history") as HTMLButtonElement;
 const statusLine = $("status");
 const queueBox = $("queue");
 const contextLabel = $("context-label");
@@ -200,6 +201,12 @@ function drawPermission(target: HTMLElement, item: Extract<Item, { kind: "permis
   const parts: HTMLElement[] = [element("div", "title", item.title)];
   if (item.state === "pending") {
     const row = element("div", "options");
+    if (item.diff) {
+      const review = button("Review", () => post({ type: "review", requestId: item.id }));
+      review.dataset.action = "review";
+      review.title = "Open the proposed change in the diff editor";
+      row.append(review);
+    }
     for (const option of item.options) {
       const choice = button(option.name, () => post({ type: "permission", requestId: item.id, optionId: option.kind }));
       choice.dataset.option = option.kind;
@@ -210,8 +217,9 @@ function drawPermission(target: HTMLElement, item: Extract<Item, { kind: "permis
     parts.push(element("div", "resolved", item.state === "selected" ? `→ ${item.optionId ?? ""}` : "cancelled"));
   }
   target.replaceChildren(...parts);
-  const first = target.querySelector("button");
-  if (item.state === "pending" && first && document.activeElement !== input) first.focus();
+  // Keyboard first: Allow once has the focus, unless the user is typing a message.
+  const allow = target.querySelector<HTMLButtonElement>('button[data-option="allow_once"]');
+  if (item.state === "pending" && allow && document.activeElement !== input) allow.focus();
 }
 
 function drawQuestion(target: HTMLElement, item: Extract<Item, { kind: "question" }>): void {
@@ -281,6 +289,7 @@ document.addEventListener("keydown", (event) => {
 sendButton.addEventListener("click", send);
 stopButton.addEventListener("click", () => post({ type: "abort" }));
 newButton.addEventListener("click", () => post({ type: "newSession" }));
+historyButton.addEventListener("click", () => post({ type: "history" }));
 includeContext.addEventListener("change", () => post({ type: "includeContext", include: includeContext.checked }));
 transcript.addEventListener("click", (event) => {
   const target = event.target as HTMLElement;

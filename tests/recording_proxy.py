@@ -1,8 +1,9 @@
 """A pass-through HTTP proxy that records what the daemon sends to a real model server.
 
-Requests are forwarded unchanged and responses (streams included) are copied back as
-they arrive, so the real server's behaviour reaches the daemon while a test still sees
-every request body it sent.
+Requests are recorded as the daemon sent them, then forwarded (after `rewrite`, when a
+test gives one: real-server tests make the tiny model's sampling greedy, so a run repeats
+instead of sometimes rambling to the output limit), and responses (streams included) are
+copied back as they arrive.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -21,8 +23,11 @@ _HOP_HEADERS = {"connection", "content-length", "transfer-encoding", "keep-alive
 class RecordingProxy:
     """Forwards to `upstream` (scheme, host and port of a base URL); records JSON bodies."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(
+        self, upstream: str, rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> None:
         parts = urlsplit(upstream)
+        self._rewrite = rewrite
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
         self._prefix = parts.path.rstrip("/")
         self.requests: list[dict[str, Any]] = []
@@ -49,13 +54,14 @@ class RecordingProxy:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _record(self, body: bytes) -> None:
+    def _record(self, body: bytes) -> Any:
         try:
             parsed = json.loads(body) if body else None
         except ValueError:
             parsed = body.decode("utf-8", "replace")
         with self._lock:
             self.requests.append(parsed)
+        return parsed
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         proxy = self
@@ -71,7 +77,9 @@ class RecordingProxy:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                proxy._record(body)
+                parsed = proxy._record(body)
+                if proxy._rewrite is not None and isinstance(parsed, dict):
+                    body = json.dumps(proxy._rewrite(parsed)).encode()
                 self._forward(body)
 
             def _forward(self, body: bytes) -> None:

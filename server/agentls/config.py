@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from agentls.pricing import Price
+
 PROVIDERS = ("anthropic", "openai", "azure", "scripted")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
@@ -65,6 +67,8 @@ class Settings:
     reasoning_effort: ReasoningEffort | None = None
     openai_stream_usage: bool = True
     openai_max_tokens_field: MaxTokensField | None = None
+    # Per-model prices (USD per million tokens) over the built-in table.
+    prices: Mapping[str, Price] = field(default_factory=dict)
     read_concurrency: int = 10
     nudge_limit: int = 2
     allow: tuple[str, ...] = ()
@@ -160,6 +164,7 @@ _KEYS = {
     "reasoningEffort": "reasoning_effort",
     "openaiStreamUsage": "openai_stream_usage",
     "openaiMaxTokensField": "openai_max_tokens_field",
+    "prices": "prices",
     "readConcurrency": "read_concurrency",
     "nudgeLimit": "nudge_limit",
     "additionalDirectories": "additional_directories",
@@ -187,6 +192,8 @@ def _coerce(name: str, value: Any) -> Any:
         raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
     if name == "permission_mode" and value not in PERMISSION_MODES:
         raise ValueError(f"must be one of {', '.join(PERMISSION_MODES)}")
+    if name == "prices":
+        return _prices(value)
     if name in _CHOICES and value is not None and value not in _CHOICES[name]:
         raise ValueError(f"must be one of {', '.join(_CHOICES[name])}, or null")
     if isinstance(default, bool):
@@ -216,6 +223,26 @@ def _coerce(name: str, value: Any) -> Any:
     if value is not None and not isinstance(value, str):
         raise ValueError("must be a string")
     return value
+
+
+_PRICE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+
+
+def _prices(value: Any) -> dict[str, Price]:
+    """`{model: {input, output, cacheRead?, cacheWrite?}}`, dollars per million tokens."""
+    if not isinstance(value, dict):
+        raise ValueError("must map model names to {input, output, cacheRead, cacheWrite}")
+    prices = {}
+    for model, entry in value.items():
+        if not isinstance(entry, dict) or not {"input", "output"} <= entry.keys():
+            raise ValueError(f"{model}: needs input and output (USD per million tokens)")
+        numbers = [entry.get(key, 0) for key in _PRICE_KEYS]
+        if not all(
+            isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0 for n in numbers
+        ):
+            raise ValueError(f"{model}: prices must be numbers of 0 or more")
+        prices[str(model)] = Price(*(float(n) for n in numbers))
+    return prices
 
 
 def apply_layer(

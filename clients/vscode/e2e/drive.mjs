@@ -68,7 +68,13 @@ await step("panel", async () => {
 });
 
 await step("turn", async () => {
-  await chat().locator("#input").fill("Change the port to 9000.");
+  // `@` completes a workspace file and attaches it.
+  await chat().locator("#input").pressSequentially("Change the port to 9000 in @app");
+  await chat().locator(".completion", { hasText: "app.py" }).first().waitFor({ timeout: 20_000 });
+  await chat().locator("#input").press("Enter");
+  await chat().locator('.chip[data-label="app.py"]').waitFor({ timeout: 10_000 });
+  await chat().locator("#input").press("End");
+  await chat().locator("#input").pressSequentially(".");
   const sent = Date.now();
   await chat().locator("#input").press("Enter");
   await chat().locator(".assistant .markdown", { hasText: "Reading it." }).waitFor({ timeout: 60_000 });
@@ -81,7 +87,10 @@ await step("turn", async () => {
   await page.locator(".monaco-diff-editor .modified", { hasText: "PORT = 9000" }).waitFor({ timeout: 20_000 });
   await page.locator(".tab", { hasText: "proposed by agentls" }).waitFor({ timeout: 10_000 });
   await shot("02-permission-review");
+  await chat().locator("#context-label", { hasText: "app.py" }).waitFor({ timeout: 10_000 });
   await allow.click();
+  // The answered request's review closes by itself.
+  await page.locator(".tab", { hasText: "proposed by agentls" }).waitFor({ state: "detached", timeout: 20_000 });
   await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 60_000 });
   mark("final_text", sent);
   await page.locator(".tab.dirty").first().waitFor({ state: "detached", timeout: 20_000 });
@@ -101,6 +110,8 @@ await step("transcript", async () => {
   const results = JSON.stringify(records.filter((r) => r.type === "message" || r.kind === "message"));
   // The Read ran on the buffer: it saw the unsaved line.
   if (!results.includes("HOST = 'unsaved'")) throw new Error("the Read did not see the unsaved text");
+  // The @-completed file went with the message as an attachment.
+  if (!results.includes('<attachment path=\\"app.py\\"')) throw new Error("app.py was not attached");
 });
 
 await step("stop", async () => {
@@ -116,10 +127,10 @@ await step("resume", async () => {
   await chat().locator("#new-session").click();
   await chat().locator(".item").first().waitFor({ state: "detached", timeout: 20_000 });
   await chat().locator("#history").click();
-  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "Change the port to 9000." });
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "Change the port to 9000" });
   await row.first().waitFor({ timeout: 20_000 });
   await row.first().click();
-  await chat().locator(".user .bubble", { hasText: "Change the port to 9000." }).waitFor({ timeout: 20_000 });
+  await chat().locator(".user .bubble", { hasText: "Change the port to 9000 in @app.py" }).waitFor({ timeout: 20_000 });
   await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 20_000 });
   await chat().locator('.tool[data-status="completed"]', { hasText: "Edit" }).first().waitFor({ timeout: 20_000 });
   await shot("05-resumed");

@@ -1,7 +1,14 @@
 // Messages between the extension host and the chat webview (both directions, typed).
 
 import type { Action, ViewState } from "./reducer";
-import type { RespondPermissionParams } from "./wire";
+import type { RespondPermissionParams, WireRange } from "./wire";
+
+/** A file (or some of its lines) the next message carries. */
+export interface Attachment {
+  uri: string;
+  range?: WireRange;
+  label: string;
+}
 
 export interface ContextChip {
   /** What the next message carries: "app.py:10-14", or null when there is no editor. */
@@ -14,11 +21,14 @@ export type ToWebview =
   | { type: "snapshot"; state: ViewState }
   | { type: "context"; context: ContextChip }
   | { type: "status"; text: string; level: "info" | "error" }
-  | { type: "focusInput"; prefill?: string };
+  | { type: "focusInput"; prefill?: string }
+  | { type: "attach"; attachment: Attachment }
+  | { type: "files"; query: string; files: Attachment[] };
 
 export type FromWebview =
   | { type: "ready" }
-  | { type: "send"; text: string }
+  | { type: "send"; text: string; attachments?: Attachment[] }
+  | { type: "findFiles"; query: string }
   | { type: "steer"; turnId: string; text: string }
   | { type: "abort" }
   | { type: "permission"; requestId: string; optionId: RespondPermissionParams["optionId"] }

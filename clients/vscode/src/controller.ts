@@ -2,7 +2,7 @@
 
 import * as vscode from "vscode";
 
-import type { FromWebview, ToWebview } from "./bridge";
+import type { Attachment, FromWebview, ToWebview } from "./bridge";
 import type { AgentClient } from "./client";
 import { DiffContent } from "./diffs";
 import { type Action, type PermissionItem, type ToolItem, type ViewState, initialState, reduce } from "./reducer";
@@ -42,6 +42,7 @@ export class ChatController {
     this.dispatch({ type: "event", event });
     if (event.type === "usage") this.statusBar.usage(event.contextTokens, event.contextWindow, this.state.usage?.costUsd);
     if (event.type === "permission_request" && !this.view.visible) void this.askInNotification(event);
+    if (event.type === "permission_resolved") void this.diffs.close(event.requestId);
   }
 
   /** The server restarted: the daemon's sessions are gone, so the next message starts anew. */
@@ -70,9 +71,14 @@ export class ChatController {
     if (this.sessionId) await this.client.request("agent/abort", { sessionId: this.sessionId });
   }
 
-  async send(text: string): Promise<void> {
+  async send(text: string, attachments: Attachment[] = []): Promise<void> {
     const sessionId = await this.session();
-    const result = await this.client.request("agent/submitMessage", { sessionId, text });
+    const wire = attachments.map((a) => (a.range ? { uri: a.uri, range: a.range } : { uri: a.uri }));
+    const result = await this.client.request("agent/submitMessage", {
+      sessionId,
+      text,
+      ...(wire.length ? { attachments: wire } : {}),
+    });
     this.dispatch({ type: "submitted", text, turnId: result.turnId, queued: result.queued });
   }
 
@@ -83,7 +89,10 @@ export class ChatController {
         this.view.post({ type: "snapshot", state: this.state });
         return;
       case "send":
-        return this.send(message.text);
+        return this.send(message.text, message.attachments);
+      case "findFiles":
+        this.view.post({ type: "files", query: message.query, files: await findFiles(message.query) });
+        return;
       case "steer":
         return this.steer(message.turnId, message.text);
       case "abort":
@@ -268,4 +277,16 @@ export class ChatController {
       preview: true,
     });
   }
+}
+
+const MAX_FILE_MATCHES = 30;
+
+/** Workspace files whose path contains `query` (for `@` in the message box), shortest first. */
+async function findFiles(query: string): Promise<Attachment[]> {
+  const safe = query.replace(/[[\]{}*?!]/g, "");
+  const found = await vscode.workspace.findFiles(`**/*${safe}*`, "**/{node_modules,.git}/**", 200);
+  return found
+    .map((uri) => ({ uri: uri.toString(), label: vscode.workspace.asRelativePath(uri) }))
+    .sort((a, b) => a.label.length - b.label.length || a.label.localeCompare(b.label))
+    .slice(0, MAX_FILE_MATCHES);
 }

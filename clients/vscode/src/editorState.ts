@@ -10,6 +10,7 @@ const DEBOUNCE_MS = 150;
 
 export class EditorStateTracker implements vscode.Disposable {
   include = true;
+  private lastFile: vscode.TextEditor | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly subscriptions: vscode.Disposable[];
 
@@ -32,7 +33,7 @@ export class EditorStateTracker implements vscode.Disposable {
 
   async flush(): Promise<void> {
     this.timer = undefined;
-    const editor = vscode.window.activeTextEditor;
+    const editor = this.fileEditor();
     this.onChip({ label: editor ? chipLabel(editor) : null, include: this.include });
     const params: EditorStateParams =
       editor && this.include
@@ -43,6 +44,21 @@ export class EditorStateTracker implements vscode.Disposable {
           }
         : { activeUri: null, selections: [], visibleRanges: [] };
     await this.send(params);
+  }
+
+  /**
+   * The active editor when it shows a file. When it shows something else (a diff under
+   * review, an output), the file the user was last in: that is what they are working on.
+   */
+  private fileEditor(): vscode.TextEditor | undefined {
+    const active = vscode.window.activeTextEditor;
+    if (active?.document.uri.scheme === "file") {
+      this.lastFile = active;
+      return active;
+    }
+    const last = this.lastFile;
+    const stillOpen = last && vscode.workspace.textDocuments.includes(last.document) && !last.document.isClosed;
+    return stillOpen ? last : vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "file");
   }
 
   dispose(): void {

@@ -91,13 +91,17 @@ async function start(client: AgentClient, log: vscode.LogOutputChannel): Promise
   }
 }
 
+/** Attach the selected lines to the next message and put the cursor in the message box. */
 function askAboutSelection(panel: ChatPanel): void {
   const editor = vscode.window.activeTextEditor;
   if (!editor) return;
   const name = vscode.workspace.asRelativePath(editor.document.uri);
   const { start, end } = editor.selection;
+  const range = { start: { line: start.line, character: start.character }, end: { line: end.line, character: end.character } };
+  const lines = start.line === end.line ? `${start.line + 1}` : `${start.line + 1}-${end.line + 1}`;
   panel.reveal();
-  panel.post({ type: "focusInput", prefill: `About ${name}:${start.line + 1}-${end.line + 1}: ` });
+  panel.post({ type: "attach", attachment: { uri: editor.document.uri.toString(), range, label: `${name}:${lines}` } });
+  panel.post({ type: "focusInput" });
 }
 
 async function setApiKey(context: vscode.ExtensionContext, client: AgentClient): Promise<void> {

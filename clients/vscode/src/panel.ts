@@ -43,8 +43,12 @@ export class ChatPanel implements vscode.WebviewViewProvider, ChatView {
   }
 
   post(message: ToWebview): void {
-    // Until the webview says it is ready, its state comes from the snapshot it asks for.
-    if (!this.view || !this.ready) return;
+    if (!this.view || !this.ready) {
+      // Until the webview is ready its state comes from the snapshot it asks for; what the
+      // user asked for meanwhile (an attachment, the focus) waits for it.
+      if (message.type === "attach" || message.type === "focusInput") this.outbox.push(message);
+      return;
+    }
     void this.view.webview.postMessage(message);
   }
 
@@ -77,7 +81,9 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
 <main id="transcript" aria-live="polite"></main>
 <section id="composer">
   <div id="queue"></div>
-  <div id="context"><label><input type="checkbox" id="include-context" checked> <span id="context-label">no editor</span></label></div>
+  <div id="attachments"></div>
+  <div id="completions" role="listbox" hidden></div>
+  <div id="context"><label><input type="checkbox" id="include-context" checked> <span id="context-label">no editor</span></label><span id="usage" title="Tokens and cost of this session; how full the context is"></span></div>
   <textarea id="input" rows="3" placeholder="Ask agentls… (Enter sends, Shift+Enter new line, ↑ last message)"></textarea>
   <div id="actions">
     <span id="status" role="status"></span>

@@ -13,6 +13,7 @@ from agentls.events import Compaction
 from agentls.loop.executor import PermissionPrompter
 from agentls.messages import Message
 from agentls.permissions.gate import PermissionGate
+from agentls.pricing import Price
 from agentls.providers.base import Provider
 from agentls.tools.base import ToolContext
 from agentls.tools.registry import ToolRegistry
@@ -71,6 +72,8 @@ class LoopSettings:
     max_tokens_continuations: int = 3
     # The model's output-token cap (agentls.output_limits); None: unknown, no clamp.
     output_limit: int | None = None
+    # Its per-token price (agentls.pricing); None: usage events carry no cost.
+    price: Price | None = None
 
     def output_tokens(self, wanted: int | None = None) -> int:
         """`wanted` (else `max_tokens`) within the model's output cap."""

@@ -565,6 +565,7 @@ def _account(
             usage.cache_write_tokens,
             usage.context_tokens,
             deps.settings.context_window,
+            round(deps.settings.price.cost(usage), 6) if deps.settings.price else None,
         )
     )
 

@@ -49,6 +49,7 @@ from agentls.messages import Message, TextBlock, new_id
 from agentls.output_limits import output_limit_for
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import Rule, parse_rule
+from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.session.records import StateSaved, TurnEnded
@@ -364,6 +365,7 @@ class AgentSession:
                 max_turns=settings.max_turns,
                 max_tokens=settings.max_tokens,
                 output_limit=output_limit_for(self.model, settings.max_output_tokens),
+                price=price_for(self.model, settings.prices),
                 thinking_budget=settings.thinking_budget,
                 nudge_limit=settings.nudge_limit,
                 idle_timeout=settings.idle_timeout,

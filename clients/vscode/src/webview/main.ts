@@ -1,7 +1,7 @@
 // The chat webview: folds the host's actions with the shared reducer and renders the
 // transcript, at most once a frame, touching only the items that changed.
 
-import type { ContextChip, FromWebview, ToWebview } from "../bridge";
+import type { Attachment, ContextChip, FromWebview, ToWebview } from "../bridge";
 import { type Item, type ViewState, initialState, reduce } from "../reducer";
 import { renderMarkdown } from "./markdown";
 
@@ -26,6 +26,15 @@ const statusLine = $("status");
 const queueBox = $("queue");
 const contextLabel = $("context-label");
 const includeContext = $("include-context") as HTMLInputElement;
+const attachmentBox = $("attachments");
+const usageLine = $("usage");
+const completionBox = $("completions");
+
+let attachments: Attachment[] = [];
+// The `@query` being completed, and the files offered for it.
+let completing: { query: string; start: number } | null = null;
+let offered: Attachment[] = [];
+let chosen = 0;
 
 let state: ViewState = initialState();
 let scheduled = false;
@@ -56,6 +65,12 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
     case "focusInput":
       if (message.prefill) input.value = message.prefill + input.value;
       input.focus();
+      return;
+    case "attach":
+      addAttachment(message.attachment);
+      return;
+    case "files":
+      if (completing?.query === message.query) showCompletions(message.files);
       return;
   }
 });
@@ -105,6 +120,7 @@ function render(): void {
 
 function renderComposer(): void {
   stopButton.disabled = state.runningTurn === null;
+  usageLine.textContent = usageText();
   document.body.dataset.running = String(state.runningTurn !== null);
   queueBox.replaceChildren(
     ...state.queued.map((queued) => {
@@ -240,6 +256,20 @@ function drawQuestion(target: HTMLElement, item: Extract<Item, { kind: "question
   target.replaceChildren(...parts);
 }
 
+function usageText(): string {
+  const usage = state.usage;
+  if (!usage) return "";
+  const tokens = usage.inputTokens + usage.outputTokens;
+  const parts = [tokens >= 1000 ? `${(tokens / 1000).toFixed(1)}k tokens` : `${tokens} tokens`];
+  if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(usage.costUsd < 1 ? 4 : 2)}`);
+  if (usage.contextWindow > 0) parts.push(`${Math.round((100 * usage.contextTokens) / usage.contextWindow)}% context`);
+  return parts.join(" · ");
+}
+
+function showCompletionsChosen(): void {
+  Array.from(completionBox.children).forEach((row, index) => row.classList.toggle("chosen", index === chosen));
+}
+
 function statusIcon(status: string): string {
   return { pending: "○", in_progress: "◐", completed: "✓", failed: "✗", cancelled: "⊘", declined: "⊘" }[status] ?? "•";
 }
@@ -270,11 +300,99 @@ function post(message: FromWebview): void {
 function send(): void {
   const text = input.value.trim();
   if (!text) return;
-  post({ type: "send", text });
+  post({ type: "send", text, ...(attachments.length ? { attachments } : {}) });
   input.value = "";
+  attachments = [];
+  renderAttachments();
 }
 
+function addAttachment(attachment: Attachment): void {
+  if (!attachments.some((a) => a.label === attachment.label)) attachments = [...attachments, attachment];
+  renderAttachments();
+}
+
+function renderAttachments(): void {
+  attachmentBox.replaceChildren(
+    ...attachments.map((attachment) => {
+      const chip = element("span", "chip", attachment.label);
+      chip.dataset.label = attachment.label;
+      const remove = button("×", () => {
+        attachments = attachments.filter((a) => a !== attachment);
+        renderAttachments();
+      });
+      remove.title = `Leave out ${attachment.label}`;
+      chip.append(remove);
+      return chip;
+    }),
+  );
+}
+
+/** `@` followed by a path fragment right before the caret asks the host for matching files. */
+function updateCompletion(): void {
+  const before = input.value.slice(0, input.selectionStart);
+  const match = /(?:^|\s)@([^\s@]*)$/.exec(before);
+  if (!match) {
+    closeCompletions();
+    return;
+  }
+  const query = match[1] ?? "";
+  completing = { query, start: before.length - query.length - 1 };
+  post({ type: "findFiles", query });
+}
+
+function showCompletions(files: Attachment[]): void {
+  offered = files;
+  chosen = 0;
+  completionBox.hidden = files.length === 0;
+  completionBox.replaceChildren(
+    ...files.map((file, index) => {
+      const row = element("div", index === chosen ? "completion chosen" : "completion", file.label);
+      row.setAttribute("role", "option");
+      row.addEventListener("mousedown", (event) => {
+        event.preventDefault();
+        pick(index);
+      });
+      return row;
+    }),
+  );
+}
+
+function closeCompletions(): void {
+  completing = null;
+  offered = [];
+  completionBox.hidden = true;
+}
+
+function pick(index: number): void {
+  const file = offered[index];
+  if (!file || !completing) return;
+  const end = completing.start + 1 + completing.query.length;
+  input.value = `${input.value.slice(0, completing.start)}@${file.label} ${input.value.slice(end)}`;
+  addAttachment(file);
+  closeCompletions();
+  input.focus();
+}
+
+input.addEventListener("input", updateCompletion);
 input.addEventListener("keydown", (event) => {
+  if (!completionBox.hidden && offered.length) {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      chosen = (chosen + (event.key === "ArrowDown" ? 1 : offered.length - 1)) % offered.length;
+      showCompletionsChosen();
+      return;
+    }
+    if (event.key === "Enter" || event.key === "Tab") {
+      event.preventDefault();
+      pick(chosen);
+      return;
+    }
+    if (event.key === "Escape") {
+      event.stopPropagation();
+      closeCompletions();
+      return;
+    }
+  }
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     send();

@@ -451,3 +451,11 @@ async def test_a_file_change_asks_with_the_change_it_would_make(tmp_path: Path) 
     assert diffs[1] is not None and (diffs[1].old_text, diffs[1].new_text) == (None, "new")
     # A call that will fail carries no diff; the failure is its result.
     assert diffs[2] is None
+    # "Always" names the exact rule it would save.
+    rules = {o.kind: o.rule for o in answers.asked[0].options}
+    assert rules == {
+        "allow_once": None,
+        "allow_always": "Edit(./a.txt)",
+        "reject_once": None,
+        "reject_always": "Edit(./a.txt)",
+    }

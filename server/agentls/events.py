@@ -73,6 +73,8 @@ class PermissionOption:
     option_id: str
     name: str
     kind: PermissionOptionKind
+    # For the "always" options: the exact rule the answer saves, e.g. `Bash(npm test:*)`.
+    rule: str | None = None
 
 
 PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (

@@ -81,6 +81,7 @@ await step("turn", async () => {
   mark("first_text_painted", sent);
   const allow = chat().locator('.permission[data-state="pending"] button[data-option="allow_once"]');
   await allow.waitFor({ timeout: 60_000 });
+  await chat().locator(".permission .rule", { hasText: "Edit(./app.py)" }).waitFor({ timeout: 10_000 });
   mark("permission_shown", sent);
   // Review before allowing: the proposed change opens in VS Code's diff editor.
   await chat().locator('.permission[data-state="pending"] button[data-action="review"]').click();

@@ -179,6 +179,7 @@ export interface PermissionOption {
   kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
   name: string;
   optionId: string;
+  rule?: string;
 }
 
 /** The `permission_request` event. */

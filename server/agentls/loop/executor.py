@@ -17,9 +17,11 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from agentls.events import (
+    PERMISSION_OPTIONS,
     AskUserRequest,
     AskUserResolved,
     LoopEvent,
+    PermissionOption,
     PermissionRequest,
     PermissionResolved,
     ToolCallEvent,
@@ -30,6 +32,7 @@ from agentls.loop.assemble import ToolCallReady
 from agentls.loop.history import INTERRUPTED
 from agentls.messages import TextBlock, ToolResultBlock, ToolUseBlock, new_id
 from agentls.permissions.gate import PermissionGate, rule_for_always
+from agentls.permissions.rules import Rule
 from agentls.tools.base import ProposesChange, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry, validate_input
 
@@ -210,7 +213,12 @@ class ToolExecutor:
         if isinstance(tool, ProposesChange):
             diff = tool.proposed_change(args, self._context)
         request = PermissionRequest(
-            new_id("perm"), block.id, _title(tool, args, block), block.input, diff=diff
+            new_id("perm"),
+            block.id,
+            _title(tool, args, block),
+            block.input,
+            _options_with_rules(tool, content),
+            diff,
         )
         self._emit(request)
         try:
@@ -220,10 +228,7 @@ class ToolExecutor:
             raise
         self._emit(PermissionResolved(request.request_id, "selected", answer.option_id))
         if answer.option_id in ("allow_always", "reject_always"):
-            behavior: Literal["allow", "deny"] = (
-                "allow" if answer.option_id == "allow_always" else "deny"
-            )
-            self._gate.add_rule(rule_for_always(tool.name, tool.kind, content, behavior))
+            self._gate.add_rule(_always_rule(tool, content, answer.option_id))
         if answer.option_id.startswith("reject"):
             reason = "The user rejected this tool call."
             if answer.message:
@@ -265,3 +270,19 @@ def _title(tool: Tool | None, args: BaseModel | None, block: ToolUseBlock) -> st
         return tool.title(args)
     except Exception:
         return block.name
+
+
+def _always_rule(tool: Tool, content: str | None, option_id: str) -> Rule:
+    """The session rule an allow_always / reject_always answer saves."""
+    behavior: Literal["allow", "deny"] = "allow" if option_id == "allow_always" else "deny"
+    return rule_for_always(tool.name, tool.kind, content, behavior)
+
+
+def _options_with_rules(tool: Tool, content: str | None) -> tuple[PermissionOption, ...]:
+    """The four options, the "always" ones naming the exact rule they would save."""
+    return tuple(
+        replace(option, rule=str(_always_rule(tool, content, option.kind)))
+        if option.kind in ("allow_always", "reject_always")
+        else option
+        for option in PERMISSION_OPTIONS
+    )

@@ -226,9 +226,12 @@ function drawPermission(target: HTMLElement, item: Extract<Item, { kind: "permis
     for (const option of item.options) {
       const choice = button(option.name, () => post({ type: "permission", requestId: item.id, optionId: option.kind }));
       choice.dataset.option = option.kind;
+      if (option.rule) choice.title = `Saves the rule ${option.rule} for this session`;
       row.append(choice);
     }
     parts.push(row);
+    const rule = item.options.find((o) => o.rule)?.rule;
+    if (rule) parts.push(element("div", "rule", `“Always” saves the rule ${rule}`));
   } else {
     parts.push(element("div", "resolved", item.state === "selected" ? `→ ${item.optionId ?? ""}` : "cancelled"));
   }

@@ -175,7 +175,7 @@ async def test_openai_tool_turn_against_llamacpp(
     ) as client:
         turn_id, done = await run_tool_turn(client, workspace)
     check_tool_turn(openai_proxy, client, turn_id, done)
-    second = openai_proxy.requests[-1]
+    second = openai_proxy.requests[1]
     assistant = next(m for m in second["messages"] if m["role"] == "assistant")
     assert assistant["content"] == ""
     final = [e for e in client.events.of_turn(turn_id) if e["type"] == "text_delta"]

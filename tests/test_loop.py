@@ -56,9 +56,10 @@ def make_deps(
     mode: str = "default",
     prompter: Any = None,
     clock: FakeClock | None = None,
+    request_log: Path | None = None,
     **settings: Any,
 ) -> tuple[LoopDeps, ScriptedProvider]:
-    provider = ScriptedProvider(script)
+    provider = ScriptedProvider(script, request_log)
     view = WorkspaceView([root])
     deps = LoopDeps(
         provider=provider,

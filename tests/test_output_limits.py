@@ -112,23 +112,27 @@ async def test_provider_errors_carry_the_stated_cap(server: ReplayServer) -> Non
     ]
 
 
+def asked_max_tokens(log: Path) -> list[int]:
+    """The output limit of each model request the scripted provider logged."""
+    return [json.loads(line)["max_tokens"] for line in log.read_text().splitlines()]
+
+
 async def test_a_refused_limit_is_asked_again_once_within_the_stated_cap(
     tmp_path: Path,
 ) -> None:
     log = tmp_path / "requests.jsonl"
     refusal = {"kind": "invalid_request", "message": OPENAI_REFUSAL, "retryable": False}
-    deps, provider = make_deps(
+    deps, _ = make_deps(
         tmp_path,
         [{"error": {**refusal, "output_limit": 16384}}, {"text": "fine"}],
+        request_log=log,
         max_tokens=20_000,
         model="refusing-model-a",
     )
-    provider._log = log
     state = QueryState("turn_1", [user_text("go")])
     events = [e async for e in run_turn(state, deps)]
     assert completed(events).stop_reason == "end_turn"
-    asked = [json.loads(line)["max_tokens"] for line in log.read_text().splitlines()]
-    assert asked == [20_000, 16_384]
+    assert asked_max_tokens(log) == [20_000, 16_384]
     assert state.transitions == ["output_limit_retry"]
     # The cap is remembered for the model: the next turn starts within it.
     assert output_limit_for("refusing-model-a") == 16_384
@@ -150,15 +154,13 @@ async def test_a_second_refusal_ends_the_turn(tmp_path: Path) -> None:
 async def test_escalation_stays_within_the_models_cap(tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
     cut = {"text": "part", "stop_reason": "max_tokens"}
-    deps, provider = make_deps(
-        tmp_path, [cut, {"text": "whole"}], max_tokens=8192, output_limit=16_384
+    deps, _ = make_deps(
+        tmp_path, [cut, {"text": "whole"}], request_log=log, max_tokens=8192, output_limit=16_384
     )
-    provider._log = log
     state = QueryState("turn_1", [user_text("go")])
     events = [e async for e in run_turn(state, deps)]
     assert completed(events).stop_reason == "end_turn"
-    asked = [json.loads(line)["max_tokens"] for line in log.read_text().splitlines()]
-    assert asked == [8192, 16_384]
+    assert asked_max_tokens(log) == [8192, 16_384]
     [discarded] = [e for e in events if e.type == "message_discarded"]
     assert discarded.reason == "max_tokens_escalate"
 

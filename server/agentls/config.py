@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agentls.pricing import Price
 
@@ -20,8 +20,8 @@ ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 # Settings whose value is one of a few names (None, where allowed, unsets them).
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "reasoning_effort": ("minimal", "low", "medium", "high"),
-    "openai_max_tokens_field": ("max_tokens", "max_completion_tokens"),
+    "reasoning_effort": get_args(ReasoningEffort),
+    "openai_max_tokens_field": get_args(MaxTokensField),
 }
 DEFAULT_MODELS = {
     "anthropic": "claude-sonnet-4-5",

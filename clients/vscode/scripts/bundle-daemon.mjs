@@ -7,7 +7,7 @@
 //   node scripts/bundle-daemon.mjs [--python 3.10,3.11,3.12,3.13] [--platform manylinux2014_x86_64]
 
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -28,23 +28,19 @@ const libs = path.join(bundled, "libs");
 const staging = mkdtempSync(path.join(tmpdir(), "agentls-bundle-"));
 pip("install", "--target", staging, "--no-compile", root);
 
-// A distribution with compiled modules goes to bin/<tag>; everything else is shared.
-const compiled = new Map(); // top-level name -> version
+// A distribution with compiled modules goes to bin/<tag>; everything else is shared. Its
+// RECORD lists its files, so their first path parts are its top-level entries.
+const compiled = new Map(); // distribution name -> version
+const binaryTops = new Set();
 for (const entry of readdirSync(staging)) {
   const match = /^(.+)-([^-]+)\.dist-info$/.exec(entry);
   if (!match) continue;
-  const record = execFileSync(python, ["-c", `import sys; print(open(sys.argv[1]).read())`, path.join(staging, entry, "RECORD")]).toString();
-  if (/\.(so|pyd)\b/.test(record)) compiled.set(match[1].replaceAll("_", "-"), match[2]);
+  const files = readFileSync(path.join(staging, entry, "RECORD"), "utf8").split("\n").map((line) => line.split(",")[0]);
+  if (!files.some((file) => /\.(so|pyd)$/.test(file))) continue;
+  compiled.set(match[1].replaceAll("_", "-"), match[2]);
+  for (const file of files) if (file && !file.startsWith("..")) binaryTops.add(file.split("/")[0]);
 }
 mkdirSync(libs, { recursive: true });
-const binaryTops = new Set();
-for (const [name, version] of compiled) {
-  for (const entry of readdirSync(staging)) {
-    const normalized = entry.toLowerCase().replaceAll("-", "_");
-    const prefix = name.toLowerCase().replaceAll("-", "_");
-    if (normalized === prefix || normalized.startsWith(`${prefix}_${version}`) || normalized === prefix.replace(/_py$/, "")) binaryTops.add(entry);
-  }
-}
 for (const entry of readdirSync(staging)) {
   if (!binaryTops.has(entry) && entry !== "bin") cpSync(path.join(staging, entry), path.join(libs, entry), { recursive: true });
 }

@@ -164,19 +164,25 @@ export function reduce(state: ViewState, action: Action): ViewState {
 /** Apply events in `seq` order: drop duplicates, hold early ones until the gap fills. */
 function receive(state: ViewState, event: AgentEvent): ViewState {
   if (state.sessionId !== null && event.sessionId !== state.sessionId) return state;
-  if (event.seq <= state.lastSeq) return state;
-  let next: ViewState = { ...state, early: { ...state.early, [event.seq]: event } };
-  for (;;) {
-    const ready = next.early[next.lastSeq + 1] ?? (Object.keys(next.early).length > MAX_EARLY ? lowest(next.early) : undefined);
-    if (ready === undefined) return next;
-    const early = Object.fromEntries(Object.entries(next.early).filter(([seq]) => Number(seq) !== ready.seq));
-    next = apply({ ...next, early, lastSeq: ready.seq }, ready);
-  }
+  if (event.seq <= state.lastSeq || event.seq in state.early) return state;
+  // The usual case, in order: applied at once, nothing held is copied.
+  if (event.seq === state.lastSeq + 1) return applyHeld(apply({ ...state, lastSeq: event.seq }, event));
+  const early = { ...state.early, [event.seq]: event };
+  if (Object.keys(early).length <= MAX_EARLY) return { ...state, early };
+  // A gap that never fills must not stall the chat: skip to the first event held.
+  const first = Math.min(...Object.keys(early).map(Number));
+  return applyHeld({ ...state, early, lastSeq: first - 1 });
 }
 
-function lowest(early: Record<number, AgentEvent>): AgentEvent | undefined {
-  const seqs = Object.keys(early).map(Number);
-  return seqs.length ? early[Math.min(...seqs)] : undefined;
+/** Apply the held events that are next in order now. */
+function applyHeld(state: ViewState): ViewState {
+  let next = state;
+  for (let held = next.early[next.lastSeq + 1]; held !== undefined; held = next.early[next.lastSeq + 1]) {
+    const seq = held.seq;
+    const early = Object.fromEntries(Object.entries(next.early).filter(([s]) => Number(s) !== seq));
+    next = apply({ ...next, early, lastSeq: seq }, held);
+  }
+  return next;
 }
 
 function submitted(state: ViewState, text: string, turnId: string, queued: boolean): ViewState {
@@ -351,12 +357,17 @@ function toolItem(event: ToolCallEvent): ToolItem {
   };
 }
 
+/** Change the streaming answer `id`, starting it on its first delta. */
 function updateAssistant(state: ViewState, id: string, change: (m: AssistantItem) => AssistantItem): ViewState {
-  const found = state.items.some((i) => i.kind === "assistant" && i.id === id);
-  const base = found
-    ? state
-    : append(state, { kind: "assistant", id, text: "", thinking: "", streaming: true });
-  return updateItem(base, "assistant", id, change);
+  const index = state.items.findIndex((i) => i.kind === "assistant" && i.id === id);
+  const current = state.items[index];
+  const items = state.items.slice();
+  if (index < 0 || current?.kind !== "assistant") {
+    items.push(change({ kind: "assistant", id, text: "", thinking: "", streaming: true }));
+  } else {
+    items[index] = change(current);
+  }
+  return { ...state, items };
 }
 
 function append(state: ViewState, item: Item): ViewState {

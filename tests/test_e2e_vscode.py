@@ -112,4 +112,4 @@ def test_a_turn_in_a_real_vscode() -> None:
     for step in steps_done:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]
     text = (WORK / "ws" / "app.py").read_text(encoding="utf-8")
-    assert text == "PORT = 9000\nHOST = 'unsaved'\n"
+    assert text == "PORT = 9001\nHOST = 'unsaved'\n"

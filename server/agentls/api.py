@@ -83,6 +83,14 @@ class RespondPermissionParams(WireModel):
     option_id: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
     message: str | None = None
     updated_input: dict[str, Any] | None = None
+    # The file text the user accepted after reviewing a request's `diff` (per hunk, edited).
+    accepted_text: str | None = None
+
+
+class NoteUserActionParams(WireModel):
+    session_id: str
+    # What the user did outside the conversation, said for the model ("The user undid …").
+    text: str = Field(min_length=1, max_length=20_000)
 
 
 class RespondAskUserParams(WireModel):
@@ -198,5 +206,6 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/setPermissionMode": (SetPermissionModeParams, EmptyResult),
     "agent/setModel": (SetModelParams, EmptyResult),
     "agent/listModels": (ListModelsParams, ListModelsResult),
+    "agent/noteUserAction": (NoteUserActionParams, EmptyResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

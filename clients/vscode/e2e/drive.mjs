@@ -83,24 +83,43 @@ await step("turn", async () => {
   await allow.waitFor({ timeout: 60_000 });
   await chat().locator(".permission .rule", { hasText: "Edit(./app.py)" }).waitFor({ timeout: 10_000 });
   mark("permission_shown", sent);
-  // Review before allowing: the proposed change opens in VS Code's diff editor.
+  // Review before allowing: the proposed change opens in VS Code's diff editor, and the
+  // user edits the proposed side before allowing it.
   await chat().locator('.permission[data-state="pending"] button[data-action="review"]').click();
-  await page.locator(".monaco-diff-editor .modified", { hasText: "PORT = 9000" }).waitFor({ timeout: 20_000 });
-  await page.locator(".tab", { hasText: "proposed by agentls" }).waitFor({ timeout: 10_000 });
-  await shot("02-permission-review");
+  const proposedLine = page.locator(".monaco-diff-editor .modified .view-line", { hasText: "PORT = 9000" });
+  await proposedLine.waitFor({ timeout: 20_000 });
+  const reviewTab = page.locator(".tab", { hasText: "review" });
+  await reviewTab.waitFor({ timeout: 10_000 });
   await chat().locator("#context-label", { hasText: "app.py" }).waitFor({ timeout: 10_000 });
+  await proposedLine.click();
+  await page.keyboard.press("End");
+  await page.keyboard.press("Backspace");
+  await page.keyboard.type("1");
+  await page.locator(".monaco-diff-editor .modified .view-line", { hasText: "PORT = 9001" }).waitFor({ timeout: 10_000 });
+  await shot("02-permission-review");
   await allow.click();
   // The answered request's review closes by itself.
-  await page.locator(".tab", { hasText: "proposed by agentls" }).waitFor({ state: "detached", timeout: 20_000 });
+  await reviewTab.waitFor({ state: "detached", timeout: 20_000 });
+  // The second edit, from the keyboard: its one change reverted at the cursor, then Accept.
+  await chat().locator('.permission[data-state="pending"] button[data-action="review"]').click();
+  const agentLine = page.locator(".monaco-diff-editor .modified .view-line", { hasText: "HOST = 'agent'" });
+  await agentLine.waitFor({ timeout: 20_000 });
+  await agentLine.click();
+  await page.keyboard.press("Control+Alt+z");
+  await agentLine.waitFor({ state: "detached", timeout: 10_000 });
+  await shot("03-hunk-reverted");
+  await page.keyboard.press("Control+Enter");
+  await reviewTab.waitFor({ state: "detached", timeout: 20_000 });
   await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 60_000 });
   mark("final_text", sent);
   await page.locator(".tab.dirty").first().waitFor({ state: "detached", timeout: 20_000 });
-  await shot("03-done");
+  await shot("04-done");
 });
 
 await step("disk", async () => {
   const text = readFileSync(path.join(workspace, "app.py"), "utf8");
-  if (!text.includes("PORT = 9000") || !text.includes("HOST = 'unsaved'")) throw new Error(`app.py on disk: ${JSON.stringify(text)}`);
+  // The port as the user revised it in review; the host edit reverted in review.
+  if (text !== "PORT = 9001\nHOST = 'unsaved'\n") throw new Error(`app.py on disk: ${JSON.stringify(text)}`);
 });
 
 await step("transcript", async () => {
@@ -113,6 +132,11 @@ await step("transcript", async () => {
   if (!results.includes("HOST = 'unsaved'")) throw new Error("the Read did not see the unsaved text");
   // The @-completed file went with the message as an attachment.
   if (!results.includes('<attachment path=\\"app.py\\"')) throw new Error("app.py was not attached");
+  // The model was told how the applied edit differs from its proposal, and that the
+  // second was rejected in review.
+  if (!results.includes("applied it with revisions")) throw new Error("no revision note in the Edit's result");
+  if (!results.includes("+PORT = 9001")) throw new Error("the revision note lacks the user's line");
+  if (!results.includes("rejected all of it")) throw new Error("the reverted edit was not declined");
 });
 
 await step("stop", async () => {
@@ -121,7 +145,7 @@ await step("stop", async () => {
   await chat().locator('.assistant[data-streaming="true"]').waitFor({ timeout: 30_000 });
   await chat().locator("#stop").click();
   await chat().locator(".turnEnd", { hasText: "aborted" }).waitFor({ timeout: 20_000 });
-  await shot("04-stopped");
+  await shot("05-stopped");
 });
 
 await step("resume", async () => {
@@ -134,7 +158,7 @@ await step("resume", async () => {
   await chat().locator(".user .bubble", { hasText: "Change the port to 9000 in @app.py" }).waitFor({ timeout: 20_000 });
   await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 20_000 });
   await chat().locator('.tool[data-status="completed"]', { hasText: "Edit" }).first().waitFor({ timeout: 20_000 });
-  await shot("05-resumed");
+  await shot("06-resumed");
 });
 
 console.log(`timings ${JSON.stringify(timings)}`);

@@ -18,6 +18,7 @@ printf 'PORT = 8000\n' > "$ws/app.py"
 cat > "$work/script.jsonl" <<'JSONL'
 {"text": "Reading it.", "tool_calls": [{"id": "t1", "name": "Read", "input": {"file_path": "app.py"}}]}
 {"tool_calls": [{"id": "t2", "name": "Edit", "input": {"file_path": "app.py", "old_string": "PORT = 8000", "new_string": "PORT = 9000"}}]}
+{"tool_calls": [{"id": "t3", "name": "Edit", "input": {"file_path": "app.py", "old_string": "HOST = 'unsaved'", "new_string": "HOST = 'agent'"}}]}
 {"text": "Changed the port to 9000."}
 {"text": "Once upon a time, a very long story began, and it went on and on for a long while.", "delay": 0.5, "chunk": 4}
 JSONL

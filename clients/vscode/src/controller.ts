@@ -5,9 +5,10 @@ import * as vscode from "vscode";
 import type { Attachment, FromWebview, ToWebview } from "./bridge";
 import type { AgentClient } from "./client";
 import { DiffContent } from "./diffs";
+import type { Reviews } from "./review";
 import { type Action, type PermissionItem, type ToolItem, type ViewState, initialState, reduce } from "./reducer";
 import type { StatusBar } from "./statusBar";
-import type { AgentEvent, FileDiff, PermissionRequest, SetPermissionModeParams } from "./wire";
+import type { AgentEvent, FileDiff, PermissionRequest, RespondPermissionParams, SetPermissionModeParams } from "./wire";
 
 const PERMISSION_MODES: readonly SetPermissionModeParams["permissionMode"][] = [
   "default",
@@ -34,6 +35,7 @@ export class ChatController {
     private readonly view: ChatView,
     private readonly statusBar: StatusBar,
     private readonly diffs: DiffContent,
+    private readonly reviews: Reviews,
   ) {}
 
   /** Every agent/event from the daemon; other sessions' events are not this chat's. */
@@ -42,7 +44,7 @@ export class ChatController {
     this.dispatch({ type: "event", event });
     if (event.type === "usage") this.statusBar.usage(event.contextTokens, event.contextWindow, this.state.usage?.costUsd);
     if (event.type === "permission_request" && !this.view.visible) void this.askInNotification(event);
-    if (event.type === "permission_resolved") void this.diffs.close(event.requestId);
+    if (event.type === "permission_resolved") void this.reviews.close(event.requestId);
   }
 
   /** The server restarted: the daemon's sessions are gone, so the next message starts anew. */
@@ -98,12 +100,7 @@ export class ChatController {
       case "abort":
         return this.abort();
       case "permission":
-        await this.client.request("agent/respondPermission", {
-          sessionId: await this.session(),
-          requestId: message.requestId,
-          optionId: message.optionId,
-        });
-        return;
+        return this.respond(message.requestId, message.optionId);
       case "answer":
         await this.client.request("agent/respondAskUser", {
           sessionId: await this.session(),
@@ -131,7 +128,17 @@ export class ChatController {
     }
   }
 
-  /** A queued message sent now: taken off the queue and given to the running turn. */
+  /** Answer a permission request; an allowed change that was reviewed applies as reviewed. */
+  async respond(requestId: string, optionId: RespondPermissionParams["optionId"]): Promise<void> {
+    const accepted = optionId.startsWith("allow") ? this.reviews.acceptedText(requestId) : undefined;
+    await this.client.request("agent/respondPermission", {
+      sessionId: await this.session(),
+      requestId,
+      optionId,
+      ...(accepted === undefined ? {} : { acceptedText: accepted }),
+    });
+  }
+
   /** Pick an earlier session of this workspace (newest first, searchable) and resume it. */
   async pickSession(): Promise<void> {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -204,6 +211,7 @@ export class ChatController {
     if (picked) await this.setMode(picked);
   }
 
+  /** A queued message sent now: taken off the queue and given to the running turn. */
   private async steer(turnId: string, text: string): Promise<void> {
     const sessionId = await this.session();
     await this.client.request("agent/abort", { sessionId, turnId });
@@ -233,18 +241,19 @@ export class ChatController {
     this.view.post({ type: "action", action });
   }
 
+  /** The panel is hidden: the same choices (and Review) in a notification. */
   private async askInNotification(request: PermissionRequest): Promise<void> {
     const names = request.options.map((o) => o.name);
-    const picked = await vscode.window.showInformationMessage(`agentls: ${request.title}`, ...names);
-    const option = request.options.find((o) => o.name === picked);
-    if (!option || !this.sessionId) return;
+    const review = request.diff ? ["Review"] : [];
+    const picked = await vscode.window.showInformationMessage(`agentls: ${request.title}`, ...review, ...names);
     const pending = this.state.items.some((i) => i.kind === "permission" && i.id === request.requestId && i.state === "pending");
-    if (!pending) return;
-    await this.client.request("agent/respondPermission", {
-      sessionId: this.sessionId,
-      requestId: request.requestId,
-      optionId: option.kind,
-    });
+    if (!pending || !picked) return;
+    if (picked === "Review") {
+      this.view.reveal();
+      return this.review(request.requestId);
+    }
+    const option = request.options.find((o) => o.name === picked);
+    if (option) await this.respond(request.requestId, option.kind);
   }
 
   private async openLocation(path: string, line?: number): Promise<void> {
@@ -262,10 +271,10 @@ export class ChatController {
     if (tool?.diff) await this.showDiff(toolCallId, tool.diff, "agentls");
   }
 
-  /** The change a permission request would make, before the user answers it. */
+  /** The change a permission request would make, opened for review before the user answers. */
   private async review(requestId: string): Promise<void> {
     const request = this.state.items.find((i): i is PermissionItem => i.kind === "permission" && i.id === requestId);
-    if (request?.diff) await this.showDiff(requestId, request.diff, "proposed by agentls");
+    if (request?.diff && request.state === "pending") await this.reviews.show(requestId, request.diff);
   }
 
   /** VS Code's diff editor, without taking focus from where the user is typing. */

@@ -13,16 +13,6 @@ export class DiffContent implements vscode.TextDocumentContentProvider {
     return this.texts.get(uri.toString()) ?? "";
   }
 
-  /** Close the diff editors opened for `key` (a review whose request was answered). */
-  async close(key: string): Promise<void> {
-    const prefix = `/${key}/`;
-    const tabs = vscode.window.tabGroups.all
-      .flatMap((group) => group.tabs)
-      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === DIFF_SCHEME)
-      .filter((tab) => (tab.input as vscode.TabInputTextDiff).modified.path.startsWith(prefix));
-    if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
-  }
-
   /** URIs of the old and new text of one tool call's diff, named like the file. */
   pair(toolCallId: string, diff: FileDiff): [vscode.Uri, vscode.Uri] {
     const name = diff.path.split(/[\\/]/).pop() ?? "file";

@@ -8,6 +8,7 @@ import { ChatController } from "./controller";
 import { DIFF_SCHEME, DiffContent } from "./diffs";
 import { EditorStateTracker } from "./editorState";
 import { ChatPanel, VIEW_ID } from "./panel";
+import { Reviews } from "./review";
 import { ServerNotFound } from "./server";
 import { StatusBar } from "./statusBar";
 
@@ -16,6 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const statusBar = new StatusBar();
   const panel = new ChatPanel(context.extensionUri);
   const diffs = new DiffContent();
+  const reviews = new Reviews(diffs);
   // eslint-disable-next-line prefer-const
   let controller: ChatController;
   const client = new AgentClient(context, log, {
@@ -31,7 +33,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (message) panel.post({ type: "status", level: "error", text: message });
     },
   });
-  controller = new ChatController(client, panel, statusBar, diffs);
+  controller = new ChatController(client, panel, statusBar, diffs, reviews);
   const editorState = new EditorStateTracker(
     (params) => client.notify("agent/didChangeEditorState", params),
     (chip) => panel.post({ type: "context", context: chip }),
@@ -49,6 +51,15 @@ export function activate(context: vscode.ExtensionContext): void {
     editorState,
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
+    reviews,
+    vscode.commands.registerCommand("agentls.review.accept", () => answerReview(reviews, controller, "allow_once")),
+    vscode.commands.registerCommand("agentls.review.reject", () => answerReview(reviews, controller, "reject_once")),
+    vscode.commands.registerCommand("agentls.review.revertHunk", (uri?: vscode.Uri, line?: number) => {
+      const editor = uri
+        ? vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString())
+        : vscode.window.activeTextEditor;
+      return reviews.revertHunk(editor, line);
+    }),
     vscode.commands.registerCommand("agentls.focus", () => panel.reveal()),
     vscode.commands.registerCommand("agentls.newSession", async () => {
       panel.reveal();
@@ -139,6 +150,16 @@ async function settingsChanged(
       await client.restart();
     }
   }
+}
+
+/** Accept (as reviewed) or reject the change shown in the active review editor. */
+async function answerReview(reviews: Reviews, controller: ChatController, optionId: "allow_once" | "reject_once"): Promise<void> {
+  const requestId = reviews.requestOf(vscode.window.activeTextEditor?.document.uri);
+  if (!requestId) {
+    void vscode.window.showInformationMessage("agentls: no change under review in this editor.");
+    return;
+  }
+  await controller.respond(requestId, optionId);
 }
 
 async function pickModelOrMode(controller: ChatController): Promise<void> {

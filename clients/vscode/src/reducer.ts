@@ -2,6 +2,7 @@
 // Pure: no vscode, no DOM. The webview renders whatever this returns; the tests drive it
 // with events alone.
 
+import { hunks } from "./hunks";
 import type {
   AgentEvent,
   DisplayMessage,
@@ -44,6 +45,8 @@ export interface ToolItem {
   output: string;
   diff?: FileDiff;
   truncated: boolean;
+  /** The user took this edit back (Undo on the card or in the turn's review). */
+  undone?: boolean;
 }
 
 export interface PermissionItem {
@@ -89,7 +92,24 @@ export interface CompactionItem {
   tokensAfter: number;
 }
 
+/** One file a turn changed: its edits (tool call ids, in order) and line counts. */
+export interface ChangedFile {
+  path: string;
+  toolCallIds: string[];
+  added: number;
+  removed: number;
+  created: boolean;
+}
+
+/** What a turn changed, shown when it ends ("Review all changes"). */
+export interface SummaryItem {
+  kind: "summary";
+  id: string;
+  files: ChangedFile[];
+}
+
 export type Item =
+  | SummaryItem
   | UserItem
   | AssistantItem
   | ToolItem
@@ -130,7 +150,8 @@ export interface ViewState {
 export type Action =
   | { type: "event"; event: AgentEvent }
   | { type: "session"; sessionId: string; messages?: DisplayMessage[] }
-  | { type: "submitted"; text: string; turnId: string; queued: boolean };
+  | { type: "submitted"; text: string; turnId: string; queued: boolean }
+  | { type: "undone"; toolCallIds: string[] };
 
 /** Events held back waiting for a gap before they are applied anyway. */
 export const MAX_EARLY = 64;
@@ -158,6 +179,11 @@ export function reduce(state: ViewState, action: Action): ViewState {
       return submitted(state, action.text, action.turnId, action.queued);
     case "event":
       return receive(state, action.event);
+    case "undone":
+      return {
+        ...state,
+        items: state.items.map((i) => (i.kind === "tool" && action.toolCallIds.includes(i.id) ? { ...i, undone: true } : i)),
+      };
   }
 }
 
@@ -277,14 +303,44 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
 function turnCompleted(state: ViewState, turnId: string, stopReason: string, error?: TurnError): ViewState {
   const items = state.items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
   const end: TurnEndItem = { kind: "turnEnd", id: `end-${turnId}`, stopReason, ...(error ? { error } : {}) };
+  const files = changedFiles(items);
+  const summary: SummaryItem[] = files.length ? [{ kind: "summary", id: `summary-${turnId}`, files }] : [];
   return {
     ...state,
-    items: stopReason === "end_turn" ? items : [...items, end],
+    items: [...items, ...summary, ...(stopReason === "end_turn" ? [] : [end])],
     runningTurn: state.runningTurn === turnId ? null : state.runningTurn,
     // A queued turn aborted before it ran ends without ever starting.
     queued: state.queued.filter((q) => q.turnId !== turnId),
     retryable: error?.retryable ? { text: state.lastUserText } : null,
   };
+}
+
+/** The files the last turn's edits changed (the edits after its user message). */
+function changedFiles(items: Item[]): ChangedFile[] {
+  let start = items.length;
+  while (start > 0 && items[start - 1]?.kind !== "user") start--;
+  const edits = items.slice(start).filter((i): i is ToolItem & { diff: FileDiff } => i.kind === "tool" && i.status === "completed" && !!i.diff);
+  const byPath = new Map<string, ToolItem[]>();
+  for (const edit of edits) byPath.set(edit.diff.path, [...(byPath.get(edit.diff.path) ?? []), edit]);
+  return [...byPath].map(([path, tools]) => {
+    const change = combinedDiff(tools);
+    const lines = hunks(change.oldText ?? "", change.newText);
+    return {
+      path,
+      toolCallIds: tools.map((t) => t.id),
+      added: lines.reduce((n, h) => n + h.newEnd - h.newStart, 0),
+      removed: lines.reduce((n, h) => n + h.oldEnd - h.oldStart, 0),
+      created: change.oldText === undefined,
+    };
+  });
+}
+
+/** The file before the first of these edits and after the last. */
+export function combinedDiff(tools: readonly ToolItem[]): FileDiff {
+  const first = tools[0]?.diff;
+  const last = tools.at(-1)?.diff;
+  const old = first?.oldText;
+  return { path: first?.path ?? "", ...(old === undefined ? {} : { oldText: old }), newText: last?.newText ?? "" };
 }
 
 function completed(state: ViewState, id: string, role: "user" | "assistant", content: ContentBlock[]): ViewState {

@@ -162,6 +162,11 @@ export interface NewSessionResult {
   tools: string[];
 }
 
+export interface NoteUserActionParams {
+  sessionId: string;
+  text: string;
+}
+
 /** The `notice` event. */
 export interface Notice {
   attempt?: number;
@@ -214,6 +219,7 @@ export interface RespondAskUserParams {
 }
 
 export interface RespondPermissionParams {
+  acceptedText?: string | null;
   message?: string | null;
   optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
   requestId: string;
@@ -415,6 +421,7 @@ export interface Requests {
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };
   "agent/listSessions": { params: ListSessionsParams; result: ListSessionsResult };
   "agent/newSession": { params: NewSessionParams; result: NewSessionResult };
+  "agent/noteUserAction": { params: NoteUserActionParams; result: EmptyResult };
   "agent/respondAskUser": { params: RespondAskUserParams; result: EmptyResult };
   "agent/respondPermission": { params: RespondPermissionParams; result: EmptyResult };
   "agent/resumeSession": { params: ResumeSessionParams; result: ResumeSessionResult };

@@ -104,6 +104,7 @@ def user_context(
     intent: str | None = None,
     attachments: Sequence[Attachment] = (),
     recap: Recap | None = None,
+    user_actions: Sequence[str] = (),
     now: dt.datetime | None = None,
 ) -> str:
     """The <userContext> block for one user message; the first one also carries git status."""
@@ -122,7 +123,13 @@ def user_context(
         parts.append(f"<userIntent>{escape(intent)}</userIntent>")
     if recap is not None:
         parts.extend(_recap_parts(recap))
+    parts.extend(user_action_note(action) for action in user_actions)
     return "<userContext>\n" + "\n".join(parts) + "\n</userContext>"
+
+
+def user_action_note(text: str) -> str:
+    """What the user did outside the conversation (agent/noteUserAction), for the model."""
+    return f"<userAction>{escape(text)}</userAction>"
 
 
 DATA_PREVIEW_CHARS = 20_000

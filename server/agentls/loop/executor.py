@@ -30,10 +30,11 @@ from agentls.events import (
 )
 from agentls.loop.assemble import ToolCallReady
 from agentls.loop.history import INTERRUPTED
+from agentls.loop.review import revision_note
 from agentls.messages import TextBlock, ToolResultBlock, ToolUseBlock, new_id
 from agentls.permissions.gate import PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
-from agentls.tools.base import ProposesChange, Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.base import FileDiff, ProposesChange, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry, validate_input
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ class PermissionAnswer:
     option_id: str
     message: str | None = None
     updated_input: dict[str, Any] | None = None
+    # The file text the user accepted after reviewing the proposed change.
+    accepted_text: str | None = None
 
 
 class PermissionPrompter(Protocol):
@@ -164,10 +167,10 @@ class ToolExecutor:
         if call.error is not None or call.tool is None or call.args is None:
             return self._finish(block, "failed", call.error or "Invalid tool call.", True)
         tool, args = call.tool, call.args
-        refusal = await self._check_permission(tool, args, block)
-        if isinstance(refusal, ToolResultBlock):
-            return refusal
-        args = refusal
+        approved = await self._check_permission(tool, args, block)
+        if isinstance(approved, ToolResultBlock):
+            return approved
+        args, revision = approved
         self._emit(ToolCallUpdate(block.id, "in_progress"))
         context = replace(
             self._context,
@@ -187,6 +190,8 @@ class ToolExecutor:
         except Exception as exc:
             log.exception("tool %s failed", block.name)
             output = ToolOutput(f"{block.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if revision and not output.is_error:
+            output = replace(output, content=f"{output.content}\n\n{revision}")
         status: ToolCallStatus = "failed" if output.is_error else "completed"
         self._emit(
             ToolCallUpdate(
@@ -200,12 +205,13 @@ class ToolExecutor:
 
     async def _check_permission(
         self, tool: Tool, args: BaseModel, block: ToolUseBlock
-    ) -> BaseModel | ToolResultBlock:
-        """The (possibly user-updated) input to run with, or the refusal result."""
+    ) -> tuple[BaseModel, str | None] | ToolResultBlock:
+        """The (possibly user-updated) input to run with and a note on the user's revision
+        of it for the model, or the refusal result."""
         content = tool.rule_content(args, self._context.cwd)
         decision = self._gate.decide(tool.name, tool.kind, tool.is_read_only(args), content)
         if decision.behavior == "allow":
-            return args
+            return args, None
         if decision.behavior == "deny":
             return self._finish(block, "declined", decision.reason, True)
         # A file change carries what it would do, so the user can review it first.
@@ -234,12 +240,26 @@ class ToolExecutor:
             if answer.message:
                 reason += f" They said: {answer.message}"
             return self._finish(block, "declined", reason, True)
+        if answer.accepted_text is not None and diff is not None:
+            return self._reviewed(tool, args, block, diff, answer.accepted_text)
         if answer.updated_input is not None:
             updated = validate_input(tool, answer.updated_input)
             if isinstance(updated, str):
                 return self._finish(block, "failed", updated, True)
-            return updated
-        return args
+            return updated, None
+        return args, None
+
+    def _reviewed(
+        self, tool: Tool, args: BaseModel, block: ToolUseBlock, diff: FileDiff, accepted: str
+    ) -> tuple[BaseModel, str | None] | ToolResultBlock:
+        """The call as the user accepted it after review: all of it, part of it, or none."""
+        if accepted == diff.new_text:
+            return args, None
+        if accepted == (diff.old_text or "") and diff.old_text is not None:
+            text = "The user reviewed this change and rejected all of it; the file is unchanged."
+            return self._finish(block, "declined", text, True)
+        assert isinstance(tool, ProposesChange)
+        return tool.revised_input(args, diff.old_text, accepted), revision_note(diff, accepted)
 
     async def _ask_user(self, tool_call_id: str, question: str, choices: list[str] | None) -> str:
         request = AskUserRequest(

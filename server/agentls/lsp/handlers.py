@@ -55,6 +55,7 @@ class AgentHandlers:
             "agent/setPermissionMode": self.set_permission_mode,
             "agent/setModel": self.set_model,
             "agent/listModels": self.list_models,
+            "agent/noteUserAction": self.note_user_action,
         }
         self.catalog = ModelCatalog()
 
@@ -142,8 +143,14 @@ class AgentHandlers:
         self, p: api.RespondPermissionParams, _client: Client
     ) -> api.EmptyResult:
         self.manager.get(p.session_id).respond_permission(
-            p.request_id, p.option_id, p.message, p.updated_input
+            p.request_id, p.option_id, p.message, p.updated_input, p.accepted_text
         )
+        return api.EmptyResult()
+
+    async def note_user_action(
+        self, p: api.NoteUserActionParams, _client: Client
+    ) -> api.EmptyResult:
+        self.manager.get(p.session_id).note_user_action(p.text)
         return api.EmptyResult()
 
     async def respond_ask_user(

@@ -56,6 +56,7 @@ AGENT_REQUESTS = (
     "agent/setPermissionMode",
     "agent/setModel",
     "agent/listModels",
+    "agent/noteUserAction",
 )
 
 

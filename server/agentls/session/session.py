@@ -23,6 +23,7 @@ from agentls.context.prompt import (
     Recap,
     attachment_images,
     system_prompt,
+    user_action_note,
     user_context,
 )
 from agentls.context.results import write_spill_file
@@ -127,6 +128,11 @@ class AgentSession:
         self._questions: dict[str, asyncio.Future[str]] = {}
         self.data = SessionData()
         self._options: dict[str, tuple[str, ...]] = {}
+        # Pending requests that carry a proposed file change (they may be answered with
+        # the text the user accepted).
+        self._reviewable: set[str] = set()
+        # agent/noteUserAction notes waiting for the next user message.
+        self._user_actions: list[str] = []
         # Calls that change something, by id, until they finish: finished ones become steps.
         self._changing_calls: dict[str, str] = {}
         # Set by restore: the next turn tells the model what was done and left unanswered.
@@ -178,6 +184,15 @@ class AgentSession:
             self._worker = asyncio.create_task(self._work())
         return turn.turn_id, running is not None
 
+    def note_user_action(self, text: str) -> None:
+        """Something the user did outside the conversation (undid an edit): the running
+        turn gets it at its next step, else the next message carries it."""
+        text = scrub(text)
+        if self._running is not None and not self._running.abort.is_set():
+            self._steering.append(user_action_note(text))
+        else:
+            self._user_actions.append(text)
+
     def abort(self, turn_id: str | None = None) -> bool:
         """Abort the running turn (and drop queued ones), or one turn by id. Idempotent."""
         aborted = False
@@ -199,6 +214,7 @@ class AgentSession:
         option_id: str,
         message: str | None = None,
         updated_input: dict[str, Any] | None = None,
+        accepted_text: str | None = None,
     ) -> None:
         """Answer a pending permission request (UnknownPermissionRequest if there is none)."""
         future = self._permissions.get(request_id)
@@ -214,7 +230,10 @@ class AgentSession:
                 f"use one of {', '.join(options)}",
                 {"field": "optionId"},
             )
-        future.set_result(PermissionAnswer(option_id, message, updated_input))
+        if accepted_text is not None:
+            reviewable = request_id in self._reviewable
+            _check_accepted_text(request_id, option_id, updated_input, reviewable)
+        future.set_result(PermissionAnswer(option_id, message, updated_input, accepted_text))
 
     def respond_ask_user(self, request_id: str, answer: str) -> None:
         """Answer a pending AskUser question (UnknownPermissionRequest if there is none)."""
@@ -245,11 +264,14 @@ class AgentSession:
         future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
         self._permissions[request.request_id] = future
         self._options[request.request_id] = tuple(o.option_id for o in request.options)
+        if request.diff is not None:
+            self._reviewable.add(request.request_id)
         try:
             return await future
         finally:
             self._permissions.pop(request.request_id, None)
             self._options.pop(request.request_id, None)
+            self._reviewable.discard(request.request_id)
 
     def set_permission_mode(self, mode: str) -> None:
         self.gate.mode = mode  # type: ignore[assignment]
@@ -327,6 +349,7 @@ class AgentSession:
             self._save_state()
         self.transcript.touch(title=title_from(turn.text))
         recap = self._take_resume_recap()
+        actions, self._user_actions = self._user_actions, []
         context = await asyncio.to_thread(
             user_context,
             self.workspace,
@@ -336,6 +359,7 @@ class AgentSession:
             intent=turn.intent,
             attachments=turn.attachments,
             recap=recap,
+            user_actions=actions,
         )
         images = await asyncio.to_thread(
             attachment_images, self.workspace, self.cwd, turn.attachments
@@ -504,3 +528,24 @@ def _rules(settings: Settings) -> list[Rule]:
             except ValueError as exc:
                 log.warning("permission rule %r ignored: %s", text, exc)
     return rules
+
+
+def _check_accepted_text(
+    request_id: str, option_id: str, updated_input: dict[str, Any] | None, reviewable: bool
+) -> None:
+    """acceptedText answers only an allowed request that proposed a file change."""
+    if not reviewable:
+        raise InvalidParams(
+            f"acceptedText is only for a request with a proposed change (diff); {request_id} "
+            "has none",
+            {"field": "acceptedText"},
+        )
+    if not option_id.startswith("allow"):
+        raise InvalidParams(
+            "acceptedText goes with an allow option; to refuse the change, reject it",
+            {"field": "acceptedText"},
+        )
+    if updated_input is not None:
+        raise InvalidParams(
+            "give acceptedText or updatedInput, not both", {"field": "acceptedText"}
+        )

@@ -86,6 +86,9 @@ class ProposesChange(Protocol):
     def proposed_change(self, args: Any, ctx: ToolContext) -> FileDiff | None:
         """The file's text before and after the call, or None when it cannot be known."""
 
+    def revised_input(self, args: Any, old_text: str | None, accepted: str) -> Any:
+        """The call changed to leave `accepted` in the file (the user's review of it)."""
+
 
 class Tool(Protocol):
     name: str

@@ -295,6 +295,10 @@ class WriteTool:
         """The current text (buffer first) and the new content."""
         return _proposed(ctx, args.file_path, lambda _old: args.content)
 
+    def revised_input(self, args: WriteInput, old_text: str | None, accepted: str) -> WriteInput:
+        """The same file with the accepted text."""
+        return WriteInput(file_path=args.file_path, content=accepted)
+
     async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput:
         """Write the file unless that would clobber text the model has not seen."""
         path = resolve_in_workspace(ctx, args.file_path)
@@ -386,6 +390,10 @@ class EditTool:
     def proposed_change(self, args: EditInput, ctx: ToolContext) -> FileDiff | None:
         """The current text (buffer first) and the text after the replacement."""
         return _proposed(ctx, args.file_path, lambda old: apply_edit(old or "", args, "")[0])
+
+    def revised_input(self, args: EditInput, old_text: str | None, accepted: str) -> EditInput:
+        """One replacement of the whole reviewed text: it still fails if the file moved on."""
+        return EditInput(file_path=args.file_path, old_string=old_text or "", new_string=accepted)
 
     async def run(self, args: EditInput, ctx: ToolContext) -> ToolOutput:
         """Replace old_string with new_string in the text the model last read."""

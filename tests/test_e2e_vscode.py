@@ -3,10 +3,13 @@
 The test builds the `.vsix` (the extension bundle plus the daemon from this checkout for
 the running Python), installs it into a fresh code-server, and drives the panel with
 `clients/vscode/e2e/drive.mjs`. It opens a workspace, types an unsaved edit into
-`app.py`, asks the scripted model to change the port, allows the Edit, and stops a slow
-second turn, then starts a new session and resumes the first from the history list. The
-checks are on the disk (the buffer was saved, and holds both the unsaved
-line and the edit) and on the daemon's transcript (the Read saw the unsaved line).
+`app.py`, asks the scripted model to change the port, reviews the Edit (edits the proposed
+side) and allows it, reverts a second Edit's one hunk from the keyboard and accepts (so it
+is declined), reviews the turn's changes and undoes them, stops a slow second turn, then
+starts a new session and resumes the first from the history list. The checks are on the
+disk (the buffer was saved, with the unsaved line and the reviewed edit, and back after the
+undo) and on the daemon's transcript (the Read saw the unsaved line; the model was told of
+the revision, the rejected hunk and the undo).
 Screenshots stay in `clients/vscode/e2e/.work/artifacts`.
 
 It needs the toolchain of `clients/vscode/e2e/setup.sh` and Debian's Chromium, which
@@ -106,10 +109,12 @@ def test_a_turn_in_a_real_vscode() -> None:
         "turn",
         "disk",
         "transcript",
+        "undo",
         "stop",
         "resume",
     )
     for step in steps_done:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]
     text = (WORK / "ws" / "app.py").read_text(encoding="utf-8")
-    assert text == "PORT = 9001\nHOST = 'unsaved'\n"
+    # The reviewed edit was undone from the turn's summary: the file is as before the turn.
+    assert text == "PORT = 8000\nHOST = 'unsaved'\n"

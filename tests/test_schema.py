@@ -380,6 +380,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
         "data": {"any": ["json"]},
         "attachments": [
             {"uri": "file:///w/a.py"},
+            {"uri": "data:image/png;base64,iVBORw0KGgo=", "name": "shot.png"},
             {
                 "uri": "file:///w/b.py",
                 "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 2}},
@@ -403,6 +404,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/setPermissionMode": {"sessionId": "sess_1", "permissionMode": "plan"},
     "agent/setModel": {"sessionId": "sess_1", "model": "gpt-4.1", "provider": "openai"},
     "agent/listModels": {"sessionId": "sess_1", "refresh": True},
+    "agent/noteUserAction": {"sessionId": "sess_1", "text": "The user undid your change."},
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -449,6 +451,7 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         ],
         cached=False,
     ),
+    "agent/noteUserAction": api.EmptyResult(),
 }
 
 

@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "dist-test/**", "bundled/**", "node_modules/**", "src/wire.ts"] },
+  { ignores: ["dist/**", "dist-test/**", "bundled/**", "node_modules/**", "src/wire.ts", "**/*.mjs"] },
   ...tseslint.configs.strictTypeChecked,
   {
     languageOptions: {

@@ -32,6 +32,8 @@ class WireRange(WireModel):
 class AttachmentParam(WireModel):
     uri: str
     range: WireRange | None = None
+    # Shown to the model for an inline image (a data: URI), e.g. the pasted file's name.
+    name: str | None = Field(default=None, max_length=200)
 
 
 class NewSessionParams(WireModel):

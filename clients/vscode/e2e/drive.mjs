@@ -139,13 +139,46 @@ await step("transcript", async () => {
   if (!results.includes("rejected all of it")) throw new Error("the reverted edit was not declined");
 });
 
+await step("undo", async () => {
+  // The turn's summary: review its one change (kept), then undo it from the summary.
+  const summary = chat().locator(".summary .changed-file", { hasText: "app.py" });
+  await summary.waitFor({ timeout: 10_000 });
+  await chat().locator('.summary button[data-action="review-turn"]').click();
+  await page.locator(".tab", { hasText: "change 1 of 1" }).waitFor({ timeout: 20_000 });
+  const keep = page.locator(".notification-toast .monaco-button", { hasText: "Keep" });
+  await keep.waitFor({ timeout: 20_000 });
+  await shot("05-review-turn");
+  await keep.click();
+  await summary.locator("button", { hasText: "Undo" }).click();
+  await summary.locator(".undone").waitFor({ timeout: 20_000 });
+  const text = readFileSync(path.join(workspace, "app.py"), "utf8");
+  if (text !== "PORT = 8000\nHOST = 'unsaved'\n") throw new Error(`app.py after undo: ${JSON.stringify(text)}`);
+  await page.locator(".tab.dirty").first().waitFor({ state: "detached", timeout: 20_000 });
+});
+
+// A 1x1 PNG, pasted into the message box as a screenshot is.
+const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
 await step("stop", async () => {
+  await chat().locator("#input").evaluate((box, base64) => {
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], "image.png", { type: "image/png" }));
+    box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, PIXEL);
+  await chat().locator('.chip[data-label="pasted image 1.png"]').waitFor({ timeout: 10_000 });
   await chat().locator("#input").fill("Tell me a long story.");
   await chat().locator("#input").press("Enter");
   await chat().locator('.assistant[data-streaming="true"]').waitFor({ timeout: 30_000 });
   await chat().locator("#stop").click();
   await chat().locator(".turnEnd", { hasText: "aborted" }).waitFor({ timeout: 20_000 });
-  await shot("05-stopped");
+  await shot("06-stopped");
+  // The next message told the model about the undo.
+  const transcript = readdirSync(path.join(home, "sessions")).find((f) => f.endsWith(".jsonl"));
+  const records = readFileSync(path.join(home, "sessions", transcript), "utf8");
+  if (!records.includes("<userAction>The user undid your change to app.py")) throw new Error("the model was not told of the undo");
+  // The pasted image went with the message, named, as an image block.
+  if (!records.includes('<attachment name=\\"pasted image 1.png\\" image=\\"png 1x1\\"/>')) throw new Error("the pasted image is not in the message");
 });
 
 await step("resume", async () => {
@@ -158,7 +191,7 @@ await step("resume", async () => {
   await chat().locator(".user .bubble", { hasText: "Change the port to 9000 in @app.py" }).waitFor({ timeout: 20_000 });
   await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 20_000 });
   await chat().locator('.tool[data-status="completed"]', { hasText: "Edit" }).first().waitFor({ timeout: 20_000 });
-  await shot("06-resumed");
+  await shot("07-resumed");
 });
 
 console.log(`timings ${JSON.stringify(timings)}`);

@@ -3,11 +3,13 @@
 import type { Action, ViewState } from "./reducer";
 import type { RespondPermissionParams, WireRange } from "./wire";
 
-/** A file (or some of its lines) the next message carries. */
+/** A file (or some of its lines), or a pasted image (a data: URI), the next message carries. */
 export interface Attachment {
   uri: string;
   range?: WireRange;
   label: string;
+  /** For a pasted image: the name the model reads. */
+  name?: string;
 }
 
 export interface ContextChip {
@@ -39,5 +41,7 @@ export type FromWebview =
   | { type: "openLocation"; path: string; line?: number }
   | { type: "openDiff"; toolCallId: string }
   | { type: "review"; requestId: string }
+  | { type: "undo"; toolCallIds: string[] }
+  | { type: "reviewTurn"; summaryId: string }
   | { type: "insertCode"; code: string }
   | { type: "copy"; text: string };

@@ -6,7 +6,17 @@ import type { Attachment, FromWebview, ToWebview } from "./bridge";
 import type { AgentClient } from "./client";
 import { DiffContent } from "./diffs";
 import type { Reviews } from "./review";
-import { type Action, type PermissionItem, type ToolItem, type ViewState, initialState, reduce } from "./reducer";
+import {
+  type Action,
+  type PermissionItem,
+  type SummaryItem,
+  type ToolItem,
+  type ViewState,
+  combinedDiff,
+  initialState,
+  reduce,
+} from "./reducer";
+import { revertChange } from "./undo";
 import type { StatusBar } from "./statusBar";
 import type { AgentEvent, FileDiff, PermissionRequest, RespondPermissionParams, SetPermissionModeParams } from "./wire";
 
@@ -75,7 +85,11 @@ export class ChatController {
 
   async send(text: string, attachments: Attachment[] = []): Promise<void> {
     const sessionId = await this.session();
-    const wire = attachments.map((a) => (a.range ? { uri: a.uri, range: a.range } : { uri: a.uri }));
+    const wire = attachments.map((a) => ({
+      uri: a.uri,
+      ...(a.range ? { range: a.range } : {}),
+      ...(a.name ? { name: a.name } : {}),
+    }));
     const result = await this.client.request("agent/submitMessage", {
       sessionId,
       text,
@@ -120,6 +134,10 @@ export class ChatController {
         return this.openDiff(message.toolCallId);
       case "review":
         return this.review(message.requestId);
+      case "undo":
+        return this.undo(message.toolCallIds);
+      case "reviewTurn":
+        return this.reviewTurn(message.summaryId);
       case "insertCode":
         await vscode.window.activeTextEditor?.insertSnippet(new vscode.SnippetString().appendText(message.code));
         return;
@@ -275,6 +293,48 @@ export class ChatController {
   private async review(requestId: string): Promise<void> {
     const request = this.state.items.find((i): i is PermissionItem => i.kind === "permission" && i.id === requestId);
     if (request?.diff && request.state === "pending") await this.reviews.show(requestId, request.diff);
+  }
+
+  /** Take edits back, file by file, and tell the session so the model knows. */
+  private async undo(toolCallIds: string[]): Promise<void> {
+    const edits = this.state.items.filter(
+      (i): i is ToolItem => i.kind === "tool" && toolCallIds.includes(i.id) && !!i.diff && !i.undone,
+    );
+    const byPath = new Map<string, ToolItem[]>();
+    for (const edit of edits) byPath.set(edit.diff?.path ?? "", [...(byPath.get(edit.diff?.path ?? "") ?? []), edit]);
+    for (const [path, tools] of byPath) {
+      if ((await revertChange(combinedDiff(tools))) !== "reverted") continue;
+      const ids = tools.map((t) => t.id);
+      this.dispatch({ type: "undone", toolCallIds: ids });
+      if (!this.sessionId) continue;
+      const name = vscode.workspace.asRelativePath(path);
+      const calls = tools.map((t) => t.title).join(", ");
+      await this.client.request("agent/noteUserAction", {
+        sessionId: this.sessionId,
+        text: `The user undid your change to ${name} (${calls}): the file is back to its text from before that change. Read it again before you change it.`,
+      });
+    }
+  }
+
+  /** A turn's changes one file at a time, each in the diff editor, kept or undone. */
+  private async reviewTurn(summaryId: string): Promise<void> {
+    const summary = this.state.items.find((i): i is SummaryItem => i.kind === "summary" && i.id === summaryId);
+    if (!summary) return;
+    const total = summary.files.length;
+    for (const [index, file] of summary.files.entries()) {
+      const tools = this.state.items.filter((i): i is ToolItem => i.kind === "tool" && file.toolCallIds.includes(i.id) && !i.undone);
+      if (!tools.length) continue;
+      await this.showDiff(`${summaryId}-${index}`, combinedDiff(tools), `change ${index + 1} of ${total}`);
+      const name = vscode.workspace.asRelativePath(file.path);
+      const choice = await vscode.window.showInformationMessage(
+        `agentls: ${name} +${file.added} −${file.removed} (${index + 1} of ${total})`,
+        "Keep",
+        "Undo",
+        "Stop Reviewing",
+      );
+      if (choice === "Undo") await this.undo(file.toolCallIds);
+      else if (choice !== "Keep") return;
+    }
   }
 
   /** VS Code's diff editor, without taking focus from where the user is typing. */

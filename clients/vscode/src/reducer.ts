@@ -180,10 +180,7 @@ export function reduce(state: ViewState, action: Action): ViewState {
     case "event":
       return receive(state, action.event);
     case "undone":
-      return {
-        ...state,
-        items: state.items.map((i) => (i.kind === "tool" && action.toolCallIds.includes(i.id) ? { ...i, undone: true } : i)),
-      };
+      return { ...state, items: state.items.map((i) => markUndone(i, action.toolCallIds)) };
   }
 }
 
@@ -313,6 +310,13 @@ function turnCompleted(state: ViewState, turnId: string, stopReason: string, err
     queued: state.queued.filter((q) => q.turnId !== turnId),
     retryable: error?.retryable ? { text: state.lastUserText } : null,
   };
+}
+
+/** Undone edits, and the summaries that list them (new objects, so they are redrawn). */
+function markUndone(item: Item, ids: readonly string[]): Item {
+  if (item.kind === "tool" && ids.includes(item.id)) return { ...item, undone: true };
+  if (item.kind === "summary" && item.files.some((f) => f.toolCallIds.some((id) => ids.includes(id)))) return { ...item };
+  return item;
 }
 
 /** The files the last turn's edits changed (the edits after its user message). */

@@ -34,6 +34,7 @@ export interface AskUserResolved {
 }
 
 export interface AttachmentParam {
+  name?: string | null;
   range?: WireRange | null;
   uri: string;
 }

@@ -234,3 +234,51 @@ test("a resumed session renders its history, tool results on their cards", () =>
   const next = run(numbered([{ type: "text_delta", turnId: "t9", messageId: "a3", text: "More." }]), state);
   assert.equal(next.items.length, 5);
 });
+
+/** A turn whose edits changed `app.py` twice and created `new.py`. */
+function editTurn(): AgentEvent[] {
+  const edit = (id: string, path: string, oldText: string | undefined, newText: string) => [
+    { type: "tool_call", turnId: "t1", toolCallId: id, name: "Edit", kind: "edit", title: `Edit ${path}`, input: {} },
+    {
+      type: "tool_call_update",
+      turnId: "t1",
+      toolCallId: id,
+      status: "completed",
+      content: "ok",
+      diff: { path, ...(oldText === undefined ? {} : { oldText }), newText },
+    },
+  ];
+  return numbered([
+    { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+    { type: "message_completed", turnId: "t1", messageId: "u1", role: "user", content: [{ type: "text", text: "go" }] },
+    ...edit("e1", "/w/app.py", "a\nb\nc\n", "A\nb\nc\n"),
+    ...edit("e2", "/w/app.py", "A\nb\nc\n", "A\nb\nc\nd\ne\n"),
+    ...edit("e3", "/w/new.py", undefined, "x\ny\n"),
+    { type: "tool_call", turnId: "t1", toolCallId: "e4", name: "Edit", kind: "edit", title: "Edit gone.py", input: {} },
+    { type: "tool_call_update", turnId: "t1", toolCallId: "e4", status: "failed", content: "not found" },
+    { type: "turn_completed", turnId: "t1", stopReason: "end_turn", turns: 4, usage: {} },
+  ]);
+}
+
+test("a turn that changed files ends with a summary of each file's +/- lines", () => {
+  const state = run(editTurn());
+  const summary = state.items.at(-1);
+  assert.ok(summary?.kind === "summary");
+  assert.deepEqual(summary.files, [
+    { path: "/w/app.py", toolCallIds: ["e1", "e2"], added: 3, removed: 1, created: false },
+    { path: "/w/new.py", toolCallIds: ["e3"], added: 2, removed: 0, created: true },
+  ]);
+  // A turn with no completed edit has no summary.
+  assert.ok(!run(numbered(TURN)).items.some((i) => i.kind === "summary"));
+});
+
+test("undone edits are marked and their summary is a new object to redraw", () => {
+  const before = run(editTurn());
+  const after = reduce(before, { type: "undone", toolCallIds: ["e1", "e2"] });
+  const undone = after.items.filter((i) => i.kind === "tool" && i.undone).map((i) => i.id);
+  assert.deepEqual(undone, ["e1", "e2"]);
+  assert.notEqual(after.items.at(-1), before.items.at(-1));
+  // Items the undo did not touch keep their identity: the webview leaves them alone.
+  const untouched = (items: Item[]) => items.find((i) => i.id === "e3");
+  assert.equal(untouched(after.items), untouched(before.items));
+});

@@ -95,6 +95,17 @@ class Attachment:
     range: Range | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class InlineImage:
+    """An image pasted or dropped into the client, sent with the message (no file)."""
+
+    name: str
+    data: bytes
+
+
+UserAttachment = Attachment | InlineImage
+
+
 def user_context(
     view: WorkspaceView,
     cwd: Path,
@@ -102,7 +113,7 @@ def user_context(
     first: bool,
     data: Any = None,
     intent: str | None = None,
-    attachments: Sequence[Attachment] = (),
+    attachments: Sequence[UserAttachment] = (),
     recap: Recap | None = None,
     user_actions: Sequence[str] = (),
     now: dt.datetime | None = None,
@@ -211,13 +222,29 @@ def _load(view: WorkspaceView, path: Path, name: str) -> _Loaded:
 
 
 def _attachment_parts(
-    view: WorkspaceView, cwd: Path, attachments: Sequence[Attachment]
+    view: WorkspaceView, cwd: Path, attachments: Sequence[UserAttachment]
 ) -> list[str]:
     """One <attachment> element each: the text, or a line for an image or an error."""
     return [_attachment_part(view, cwd, att) for att in attachments]
 
 
-def _attachment_part(view: WorkspaceView, cwd: Path, att: Attachment) -> str:
+def _inline_image(att: InlineImage) -> _Loaded:
+    info = sniff_image(att.data)
+    if info is None:
+        return _Loaded(error="not a PNG, JPEG, GIF or WebP image")
+    try:
+        return _Loaded(image=image_block(att.data, info, att.name))
+    except ImageRefused as exc:
+        return _Loaded(error=f"image not sent: {exc}")
+
+
+def _attachment_part(view: WorkspaceView, cwd: Path, att: UserAttachment) -> str:
+    if isinstance(att, InlineImage):
+        loaded = _inline_image(att)
+        head = f"<attachment name={quoteattr(att.name)}"
+        if loaded.image is not None:
+            return f"{head} image={quoteattr(label(loaded.image))}/>"
+        return f"{head} error={quoteattr(loaded.error or 'not sent')}/>"
     shown = display_path(att.path, cwd)
     head = f"<attachment path={quoteattr(shown)}"
     if not view.policy.contains(att.path) or not view.exists(att.path):
@@ -238,7 +265,7 @@ def _attachment_part(view: WorkspaceView, cwd: Path, att: Attachment) -> str:
 
 
 def attachment_images(
-    view: WorkspaceView, cwd: Path, attachments: Sequence[Attachment]
+    view: WorkspaceView, cwd: Path, attachments: Sequence[UserAttachment]
 ) -> tuple[ImageBlock, ...]:
     """The image blocks of the attached image files, in order, for the user message.
 
@@ -246,7 +273,11 @@ def attachment_images(
     """
     images = []
     for att in attachments:
-        if view.policy.contains(att.path) and view.exists(att.path):
+        if isinstance(att, InlineImage):
+            image = _inline_image(att).image
+            if image is not None:
+                images.append(image)
+        elif view.policy.contains(att.path) and view.exists(att.path):
             image = _load(view, att.path, display_path(att.path, cwd)).image
             if image is not None:
                 images.append(image)

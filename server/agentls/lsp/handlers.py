@@ -6,6 +6,8 @@ light server module loads it in the background after `initialize` has been answe
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
@@ -16,8 +18,8 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agentls import api
-from agentls.context.prompt import Attachment
-from agentls.errors import AgentError
+from agentls.context.prompt import Attachment, InlineImage, UserAttachment
+from agentls.errors import AgentError, InvalidParams
 from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
@@ -125,12 +127,7 @@ class AgentHandlers:
         # The window the user writes from is the one the session reads and edits through.
         session = self.manager.attach(p.session_id, _link(client))
         self.hub.attach(session.id, client)
-        attachments = [
-            Attachment(
-                uri_path(a.uri), _range(a.range, client, uri_path(a.uri)) if a.range else None
-            )
-            for a in p.attachments or []
-        ]
+        attachments = [_attachment(a, i, client) for i, a in enumerate(p.attachments or [])]
         turn_id, queued = session.submit(
             p.text, data=p.data, intent=p.intent, attachments=attachments, delivery=p.delivery
         )
@@ -264,9 +261,30 @@ def _iso(timestamp: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _attachment(wire: api.AttachmentParam, client: Client) -> Attachment:
+def _attachment(wire: api.AttachmentParam, index: int, client: Client) -> UserAttachment:
+    """A file (or some of its lines), or an image pasted into the client as a data: URI."""
+    if wire.uri.startswith("data:"):
+        return InlineImage(
+            wire.name or f"pasted image {index + 1}", _data_uri_bytes(wire.uri, index)
+        )
     path = uri_path(wire.uri)
     return Attachment(path, _range(wire.range, client, path) if wire.range else None)
+
+
+def _data_uri_bytes(uri: str, index: int) -> bytes:
+    """The bytes of a base64 `data:image/…;base64,…` URI, or InvalidParams."""
+    head, _, payload = uri.partition(",")
+    if not head.startswith("data:image/") or not head.endswith(";base64"):
+        raise InvalidParams(
+            "an inline attachment must be a base64 image: data:image/<type>;base64,<data>",
+            {"field": f"attachments.{index}.uri"},
+        )
+    try:
+        return base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        raise InvalidParams(
+            "the attachment's data: URI is not valid base64", {"field": f"attachments.{index}.uri"}
+        ) from None
 
 
 def _range(r: api.WireRange, client: Client, path: Path | None) -> Range:

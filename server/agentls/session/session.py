@@ -19,8 +19,8 @@ from agentls.config import Settings
 from agentls.context.budget import context_window_for
 from agentls.context.memory import find_memory_files, memory_prompt
 from agentls.context.prompt import (
-    Attachment,
     Recap,
+    UserAttachment,
     attachment_images,
     system_prompt,
     user_action_note,
@@ -74,7 +74,7 @@ class _Turn:
     text: str
     data: Any = None
     intent: str | None = None
-    attachments: Sequence[Attachment] = ()
+    attachments: Sequence[UserAttachment] = ()
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
     ended: bool = False
@@ -161,7 +161,7 @@ class AgentSession:
         *,
         data: Any = None,
         intent: str | None = None,
-        attachments: Sequence[Attachment] = (),
+        attachments: Sequence[UserAttachment] = (),
         delivery: Delivery = "queue",
     ) -> tuple[str, bool]:
         """Accept a user message; returns its turn id and whether it waits behind another."""

@@ -3,7 +3,7 @@
 
 import type { Attachment, ContextChip, FromWebview, ToWebview } from "../bridge";
 import { type Item, type ViewState, initialState, reduce } from "../reducer";
-import { renderMarkdown } from "./markdown";
+import { renderStreamingMarkdown } from "./markdown";
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -145,15 +145,20 @@ function draw(target: HTMLElement, item: Item): void {
     case "assistant": {
       const parts: HTMLElement[] = [];
       if (item.thinking) {
-        const details = element("details", "thinking");
+        const details = element("details", "thinking") as HTMLDetailsElement;
+        details.open = target.querySelector<HTMLDetailsElement>("details.thinking")?.open ?? false;
         details.append(element("summary", "", "Thinking"), element("div", "thinking-text", item.thinking));
         parts.push(details);
       }
-      const body = element("div", "markdown");
-      renderMarkdown(body, item.text);
+      // The same body element across frames: what it rendered before is kept.
+      const body = target.querySelector<HTMLElement>(":scope > .markdown") ?? element("div", "markdown");
+      renderStreamingMarkdown(body, item.text);
       parts.push(body);
       target.dataset.streaming = String(item.streaming);
-      target.replaceChildren(...parts);
+      // Re-inserting the body would restyle and relayout all of it: only when it changes.
+      if (parts.length !== target.children.length || parts.some((part, i) => target.children[i] !== part)) {
+        target.replaceChildren(...parts);
+      }
       return;
     }
     case "tool":
@@ -173,6 +178,9 @@ function draw(target: HTMLElement, item: Item): void {
       target.replaceChildren(
         element("div", "", `Context compacted: ${item.tokensBefore.toLocaleString()} → ${item.tokensAfter.toLocaleString()} tokens`),
       );
+      return;
+    case "summary":
+      drawSummary(target, item);
       return;
     case "turnEnd": {
       target.dataset.stopReason = item.stopReason;
@@ -207,9 +215,46 @@ function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): v
     body.push(link);
   }
   if (item.diff) body.push(button("Open diff", () => post({ type: "openDiff", toolCallId: item.id })));
+  if (item.diff && item.status === "completed" && !item.undone) {
+    const undo = button("Undo", () => post({ type: "undo", toolCallIds: [item.id] }));
+    undo.dataset.action = "undo";
+    undo.title = "Put the file back as it was before this edit";
+    body.push(undo);
+  }
+  if (item.undone) summary.append(element("span", "undone", "undone"));
   if (item.output) body.push(element("pre", "output", item.output + (item.truncated ? "\n…" : "")));
   details.replaceChildren(summary, ...body);
   target.replaceChildren(details);
+}
+
+/** What the turn changed: each file with +/− lines, Undo per file, and a review of all. */
+function drawSummary(target: HTMLElement, item: Extract<Item, { kind: "summary" }>): void {
+  const tools = new Map(state.items.flatMap((i) => (i.kind === "tool" ? [[i.id, i] as const] : [])));
+  const isUndone = (ids: string[]) => ids.every((id) => tools.get(id)?.undone);
+  const rows = item.files.map((file) => {
+    const row = element("div", "changed-file");
+    row.dataset.path = file.path;
+    const link = element("a", "location", file.path.split(/[\\/]/).pop() ?? file.path) as HTMLAnchorElement;
+    link.href = "#";
+    link.title = file.path;
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      post({ type: "openLocation", path: file.path });
+    });
+    row.append(link, element("span", "added", `+${file.added}`), element("span", "removed", `−${file.removed}`));
+    if (file.created) row.append(element("span", "created", "new"));
+    if (isUndone(file.toolCallIds)) row.append(element("span", "undone", "undone"));
+    else row.append(button("Undo", () => post({ type: "undo", toolCallIds: file.toolCallIds })));
+    return row;
+  });
+  const count = item.files.length;
+  const actions = element("div", "options");
+  const all = item.files.flatMap((f) => f.toolCallIds);
+  const review = button("Review all changes", () => post({ type: "reviewTurn", summaryId: item.id }));
+  review.dataset.action = "review-turn";
+  actions.append(review);
+  if (!isUndone(all)) actions.append(button("Undo all", () => post({ type: "undo", toolCallIds: all })));
+  target.replaceChildren(element("div", "title", `Changed ${count} file${count === 1 ? "" : "s"}`), ...rows, actions);
 }
 
 function drawPermission(target: HTMLElement, item: Extract<Item, { kind: "permission" }>): void {
@@ -312,6 +357,25 @@ function send(): void {
 function addAttachment(attachment: Attachment): void {
   if (!attachments.some((a) => a.label === attachment.label)) attachments = [...attachments, attachment];
   renderAttachments();
+}
+
+function imageFiles(files: FileList | undefined): File[] {
+  return Array.from(files ?? []).filter((file) => file.type.startsWith("image/"));
+}
+
+let pasted = 0;
+
+async function attachImage(file: File): Promise<void> {
+  const uri = await new Promise<string>((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => (typeof reader.result === "string" ? resolve(reader.result) : reject(new Error("no image data")));
+    reader.onerror = () => reject(reader.error ?? new Error("the image could not be read"));
+    reader.readAsDataURL(file);
+  });
+  pasted += 1;
+  // A pasted screenshot is "image.png" every time: number them so each keeps its chip.
+  const name = file.name && file.name !== "image.png" ? file.name : `pasted image ${pasted}.${file.type.split("/")[1] ?? "png"}`;
+  addAttachment({ uri, label: name, name });
 }
 
 function renderAttachments(): void {
@@ -418,6 +482,22 @@ transcript.addEventListener("click", (event) => {
   if (action !== "copy" && action !== "insertCode") return;
   const code = target.parentElement?.parentElement?.querySelector("code")?.textContent ?? "";
   post(action === "copy" ? { type: "copy", text: code } : { type: "insertCode", code });
+});
+
+// Images pasted or dropped become inline attachments; files dropped from the explorer
+// (a uri list) are attached as files.
+input.addEventListener("paste", (event) => {
+  const images = imageFiles(event.clipboardData?.files);
+  if (!images.length) return;
+  event.preventDefault();
+  for (const file of images) void attachImage(file);
+});
+document.addEventListener("dragover", (event) => event.preventDefault());
+document.addEventListener("drop", (event) => {
+  event.preventDefault();
+  for (const file of imageFiles(event.dataTransfer?.files)) void attachImage(file);
+  const uris = (event.dataTransfer?.getData("text/uri-list") ?? "").split(/\r?\n/).filter((u) => u.startsWith("file:"));
+  for (const uri of uris) addAttachment({ uri, label: decodeURIComponent(uri.split("/").pop() ?? uri) });
 });
 
 post({ type: "ready" });

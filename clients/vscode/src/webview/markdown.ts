@@ -5,6 +5,8 @@ import DOMPurify from "dompurify";
 import hljs from "highlight.js/lib/common";
 import { Marked } from "marked";
 
+import { settledEnd } from "./settled";
+
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
 export function renderMarkdown(target: HTMLElement, text: string): void {
@@ -13,6 +15,36 @@ export function renderMarkdown(target: HTMLElement, text: string): void {
   for (const code of Array.from(target.querySelectorAll("pre > code"))) {
     decorate(code as HTMLElement);
   }
+}
+
+interface Streamed {
+  text: string;
+  settled: number;
+  settledBox: HTMLElement;
+  tailBox: HTMLElement;
+}
+
+const streamed = new WeakMap<HTMLElement, Streamed>();
+
+/** Markdown that grows as it streams: blocks that can no longer change (before a blank
+ * line outside a code fence) are parsed once; each frame re-renders only the tail. */
+export function renderStreamingMarkdown(target: HTMLElement, text: string): void {
+  let state = streamed.get(target);
+  if (!state || !text.startsWith(state.text.slice(0, state.settled))) {
+    // First render, or the text was replaced (a retried attempt): start over.
+    state = { text: "", settled: 0, settledBox: document.createElement("div"), tailBox: document.createElement("div") };
+    target.replaceChildren(state.settledBox, state.tailBox);
+    streamed.set(target, state);
+  }
+  const split = settledEnd(text, state.settled);
+  if (split > state.settled) {
+    const chunk = document.createElement("div");
+    renderMarkdown(chunk, text.slice(state.settled, split));
+    state.settledBox.append(...Array.from(chunk.childNodes));
+    state.settled = split;
+  }
+  state.text = text;
+  renderMarkdown(state.tailBox, text.slice(split));
 }
 
 function decorate(code: HTMLElement): void {

@@ -2,15 +2,15 @@
 
 The test builds the `.vsix` (the extension bundle plus the daemon from this checkout for
 the running Python), installs it into a fresh code-server, and drives the panel with
-`clients/vscode/e2e/drive.mjs`. It opens a workspace, types an unsaved edit into
-`app.py`, asks the scripted model to change the port, reviews the Edit (edits the proposed
-side) and allows it, reverts a second Edit's one hunk from the keyboard and accepts (so it
-is declined), reviews the turn's changes and undoes them, stops a slow second turn, then
-starts a new session and resumes the first from the history list. The checks are on the
-disk (the buffer was saved, with the unsaved line and the reviewed edit, and back after the
-undo) and on the daemon's transcript (the Read saw the unsaved line; the model was told of
-the revision, the rejected hunk and the undo).
-Screenshots stay in `clients/vscode/e2e/.work/artifacts`.
+`clients/vscode/e2e/drive.mjs`. It opens a workspace, types an unsaved edit into `app.py`,
+asks the scripted model to change the port, reviews the Edit (edits the proposed side) and
+allows it, reverts a second Edit's one hunk from the keyboard and accepts (so it is
+declined), reviews the turn's changes and undoes them, pastes an image and stops a slow
+second turn, starts a new chat and switches back to the first (still open), then closes it
+and resumes it from the daemon's history list. The checks are on the disk (the buffer was
+saved, with the unsaved line and the reviewed edit, and back after the undo) and on the
+daemon's transcript (the Read saw the unsaved line; the model was told of the revision,
+the rejected hunk and the undo). Screenshots stay in `clients/vscode/e2e/.work/artifacts`.
 
 It needs the toolchain of `clients/vscode/e2e/setup.sh` and Debian's Chromium, which
 `.ci/run` installs. Without them it is skipped, and the skip names what is missing.
@@ -111,6 +111,7 @@ def test_a_turn_in_a_real_vscode() -> None:
         "transcript",
         "undo",
         "stop",
+        "switch",
         "resume",
     )
     for step in steps_done:

@@ -43,6 +43,13 @@ const command = async (name) => {
   await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
   await page.keyboard.press("Enter");
 };
+/** The extension's log (its output channel, as code-server writes it). */
+function findLog(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name === "agentls.log") return readFileSync(path.join(entry.parentPath, entry.name), "utf8");
+  }
+  return "";
+}
 const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 
 await step("workbench", async () => {
@@ -64,6 +71,14 @@ await step("panel", async () => {
   await command("agentls: Focus Chat");
   await chat().locator("#input").waitFor({ timeout: 60_000 });
   mark("panel_ready", opening);
+  // Split it with the extension's own log: VS Code until it asks for the view, then the
+  // webview until its script says ready.
+  const log = findLog(path.join(workspace, "..", "data", "logs"));
+  const at = (pattern) => Number(new RegExp(`${pattern} at (\\d+)`).exec(log)?.[1] ?? NaN);
+  timings.panel_command_to_resolve = at("panel: view resolved") - opening;
+  timings.panel_resolve_to_ready = at("panel: webview ready") - at("panel: view resolved");
+  const split = /document (\d+) ms after resolve, script (\d+) ms after that, ready (\d+) ms after that/.exec(log);
+  if (split) [timings.panel_resolve_to_document, timings.panel_document_to_script, timings.panel_script_to_ready] = split.slice(1).map(Number);
   await shot("01-panel");
 });
 
@@ -181,8 +196,22 @@ await step("stop", async () => {
   if (!records.includes('<attachment name=\\"pasted image 1.png\\" image=\\"png 1x1\\"/>')) throw new Error("the pasted image is not in the message");
 });
 
-await step("resume", async () => {
+await step("switch", async () => {
+  // A new chat keeps the first one open: History switches back to it as it stands.
   await chat().locator("#new-session").click();
+  await chat().locator(".item").first().waitFor({ state: "detached", timeout: 20_000 });
+  await chat().locator("#history").click();
+  const open = page.locator(".quick-input-list .monaco-list-row", { hasText: "Change the port to 9000" });
+  await open.first().waitFor({ timeout: 20_000 });
+  if (!(await open.first().textContent()).includes("open")) throw new Error("the first chat is not listed as open");
+  await open.first().click();
+  await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 20_000 });
+  await chat().locator(".summary .changed-file .undone").waitFor({ timeout: 20_000 });
+});
+
+await step("resume", async () => {
+  // Closed, it is resumed from the daemon's transcript.
+  await command("agentls: Close Session");
   await chat().locator(".item").first().waitFor({ state: "detached", timeout: 20_000 });
   await chat().locator("#history").click();
   const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "Change the port to 9000" });

@@ -12,7 +12,7 @@ export AGENTLS_HOME="$work/agentls-home"
 unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL AGENTLS_PROVIDER AGENTLS_MODEL
 cs="$tools/node_modules/.bin/code-server"
 ws="$work/ws"; data="$work/data"; ext="$work/ext"; art="$work/artifacts"
-rm -rf "$ws" "$data" "$ext" "$AGENTLS_HOME"
+rm -rf "$ws" "$data" "$ext" "$art" "$AGENTLS_HOME"
 mkdir -p "$ws" "$data/User" "$ext" "$art" "$AGENTLS_HOME"
 printf 'PORT = 8000\n' > "$ws/app.py"
 cat > "$work/script.jsonl" <<'JSONL'

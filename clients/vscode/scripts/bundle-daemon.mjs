@@ -4,7 +4,7 @@
 // The extension puts bundled/bin/cp3XX (for the Python it found) and bundled/libs on
 // PYTHONPATH. Never run on activation: it runs at build time.
 //
-//   node scripts/bundle-daemon.mjs [--python 3.10,3.11,3.12,3.13] [--platform manylinux2014_x86_64]
+//   node scripts/bundle-daemon.mjs [--python 3.11,3.12,3.13,3.14] [--platform manylinux2014_x86_64 ...]
 
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -21,7 +21,8 @@ const python = process.env.PYTHON ?? "python3";
 const pip = (...args) => execFileSync(python, ["-m", "pip", "--disable-pip-version-check", "-q", ...args], { stdio: "inherit" });
 const own = execFileSync(python, ["-c", "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"]).toString().trim();
 const versions = (option("--python") ?? own).split(",");
-const platform = option("--platform");
+// Wheel platform tags to fetch the compiled packages for (repeatable); none: this machine's.
+const platforms = process.argv.flatMap((arg, i) => (arg === "--platform" ? [process.argv[i + 1]] : []));
 
 rmSync(bundled, { recursive: true, force: true });
 const libs = path.join(bundled, "libs");
@@ -44,18 +45,37 @@ mkdirSync(libs, { recursive: true });
 for (const entry of readdirSync(staging)) {
   if (!binaryTops.has(entry) && entry !== "bin") cpSync(path.join(staging, entry), path.join(libs, entry), { recursive: true });
 }
+// Packages whose version another package pins exactly (pydantic pins pydantic-core).
+const EXACT = new Set(["pydantic-core"]);
+const skipped = [];
 for (const version of versions) {
   const tag = `cp${version.replace(".", "")}`;
   const target = path.join(bundled, "bin", tag);
   mkdirSync(target, { recursive: true });
-  if (version === own && !platform) {
+  if (version === own && !platforms.length) {
     for (const entry of binaryTops) cpSync(path.join(staging, entry), path.join(target, entry), { recursive: true });
     continue;
   }
-  const specs = [...compiled].map(([name, v]) => `${name}==${v}`);
   const where = ["--only-binary", ":all:", "--python-version", version, "--implementation", "cp", "--no-deps"];
-  pip("install", "--target", target, ...where, ...(platform ? ["--platform", platform] : []), ...specs);
+  const install = (spec) => pip("install", "--target", target, ...where, ...platforms.flatMap((tag) => ["--platform", tag]), spec);
+  for (const [name, pinned] of compiled) {
+    try {
+      install(`${name}==${pinned}`);
+    } catch {
+      // No wheel of that release for this Python (a release that dropped an old Python). A package
+      // that another pins exactly cannot be swapped: this Python is left out instead.
+      if (EXACT.has(name)) {
+        console.log(`${name}==${pinned} has no wheel for Python ${version}: left out`);
+        rmSync(target, { recursive: true, force: true });
+        skipped.push(version);
+        break;
+      }
+      console.log(`${name}==${pinned} has no wheel for Python ${version}; taking the newest that has`);
+      install(name);
+    }
+  }
 }
-writeFileSync(path.join(bundled, "manifest.json"), JSON.stringify({ pythons: versions, compiled: Object.fromEntries(compiled) }, null, 2) + "\n");
+const manifest = { pythons: versions.filter((v) => !skipped.includes(v)), platforms: platforms.length ? platforms : ["this machine's"], compiled: Object.fromEntries(compiled) };
+writeFileSync(path.join(bundled, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
 rmSync(staging, { recursive: true, force: true });
-console.log(`bundled the daemon for Python ${versions.join(", ")}${existsSync(libs) ? "" : " (no libs?)"}`);
+console.log(`bundled the daemon for Python ${manifest.pythons.join(", ")}${existsSync(libs) ? "" : " (no libs?)"}`);

@@ -18,6 +18,13 @@ export interface ContextChip {
   include: boolean;
 }
 
+/** When the webview's document started loading and its script started, in epoch ms. */
+export interface WebviewTiming {
+  documentStart: number;
+  scriptStart: number;
+  ready: number;
+}
+
 export type ToWebview =
   | { type: "action"; action: Action }
   | { type: "snapshot"; state: ViewState }
@@ -28,7 +35,7 @@ export type ToWebview =
   | { type: "files"; query: string; files: Attachment[] };
 
 export type FromWebview =
-  | { type: "ready" }
+  | { type: "ready"; timing?: WebviewTiming }
   | { type: "send"; text: string; attachments?: Attachment[] }
   | { type: "findFiles"; query: string }
   | { type: "steer"; turnId: string; text: string }

@@ -33,12 +33,20 @@ export interface ChatView {
   reveal(): void;
 }
 
+/** A chat kept open while another is shown: its events still fold into its state. */
+interface ParkedChat {
+  state: ViewState;
+  model: string;
+  mode: string;
+}
+
 export class ChatController {
   private sessionId: string | null = null;
   private model = "";
   private mode = "default";
   private creating: Promise<string> | undefined;
   private state: ViewState = initialState();
+  private readonly parked = new Map<string, ParkedChat>();
 
   constructor(
     private readonly client: AgentClient,
@@ -48,9 +56,12 @@ export class ChatController {
     private readonly reviews: Reviews,
   ) {}
 
-  /** Every agent/event from the daemon; other sessions' events are not this chat's. */
+  /** Every agent/event from the daemon: the shown chat's, or a parked chat's. */
   onEvent(event: AgentEvent): void {
-    if (event.sessionId !== this.sessionId) return;
+    if (event.sessionId !== this.sessionId) {
+      this.onParkedEvent(event);
+      return;
+    }
     this.dispatch({ type: "event", event });
     if (event.type === "usage") this.statusBar.usage(event.contextTokens, event.contextWindow, this.state.usage?.costUsd);
     if (event.type === "permission_request" && !this.view.visible) void this.askInNotification(event);
@@ -60,6 +71,7 @@ export class ChatController {
   /** The server restarted: the daemon's sessions are gone, so the next message starts anew. */
   onServerRestarted(): void {
     this.sessionId = null;
+    this.parked.clear();
   }
 
   async handle(message: FromWebview): Promise<void> {
@@ -72,11 +84,28 @@ export class ChatController {
     }
   }
 
+  /** A new chat; the shown one stays open (History lists it) unless it is empty. */
   async newSession(): Promise<void> {
+    this.park();
     this.sessionId = null;
     this.creating = undefined;
     this.state = initialState();
     await this.session();
+  }
+
+  /** Close the shown chat's session and show the last parked chat, or a new one. */
+  async closeSession(): Promise<void> {
+    const closing = this.sessionId;
+    if (closing) await this.client.request("agent/closeSession", { sessionId: closing });
+    this.sessionId = null;
+    const last = [...this.parked.keys()].at(-1);
+    if (last) {
+      this.show(last);
+      return;
+    }
+    this.creating = undefined;
+    this.state = initialState();
+    this.view.post({ type: "snapshot", state: this.state });
   }
 
   async abort(): Promise<void> {
@@ -147,32 +176,42 @@ export class ChatController {
   }
 
   /** Answer a permission request; an allowed change that was reviewed applies as reviewed. */
-  async respond(requestId: string, optionId: RespondPermissionParams["optionId"]): Promise<void> {
+  async respond(requestId: string, optionId: RespondPermissionParams["optionId"], sessionId?: string): Promise<void> {
     const accepted = optionId.startsWith("allow") ? this.reviews.acceptedText(requestId) : undefined;
     await this.client.request("agent/respondPermission", {
-      sessionId: await this.session(),
+      sessionId: sessionId ?? (await this.session()),
       requestId,
       optionId,
       ...(accepted === undefined ? {} : { acceptedText: accepted }),
     });
   }
 
-  /** Pick an earlier session of this workspace (newest first, searchable) and resume it. */
+  /** Switch to an open chat, or pick an earlier session of this workspace (newest first,
+   * searchable) and resume it. */
   async pickSession(): Promise<void> {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const listed = await this.client.request("agent/listSessions", { ...(cwd ? { cwd } : {}), limit: 200 });
-    const items = listed.sessions.map((s) => ({
-      label: s.title || "(no message yet)",
-      description: `${s.turns} turn${s.turns === 1 ? "" : "s"}`,
-      detail: `${new Date(s.updatedAt).toLocaleString()}${s.sessionId === this.sessionId ? " · open now" : ""}`,
-      sessionId: s.sessionId,
+    const open = [...this.parked].reverse().map(([sessionId, chat]) => ({
+      label: titleOf(chat.state),
+      description: chat.state.runningTurn ? "open · running" : "open",
+      detail: pendingCount(chat.state) ? "waiting for your permission" : "",
+      sessionId,
     }));
+    const earlier = listed.sessions
+      .filter((s) => !this.parked.has(s.sessionId))
+      .map((s) => ({
+        label: s.title || "(no message yet)",
+        description: `${s.turns} turn${s.turns === 1 ? "" : "s"}`,
+        detail: `${new Date(s.updatedAt).toLocaleString()}${s.sessionId === this.sessionId ? " · shown now" : ""}`,
+        sessionId: s.sessionId,
+      }));
+    const items = [...open, ...earlier];
     if (!items.length) {
       void vscode.window.showInformationMessage("agentls: no earlier sessions in this workspace.");
       return;
     }
     const picked = await vscode.window.showQuickPick(items, {
-      title: "Resume an agentls session",
+      title: "Switch to an open chat, or resume an earlier session",
       matchOnDescription: true,
       matchOnDetail: true,
     });
@@ -182,7 +221,13 @@ export class ChatController {
   /** Show an earlier session's history and go on in it (agent/resumeSession). */
   async resume(sessionId: string): Promise<void> {
     if (sessionId === this.sessionId) return;
+    if (this.parked.has(sessionId)) {
+      this.park();
+      this.show(sessionId);
+      return;
+    }
     const result = await this.client.request("agent/resumeSession", { sessionId });
+    this.park();
     this.sessionId = result.sessionId;
     this.creating = undefined;
     this.model = result.model;
@@ -252,6 +297,54 @@ export class ChatController {
     this.statusBar.session(result.model, result.permissionMode);
     this.dispatch({ type: "session", sessionId: result.sessionId });
     return result.sessionId;
+  }
+
+  /** Keep the shown chat open in the background (an empty one is closed instead). */
+  private park(): void {
+    if (!this.sessionId) return;
+    if (this.state.items.length) {
+      this.parked.set(this.sessionId, { state: this.state, model: this.model, mode: this.mode });
+    } else {
+      void this.client.request("agent/closeSession", { sessionId: this.sessionId }).catch(() => undefined);
+    }
+  }
+
+  /** Bring a parked chat to the panel. */
+  private show(sessionId: string): void {
+    const chat = this.parked.get(sessionId);
+    if (!chat) return;
+    this.parked.delete(sessionId);
+    this.sessionId = sessionId;
+    this.creating = undefined;
+    this.state = chat.state;
+    this.model = chat.model;
+    this.mode = chat.mode;
+    this.statusBar.session(chat.model, chat.mode);
+    const usage = chat.state.usage;
+    if (usage) this.statusBar.usage(usage.contextTokens, usage.contextWindow, usage.costUsd);
+    this.view.post({ type: "snapshot", state: chat.state });
+  }
+
+  /** A parked chat's event: folded into its state; its permission requests still reach the user. */
+  private onParkedEvent(event: AgentEvent): void {
+    const chat = this.parked.get(event.sessionId);
+    if (!chat) return;
+    chat.state = reduce(chat.state, { type: "event", event });
+    if (event.type === "permission_resolved") void this.reviews.close(event.requestId);
+    if (event.type !== "permission_request") return;
+    const names = event.options.map((o) => o.name);
+    const sessionId = event.sessionId;
+    void vscode.window.showInformationMessage(`agentls (${titleOf(chat.state)}): ${event.title}`, "Show", ...names).then(async (picked) => {
+      if (picked === "Show") {
+        this.park();
+        this.show(sessionId);
+        this.view.reveal();
+        return;
+      }
+      const option = event.options.find((o) => o.name === picked);
+      const stillPending = this.parked.get(sessionId)?.state.items.some((i) => i.kind === "permission" && i.id === event.requestId && i.state === "pending");
+      if (option && stillPending) await this.respond(event.requestId, option.kind, sessionId);
+    });
   }
 
   private dispatch(action: Action): void {
@@ -346,6 +439,17 @@ export class ChatController {
       preview: true,
     });
   }
+}
+
+/** A chat's title: its first message, cut short. */
+function titleOf(state: ViewState): string {
+  const first = state.items.find((i) => i.kind === "user");
+  const text = first?.kind === "user" ? first.text.replace(/\s+/g, " ").trim() : "";
+  return text ? (text.length > 60 ? `${text.slice(0, 59)}…` : text) : "(no message yet)";
+}
+
+function pendingCount(state: ViewState): number {
+  return state.items.filter((i) => i.kind === "permission" && i.state === "pending").length;
 }
 
 const MAX_FILE_MATCHES = 30;

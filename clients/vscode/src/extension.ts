@@ -14,8 +14,9 @@ import { StatusBar } from "./statusBar";
 
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel("agentls", { log: true });
+  log.info(`activated at ${Date.now()}`);
   const statusBar = new StatusBar();
-  const panel = new ChatPanel(context.extensionUri);
+  const panel = new ChatPanel(context.extensionUri, log);
   const diffs = new DiffContent();
   const reviews = new Reviews(diffs);
   // eslint-disable-next-line prefer-const
@@ -66,6 +67,7 @@ export function activate(context: vscode.ExtensionContext): void {
       await controller.newSession();
     }),
     vscode.commands.registerCommand("agentls.abort", () => controller.abort()),
+    vscode.commands.registerCommand("agentls.closeSession", () => controller.closeSession()),
     vscode.commands.registerCommand("agentls.history", async () => {
       panel.reveal();
       await controller.pickSession();

@@ -14,13 +14,19 @@ export class ChatPanel implements vscode.WebviewViewProvider, ChatView {
   private readonly outbox: ToWebview[] = [];
   onMessage: (message: FromWebview) => void = () => undefined;
 
-  constructor(private readonly extensionUri: vscode.Uri) {}
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
 
   get visible(): boolean {
     return this.view?.visible ?? false;
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    // Epoch milliseconds, so the opening time can be split between VS Code and the panel.
+    const resolved = Date.now();
+    this.log.info(`panel: view resolved at ${resolved}`);
     this.view = view;
     this.ready = false;
     const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
@@ -29,6 +35,9 @@ export class ChatPanel implements vscode.WebviewViewProvider, ChatView {
     view.webview.html = html(view.webview, dist, media);
     view.webview.onDidReceiveMessage((message: FromWebview) => {
       if (message.type === "ready") {
+        const t = message.timing;
+        const split = t ? `; document ${t.documentStart - resolved} ms after resolve, script ${t.scriptStart - t.documentStart} ms after that, ready ${t.ready - t.scriptStart} ms after that` : "";
+        this.log.info(`panel: webview ready at ${Date.now()} (${Date.now() - resolved} ms after resolve${split})`);
         this.ready = true;
         this.onMessage(message);
         for (const queued of this.outbox.splice(0)) void view.webview.postMessage(queued);

@@ -1,5 +1,5 @@
 // Where the daemon comes from: `agentls.serverPath`, else the daemon bundled in the
-// extension (`bundled/libs`) run by a Python >= 3.10 that is found, never pip-installed.
+// extension (`bundled/libs`) run by a Python >= 3.11 (what the daemon needs) that is found, never pip-installed.
 
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";

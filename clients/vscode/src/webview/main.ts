@@ -10,6 +10,7 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
+const scriptStart = Date.now();
 const vscode = acquireVsCodeApi();
 function $(id: string): HTMLElement {
   const found = document.getElementById(id);
@@ -500,4 +501,4 @@ document.addEventListener("drop", (event) => {
   for (const uri of uris) addAttachment({ uri, label: decodeURIComponent(uri.split("/").pop() ?? uri) });
 });
 
-post({ type: "ready" });
+post({ type: "ready", timing: { documentStart: Math.round(performance.timeOrigin), scriptStart, ready: Date.now() } });

@@ -236,8 +236,8 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       return updateItem(state, "tool", event.toolCallId, (t) => ({
         ...t,
         status: event.status,
-        // Bash streams its output as it comes; the final content replaces it.
-        output: event.content ?? t.output,
+        // Bash streams its output in pieces while in progress; the final content replaces them.
+        output: event.content === undefined ? t.output : event.status === "in_progress" ? t.output + event.content : event.content,
         truncated: event.truncated ?? t.truncated,
         ...(event.diff ? { diff: event.diff } : {}),
       }));

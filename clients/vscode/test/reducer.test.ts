@@ -282,3 +282,19 @@ test("undone edits are marked and their summary is a new object to redraw", () =
   const untouched = (items: Item[]) => items.find((i) => i.id === "e3");
   assert.equal(untouched(after.items), untouched(before.items));
 });
+
+test("Bash output pieces add up while it runs; the final content replaces them", () => {
+  const update = (status: string, content?: string) => ({ type: "tool_call_update", turnId: "t1", toolCallId: "b", status, ...(content === undefined ? {} : { content }) });
+  const events = numbered([
+    { type: "tool_call", turnId: "t1", toolCallId: "b", name: "Bash", kind: "execute", title: "Bash: make", input: {} },
+    update("in_progress"),
+    update("in_progress", "line 1\n"),
+    update("in_progress", "line 2\n"),
+  ]);
+  const running = run(events);
+  const tool = running.items.find((i) => i.kind === "tool");
+  assert.equal(tool?.kind === "tool" && tool.output, "line 1\nline 2\n");
+  const done = run(numbered([update("completed", "line 1\nline 2\nexit 0")], events.length + 1), running);
+  const final = done.items.find((i) => i.kind === "tool");
+  assert.equal(final?.kind === "tool" && final.output, "line 1\nline 2\nexit 0");
+});

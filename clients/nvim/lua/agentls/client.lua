@@ -1,0 +1,128 @@
+-- The daemon as a client of Neovim's built-in LSP: one per project root, started for any
+-- buffer (a filetype is not needed) and for an empty Neovim.
+
+local config = require("agentls.config")
+
+local M = {}
+
+local has_011 = vim.fn.has("nvim-0.11") == 1
+-- Project root -> client id.
+local by_root = {}
+
+--- The project root of a buffer: the nearest folder with a root marker, else the cwd.
+function M.root_of(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr or 0)
+  local start = name ~= "" and vim.fs.dirname(name) or vim.fn.getcwd()
+  local found = vim.fs.find(config.options.root_markers, { path = start, upward = true })[1]
+  return vim.fs.normalize(found and vim.fs.dirname(found) or vim.fn.getcwd())
+end
+
+local function alive(id)
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and not (has_011 and client:is_stopped() or not has_011 and client.is_stopped()) then
+    return client
+  end
+end
+
+--- Whether a buffer is a file of `root` that the daemon should see.
+function M.is_root_file(bufnr, root)
+  if vim.bo[bufnr].buftype ~= "" then return false end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" then return false end
+  local path = vim.fs.normalize(name)
+  return path == root or vim.startswith(path, root .. "/")
+end
+
+local function attach(bufnr, id)
+  if vim.api.nvim_buf_is_loaded(bufnr) and not vim.lsp.buf_is_attached(bufnr, id) then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+end
+
+--- The client for `root` (the current buffer's by default), started if needed.
+function M.get(root)
+  root = root or M.root_of(0)
+  local client = alive(by_root[root])
+  if client then return client end
+  local opts = config.options
+  local lsp_config = {
+    name = "agentls",
+    cmd = opts.cmd,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = config.init_options(),
+    handlers = {
+      ["agent/event"] = function(_, event, ctx)
+        require("agentls.chat").on_event(event, ctx.client_id)
+      end,
+      ["workspace/applyEdit"] = function(err, params, ctx)
+        return require("agentls.edits").apply(err, params, ctx)
+      end,
+    },
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function()
+        require("agentls.chat").on_exit(client_id, code, signal)
+      end)
+    end,
+  }
+  local id
+  if has_011 then
+    id = vim.lsp.start(lsp_config, { attach = false })
+  else
+    id = vim.lsp.start_client(lsp_config)
+  end
+  if not id then
+    error("agentls: the daemon did not start (" .. table.concat(opts.cmd, " ") .. "); see :checkhealth agentls")
+  end
+  by_root[root] = id
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if M.is_root_file(bufnr, root) then attach(bufnr, id) end
+  end
+  return vim.lsp.get_client_by_id(id)
+end
+
+--- Attach a file buffer to its root's running client (the daemon reads unsaved text).
+function M.on_buffer(bufnr)
+  local root = M.root_of(bufnr)
+  local client = alive(by_root[root])
+  if client and M.is_root_file(bufnr, root) then attach(bufnr, client.id) end
+end
+
+--- Every running agentls client.
+function M.all()
+  local clients = {}
+  for _, id in pairs(by_root) do
+    local client = alive(id)
+    if client then table.insert(clients, client) end
+  end
+  return clients
+end
+
+--- Send a request; `callback(err, result)` runs on the main loop.
+function M.request(client, method, params, callback)
+  local handler = function(err, result)
+    if callback then callback(err, result) end
+  end
+  if has_011 then
+    return client:request(method, params, handler)
+  end
+  return client.request(method, params, handler)
+end
+
+--- Send a request and wait for its answer (for commands that need it at once).
+function M.request_sync(client, method, params, timeout_ms)
+  local done, err, result = false, nil, nil
+  M.request(client, method, params, function(e, r)
+    done, err, result = true, e, r
+  end)
+  vim.wait(timeout_ms or 10000, function() return done end, 10)
+  if not done then return nil, { message = method .. " timed out" } end
+  return result, err
+end
+
+function M.notify(client, method, params)
+  if has_011 then return client:notify(method, params) end
+  return client.notify(method, params)
+end
+
+return M

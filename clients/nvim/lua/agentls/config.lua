@@ -1,0 +1,66 @@
+-- Options of require("agentls").setup(), merged over these defaults.
+
+local M = {}
+
+M.defaults = {
+  -- The daemon: the `agentls` on PATH (pip install agentls), over stdio.
+  cmd = { "agentls", "--stdio" },
+  -- Passed as initializationOptions; nil leaves the daemon's own settings.
+  provider = nil,
+  model = nil,
+  base_url = nil,
+  permission_mode = nil,
+  -- A scripted-model file (offline trials and tests).
+  script = nil,
+  -- More agent/newSession params, e.g. { maxTurns = 50, appendSystemPrompt = "…" }.
+  session = {},
+  -- A buffer's project root is the nearest folder holding one of these, else the cwd.
+  root_markers = { ".git", ".agentls", "pyproject.toml", "package.json", "Cargo.toml", "go.mod" },
+  chat = {
+    -- "right", "left", "below" or "float".
+    position = "right",
+    -- Columns (or a fraction of the editor) for a side split, lines for "below".
+    size = 0.4,
+    -- Open the chat when :AgentAsk sends a message.
+    open_on_ask = true,
+  },
+  -- Write the buffers the agent edits (`:update` semantics), so disk and buffer agree.
+  save_edits = true,
+  -- Milliseconds editor state waits for the cursor to rest before it is sent.
+  debounce_ms = 150,
+  keymaps = {
+    -- Global (normal mode); false turns one off.
+    toggle = "<leader>aa",
+    ask = "<leader>aq",
+    -- In the chat buffer.
+    allow_once = "a",
+    allow_always = "A",
+    reject_once = "r",
+    reject_always = "R",
+    view_diff = "d",
+    abort = "<C-c>",
+  },
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+function M.set(opts)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  return M.options
+end
+
+--- The daemon's initializationOptions from the options.
+function M.init_options()
+  local o = M.options
+  local init = {}
+  if o.provider then init.provider = o.provider end
+  if o.model then init.model = o.model end
+  if o.permission_mode then init.permissionMode = o.permission_mode end
+  if o.script then init.script = o.script end
+  if o.base_url then
+    init[o.provider == "anthropic" and "anthropicBaseUrl" or "openaiBaseUrl"] = o.base_url
+  end
+  return init
+end
+
+return M

@@ -1,0 +1,47 @@
+-- :checkhealth agentls
+
+local M = {}
+
+local health = vim.health
+
+function M.check()
+  health.start("agentls")
+  if vim.fn.has("nvim-0.10") == 1 then
+    health.ok("Neovim " .. tostring(vim.version()))
+  else
+    health.error("Neovim 0.10 or newer is needed")
+  end
+  local options = require("agentls.config").options
+  local exe = options.cmd[1]
+  if vim.fn.executable(exe) == 0 then
+    health.error(("the daemon command %q is not on PATH"):format(exe), { "pip install agentls", "or set cmd in require('agentls').setup()" })
+    return
+  end
+  local version = vim.fn.system(vim.list_extend(vim.deepcopy(options.cmd), { "--version" }))
+  if vim.v.shell_error == 0 then
+    health.ok(("daemon: %s (%s)"):format(vim.trim(version), table.concat(options.cmd, " ")))
+  else
+    health.error("the daemon does not run: " .. vim.trim(version))
+  end
+  local provider = options.provider or vim.env.AGENTLS_PROVIDER
+  local keys = { anthropic = "ANTHROPIC_API_KEY", openai = "OPENAI_API_KEY", azure = "AZURE_OPENAI_API_KEY" }
+  if provider == "scripted" then
+    health.ok("provider: scripted (" .. tostring(options.script) .. ")")
+  elseif provider and keys[provider] then
+    if (vim.env[keys[provider]] or "") ~= "" then
+      health.ok(("provider: %s, %s is set"):format(provider, keys[provider]))
+    elseif provider == "openai" and options.base_url then
+      health.ok("provider: openai-compatible server at " .. options.base_url)
+    else
+      health.warn(("provider %s but %s is not set"):format(provider, keys[provider]))
+    end
+  elseif (vim.env.ANTHROPIC_API_KEY or "") ~= "" or (vim.env.OPENAI_API_KEY or "") ~= "" then
+    health.ok("provider: chosen by the daemon from the API key that is set")
+  else
+    health.warn("no provider configured and no API key set", { "export ANTHROPIC_API_KEY or OPENAI_API_KEY", "or setup({ provider = ..., base_url = ... })" })
+  end
+  local running = require("agentls.client").all()
+  health.info(("%d daemon(s) running in this Neovim"):format(#running))
+end
+
+return M

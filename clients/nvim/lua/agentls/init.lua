@@ -1,0 +1,135 @@
+-- agentls for Neovim: a coding agent on the built-in LSP client.
+--   require("agentls").setup({ provider = "anthropic", model = "claude-sonnet-4-5" })
+
+local config = require("agentls.config")
+
+local M = {}
+
+local function chat_of(root, create)
+  return require("agentls.chat").get(root, create)
+end
+
+local function window()
+  return require("agentls.window")
+end
+
+function M.setup(opts)
+  config.set(opts)
+  local group = vim.api.nvim_create_augroup("agentls", { clear = true })
+  -- Every file buffer of a root with a running daemon is attached, whatever its filetype.
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
+    group = group,
+    callback = function(args)
+      require("agentls.client").on_buffer(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufEnter", "ModeChanged" }, {
+    group = group,
+    callback = function()
+      if #require("agentls.client").all() > 0 then require("agentls.editor_state").schedule() end
+    end,
+  })
+  local keys = config.options.keymaps
+  if keys.toggle then vim.keymap.set("n", keys.toggle, M.toggle, { desc = "agentls: toggle the chat" }) end
+  if keys.ask then
+    vim.keymap.set("n", keys.ask, function() window().focus_prompt() end, { desc = "agentls: ask" })
+    vim.keymap.set("x", keys.ask, ":AgentAsk<CR>", { desc = "agentls: ask about the selection" })
+  end
+end
+
+--- Send a message; `opts.range` ({first, last} lines, 1-based) attaches those lines of the
+--- current buffer.
+function M.ask(text, opts)
+  opts = opts or {}
+  local chat = chat_of(opts.root, true)
+  local attachments = {}
+  if opts.range then
+    local bufnr = vim.api.nvim_get_current_buf()
+    local last = vim.api.nvim_buf_get_lines(bufnr, opts.range[2] - 1, opts.range[2], false)[1] or ""
+    table.insert(attachments, {
+      uri = vim.uri_from_bufnr(bufnr),
+      range = { start = { line = opts.range[1] - 1, character = 0 }, ["end"] = { line = opts.range[2] - 1, character = #last } },
+    })
+  end
+  if config.options.chat.open_on_ask then window().open(chat) end
+  chat:send(text, attachments)
+  return chat
+end
+
+function M.abort(root)
+  local chat = chat_of(root, false)
+  if chat then chat:abort() end
+end
+
+function M.toggle()
+  window().toggle(chat_of(nil, true))
+end
+
+--- A new session in the chat window (the old one stays resumable from :AgentSessions).
+function M.new()
+  local chat = require("agentls.chat").new(require("agentls.client").root_of(0))
+  window().open(chat)
+  return chat
+end
+
+function M.sessions()
+  local chat = chat_of(nil, true)
+  local client = chat:client()
+  local result = require("agentls.client").request_sync(client, "agent/listSessions", { cwd = chat.root, limit = 100 })
+  if not result or #result.sessions == 0 then
+    vim.notify("agentls: no earlier sessions here")
+    return
+  end
+  vim.ui.select(result.sessions, {
+    prompt = "Resume a session",
+    format_item = function(s)
+      return ("%s  (%d turns, %s)"):format(s.title ~= "" and s.title or "(no message)", s.turns, s.updatedAt:sub(1, 16))
+    end,
+  }, function(choice)
+    if choice then require("agentls.window").open(require("agentls.chat").resume(chat.root, choice.sessionId)) end
+  end)
+end
+
+function M.model()
+  local chat = chat_of(nil, true)
+  chat:request("agent/listModels", {}, function(err, result)
+    if err or not result then return end
+    vim.ui.select(result.models, {
+      prompt = "Model (" .. result.provider .. ")",
+      format_item = function(m) return m.current and (m.id .. " (current)") or m.id end,
+    }, function(choice)
+      if not choice then return end
+      chat:request("agent/setModel", { model = choice.id }, function(e)
+        if not e then chat.model = choice.id end
+      end)
+    end)
+  end)
+end
+
+function M.mode()
+  local chat = chat_of(nil, true)
+  vim.ui.select({ "default", "acceptEdits", "plan", "bypassPermissions" }, { prompt = "Permission mode" }, function(choice)
+    if not choice then return end
+    chat:request("agent/setPermissionMode", { permissionMode = choice }, function(e)
+      if not e then chat.mode = choice end
+    end)
+  end)
+end
+
+function M.compact(instructions)
+  local chat = chat_of(nil, true)
+  local params = {}
+  if instructions and instructions ~= "" then params.instructions = instructions end
+  chat:request("agent/compact", params)
+end
+
+--- For statuslines (lualine: `{ require("agentls").statusline }`): model, mode, context, state.
+function M.statusline()
+  local chat = chat_of(nil, false)
+  if not chat then return "" end
+  local usage = chat.usage
+  local percent = usage.window > 0 and math.floor(usage.context * 100 / usage.window) or 0
+  return ("agentls %s · %s · %d%% · %s"):format(chat.model, chat.mode, percent, chat.running and "running" or "idle")
+end
+
+return M

@@ -1,0 +1,160 @@
+-- Writing into the chat buffer: streamed text appended at most once a frame with
+-- nvim_buf_set_text, blocks (tool calls, permissions) as whole lines, and windows that
+-- follow the end only while their cursor is on the last line.
+
+local M = {}
+
+M.ns = vim.api.nvim_create_namespace("agentls")
+
+local FRAME_MS = 16
+
+local Buffer = {}
+Buffer.__index = Buffer
+
+--- A nomodifiable markdown scratch buffer that only this writer changes.
+function M.new(name)
+  local bufnr = vim.api.nvim_create_buf(false, true)
+  vim.bo[bufnr].filetype = "markdown"
+  vim.bo[bufnr].swapfile = false
+  vim.bo[bufnr].bufhidden = "hide"
+  vim.bo[bufnr].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, bufnr, name)
+  return setmetatable({ bufnr = bufnr, pending = {}, scheduled = false, line_start = true }, Buffer)
+end
+
+function Buffer:valid()
+  return vim.api.nvim_buf_is_valid(self.bufnr)
+end
+
+function Buffer:edit(fn)
+  if not self:valid() then return end
+  vim.bo[self.bufnr].modifiable = true
+  local ok, err = pcall(fn, self.bufnr)
+  vim.bo[self.bufnr].modifiable = false
+  if not ok then error(err) end
+end
+
+--- Windows showing the buffer whose cursor is on its last line (they follow new text).
+function Buffer:followers()
+  local last = vim.api.nvim_buf_line_count(self.bufnr)
+  local windows = {}
+  for _, win in ipairs(vim.fn.win_findbuf(self.bufnr)) do
+    if vim.api.nvim_win_get_cursor(win)[1] >= last then table.insert(windows, win) end
+  end
+  return windows
+end
+
+function Buffer:follow(windows)
+  local last = vim.api.nvim_buf_line_count(self.bufnr)
+  for _, win in ipairs(windows) do
+    if vim.api.nvim_win_is_valid(win) then vim.api.nvim_win_set_cursor(win, { last, 0 }) end
+  end
+end
+
+--- Queue streamed text; it reaches the buffer on the next frame, with what came meanwhile.
+function Buffer:stream(text)
+  if text == "" then return end
+  table.insert(self.pending, text)
+  self.line_start = text:sub(-1) == "\n"
+  if not self.scheduled then
+    self.scheduled = true
+    vim.defer_fn(function() self:flush() end, FRAME_MS)
+  end
+end
+
+--- Write the queued text now.
+function Buffer:flush()
+  self.scheduled = false
+  if #self.pending == 0 or not self:valid() then
+    self.pending = {}
+    return
+  end
+  local text = table.concat(self.pending)
+  self.pending = {}
+  local windows = self:followers()
+  self:edit(function(bufnr)
+    local count = vim.api.nvim_buf_line_count(bufnr)
+    local last = vim.api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1]
+    vim.api.nvim_buf_set_text(bufnr, count - 1, #last, count - 1, #last, vim.split(text, "\n", { plain = true }))
+  end)
+  self:follow(windows)
+end
+
+--- Start a fresh line (queued, so it stays in order with streamed text).
+function Buffer:break_line()
+  if not self.line_start then self:stream("\n") end
+end
+
+--- The end of the buffer as (row, col), after the queued text is written.
+function Buffer:tail()
+  self:flush()
+  local count = vim.api.nvim_buf_line_count(self.bufnr)
+  local last = vim.api.nvim_buf_get_lines(self.bufnr, count - 1, count, false)[1]
+  return count - 1, #last
+end
+
+--- Append whole lines at the end; returns the row of the first.
+function Buffer:block(lines)
+  self:break_line()
+  local row = self:tail()
+  local windows = self:followers()
+  self:edit(function(bufnr)
+    vim.api.nvim_buf_set_lines(bufnr, row, row + 1, false, vim.list_extend(vim.deepcopy(lines), { "" }))
+  end)
+  self.line_start = true
+  self:follow(windows)
+  return row
+end
+
+--- Insert lines before `row` (tool output under its card).
+function Buffer:insert(row, lines)
+  self:flush()
+  local windows = self:followers()
+  self:edit(function(bufnr)
+    vim.api.nvim_buf_set_lines(bufnr, row, row, false, lines)
+  end)
+  self:follow(windows)
+end
+
+--- Replace lines [first, last).
+function Buffer:replace(first, last, lines)
+  self:flush()
+  self:edit(function(bufnr)
+    vim.api.nvim_buf_set_lines(bufnr, first, last, false, lines)
+  end)
+end
+
+--- Delete from (row, col) to the end (a discarded attempt's text).
+function Buffer:cut_from(row, col)
+  local last_row, last_col = self:tail()
+  self:edit(function(bufnr)
+    vim.api.nvim_buf_set_text(bufnr, row, col, last_row, last_col, { "" })
+  end)
+  self.line_start = col == 0
+end
+
+--- An extmark at (row, col) that moves with the text; returns its id.
+function Buffer:mark(row, col, opts)
+  return vim.api.nvim_buf_set_extmark(self.bufnr, M.ns, row, col, opts or {})
+end
+
+function Buffer:mark_row(id)
+  local pos = vim.api.nvim_buf_get_extmark_by_id(self.bufnr, M.ns, id, {})
+  return pos[1], pos[2]
+end
+
+function Buffer:clear()
+  self.pending = {}
+  self:edit(function(bufnr)
+    vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
+    vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { "" })
+  end)
+  self.line_start = true
+end
+
+function Buffer:text()
+  self:flush()
+  return table.concat(vim.api.nvim_buf_get_lines(self.bufnr, 0, -1, false), "\n")
+end
+
+return M

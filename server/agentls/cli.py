@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -24,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run_headless(args)
     if args.command == "demo":
         return _run_demo(args)
+    if args.command == "sessions":
+        return _sessions(args)
     if args.tcp:
         from agentls.lsp.tcp import serve_tcp
 
@@ -54,8 +57,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
     commands = parser.add_subparsers(dest="command")
-    run = commands.add_parser("run", help="run one headless turn in the current directory")
-    run.add_argument("prompt", help="what to ask the agent")
+    run = commands.add_parser(
+        "run",
+        help="run one headless turn in the current directory",
+        epilog="Exit codes: 0 the turn ended normally (end_turn), 1 it failed or stopped "
+        "otherwise, 2 usage or configuration error, 130 interrupted (Ctrl-C aborts the turn "
+        "cleanly first).",
+    )
+    run.add_argument(
+        "prompt", nargs="?", help="what to ask the agent (default: read from stdin; - too)"
+    )
     run.add_argument("--json", action="store_true", help="print one agent/event object per line")
     run.add_argument(
         "--permission-mode",
@@ -66,13 +77,37 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--provider", choices=list(PROVIDERS))
     run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
     run.add_argument("--cwd", type=Path, default=None, help="workspace (default: current dir)")
+    earlier = run.add_mutually_exclusive_group()
+    earlier.add_argument("--resume", metavar="ID", help="go on in an earlier session")
+    earlier.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="go on in this directory's newest session",
+    )
+    run.add_argument("--data", type=Path, metavar="FILE.json", help="structured data for the turn")
+    run.add_argument("--intent", help="what the user wants done with the data")
+    sessions = commands.add_parser("sessions", help="list, show, rename, remove, export sessions")
+    actions = sessions.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="this directory's sessions, newest first")
+    listing.add_argument("--all", action="store_true", help="every directory's sessions")
+    listing.add_argument("--json", action="store_true", help="as JSON")
+    actions.add_parser("show", help="a session as markdown").add_argument("id")
+    renaming = actions.add_parser("rename", help="give a session a title")
+    renaming.add_argument("id")
+    renaming.add_argument("title")
+    actions.add_parser("rm", help="delete a session's transcript").add_argument("id")
+    exporting = actions.add_parser("export", help="a session as markdown or JSON")
+    exporting.add_argument("id")
+    exporting.add_argument("--format", choices=["md", "json"], default="md")
+    exporting.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
     demo.add_argument("--json", action="store_true", help="print one agent/event object per line")
     return parser
 
 
 def _run_headless(args: argparse.Namespace) -> int:
-    from agentls.headless import NoTerminal, Terminal, one_turn
+    from agentls.headless import EXIT_NOT_CONFIGURED, NoTerminal, Terminal, TurnRequest, one_turn
 
     overrides: dict[str, Any] = {}
     for key, value in (
@@ -84,13 +119,34 @@ def _run_headless(args: argparse.Namespace) -> int:
         if value is not None:
             overrides[key] = value
     cwd = (args.cwd or Path.cwd()).resolve()
-    answers = Terminal() if sys.stdin.isatty() else NoTerminal()
-    return asyncio.run(one_turn(cwd, args.prompt, overrides, args.json, answers))
+    prompt = args.prompt
+    if prompt is None or prompt == "-":
+        if sys.stdin.isatty():
+            sys.stderr.write("agentls run: give the prompt as an argument, or pipe it in\n")
+            return EXIT_NOT_CONFIGURED
+        prompt = sys.stdin.read()
+        # The terminal is no longer stdin: permission prompts cannot be answered there.
+        answers: Any = NoTerminal()
+    else:
+        answers = Terminal() if sys.stdin.isatty() else NoTerminal()
+    if not prompt.strip():
+        sys.stderr.write("agentls run: the prompt is empty\n")
+        return EXIT_NOT_CONFIGURED
+    data: Any = None
+    if args.data is not None:
+        try:
+            data = json.loads(args.data.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            sys.stderr.write(f"agentls run: --data {args.data}: {exc}\n")
+            return EXIT_NOT_CONFIGURED
+    request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
+    progress = sys.stderr.isatty() and not args.json
+    return asyncio.run(one_turn(cwd, request, overrides, args.json, answers, progress))
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from agentls.demo import SCRIPT, make_workspace
-    from agentls.headless import DemoAnswers, one_turn
+    from agentls.headless import DemoAnswers, TurnRequest, one_turn
 
     with tempfile.TemporaryDirectory(prefix="agentls-demo-") as tmp:
         root = Path(tmp)
@@ -99,19 +155,34 @@ def _run_demo(args: argparse.Namespace) -> int:
         out = sys.stdout
         if not args.json:
             out.write(f"agentls demo: a scripted agent turn in {root}\n\n")
-        code = asyncio.run(
-            one_turn(
-                root,
-                "Make the server honour the PORT variable.",
-                overrides,
-                args.json,
-                DemoAnswers(),
-            )
-        )
+        request = TurnRequest("Make the server honour the PORT variable.")
+        code = asyncio.run(one_turn(root, request, overrides, args.json, DemoAnswers()))
         if not args.json:
             out.write("\n--- server.py after the turn ---\n")
             out.write((root / "server.py").read_text(encoding="utf-8"))
         return code
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from agentls import sessions_cli as cli
+
+    out = sys.stdout
+    try:
+        if args.action == "list":
+            return cli.list_sessions(None if args.all else Path.cwd(), args.json, out)
+        if args.action == "show":
+            return cli.show(args.id, out)
+        if args.action == "rename":
+            return cli.rename(args.id, args.title, out)
+        if args.action == "rm":
+            return cli.remove(args.id, out)
+        return cli.export(args.id, args.format, args.output, out)
+    except cli.SessionNotFound as exc:
+        sys.stderr.write(f"agentls sessions: {exc}\n")
+        return cli.EXIT_USAGE
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"agentls sessions: {exc}\n")
+        return 1
 
 
 if __name__ == "__main__":

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentls.errors import AgentError, ProviderNotConfigured
+from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, UnknownSession
 from agentls.events import (
     AskUserRequest,
     Compaction,
@@ -82,17 +84,36 @@ def _ask(prompt: str) -> str:
     return sys.stdin.readline().strip()
 
 
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    prompt: str
+    # An earlier session to go on in, or the cwd's newest (`--continue`).
+    resume: str | None = None
+    continue_newest: bool = False
+    data: Any = None
+    intent: str | None = None
+
+
 async def one_turn(
-    cwd: Path, prompt: str, overrides: dict[str, Any], as_json: bool, answers: Answers
+    cwd: Path,
+    request: TurnRequest,
+    overrides: dict[str, Any],
+    as_json: bool,
+    answers: Answers,
+    progress: bool = False,
 ) -> int:
-    """Run one turn in a new session; the exit code says how it ended."""
+    """Run one turn (in a new session or an earlier one); the exit code says how it ended."""
     done: asyncio.Future[TurnCompleted] = asyncio.get_running_loop().create_future()
     printer: _JsonPrinter | _HumanPrinter = (
         _JsonPrinter(sys.stdout) if as_json else _HumanPrinter(sys.stdout)
     )
+    status = ProgressLine(sys.stderr) if progress else None
     manager: SessionManager
 
     def on_event(envelope: SessionEvent) -> None:
+        if status is not None:
+            status.clear()
+            status.saw(envelope.event)
         printer.show(envelope)
         event = envelope.event
         if isinstance(event, PermissionRequest):
@@ -113,22 +134,91 @@ async def one_turn(
 
     manager = SessionManager(on_event)
     try:
-        session = await manager.create(cwd, overrides)
-    except ProviderNotConfigured as exc:
+        session = await _session(manager, cwd, request, overrides)
+    except (ProviderNotConfigured, UnknownSession, InvalidParams) as exc:
         sys.stderr.write(f"agentls: {exc.message}\n")
         return EXIT_NOT_CONFIGURED
     except AgentError as exc:
         sys.stderr.write(f"agentls: {exc.message}\n")
         return EXIT_FAILED
-    session.submit(prompt)
+    session.submit(request.prompt, data=request.data, intent=request.intent)
+    ticker = asyncio.create_task(status.run()) if status is not None else None
     try:
         completed = await done
     except asyncio.CancelledError:
+        # Ctrl-C: the turn is aborted and its end recorded before the process exits.
         session.abort()
         await manager.close_all()
         return EXIT_INTERRUPTED
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+        if status is not None:
+            status.clear()
     await manager.close_all()
+    if not as_json:
+        sys.stderr.write(f"session {session.id} (agentls run --resume {session.id} goes on)\n")
     return EXIT_OK if completed.stop_reason == "end_turn" else EXIT_FAILED
+
+
+async def _session(
+    manager: SessionManager, cwd: Path, request: TurnRequest, overrides: dict[str, Any]
+) -> Any:
+    """A new session, or the earlier one the request names."""
+    resume = request.resume
+    if request.continue_newest:
+        newest, _cursor = manager.list(cwd, None, 1)
+        if not newest:
+            raise UnknownSession(f"No session to continue in {cwd}.")
+        resume = newest[0].session_id
+    if resume is not None:
+        session, _display = await manager.resume(resume, overrides)
+        return session
+    return await manager.create(cwd, overrides)
+
+
+class ProgressLine:
+    """What the turn is doing, on one line of a terminal's stderr, redrawn in place."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._started = time.monotonic()
+        self._doing = "waiting for the model"
+        self._tools = 0
+        self._shown = False
+
+    def saw(self, event: LoopEvent) -> None:
+        if isinstance(event, ToolCallEvent):
+            self._tools += 1
+            self._doing = event.title
+        elif isinstance(event, (TextDeltaEvent, ThinkingDeltaEvent)):
+            self._doing = "writing" if isinstance(event, TextDeltaEvent) else "thinking"
+        elif isinstance(event, PermissionRequest):
+            self._doing = "waiting for your answer"
+        elif isinstance(event, ToolCallUpdate) and event.status in _FINISHED:
+            self._doing = "waiting for the model"
+
+    async def run(self) -> None:
+        frame = 0
+        while True:
+            await asyncio.sleep(0.25)
+            frame += 1
+            elapsed = time.monotonic() - self._started
+            tools = (
+                f" · {self._tools} tool call{'' if self._tools == 1 else 's'}"
+                if self._tools
+                else ""
+            )
+            spinner = self.FRAMES[frame % len(self.FRAMES)]
+            _write(self._out, f"\r\x1b[K{spinner} {self._doing[:60]} · {elapsed:.0f}s{tools}")
+            self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            _write(self._out, "\r\x1b[K")
+            self._shown = False
 
 
 class _JsonPrinter:

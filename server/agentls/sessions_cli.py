@@ -1,0 +1,152 @@
+"""`agentls sessions list|show|rename|rm|export`: the stored sessions, from the terminal.
+
+Sessions are read from their transcripts under AGENTLS_HOME, the same files the daemon
+writes; a session id may be shortened to any prefix that names one session.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO
+
+from agentls.config import default_home
+from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, message_to_dict
+from agentls.session.store import (
+    SessionMeta,
+    list_metas,
+    load_transcript,
+    meta_path,
+    transcript_path,
+    write_meta,
+)
+
+USER_CONTEXT = "<userContext>"
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+class SessionNotFound(Exception):
+    """No session, or more than one, has the id (prefix) given."""
+
+
+def home() -> Path:
+    return Path(os.environ["AGENTLS_HOME"]) if os.environ.get("AGENTLS_HOME") else default_home()
+
+
+def find(prefix: str, metas: list[SessionMeta]) -> SessionMeta:
+    """The one session whose id is or starts with `prefix`."""
+    matches = [m for m in metas if m.session_id == prefix] or [
+        m for m in metas if m.session_id.startswith(prefix)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFound(f"no session {prefix!r} under {home()}")
+    raise SessionNotFound(f"{prefix!r} names {len(matches)} sessions; give more of the id")
+
+
+def list_sessions(cwd: Path | None, as_json: bool, out: TextIO) -> int:
+    metas = list_metas(home())
+    if cwd is not None:
+        wanted = cwd.resolve()
+        metas = [m for m in metas if Path(m.cwd).resolve() == wanted]
+    if as_json:
+        out.write(json.dumps([m.to_json() for m in metas], ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    if not metas:
+        where = f" in {cwd}" if cwd is not None else ""
+        out.write(f"no sessions{where} (--all lists every directory's)\n")
+        return EXIT_OK
+    for meta in metas:
+        when = dt.datetime.fromtimestamp(meta.updated_at).strftime("%Y-%m-%d %H:%M")
+        turns = f"{meta.turns} turn{'' if meta.turns == 1 else 's'}"
+        place = "" if cwd is not None else f"  {meta.cwd}"
+        out.write(f"{meta.session_id}  {when}  {turns:>9}  {meta.title or '(no message)'}{place}\n")
+    return EXIT_OK
+
+
+def render_markdown(meta: SessionMeta, messages: Iterable[Message]) -> str:
+    """The conversation as markdown: what was said, each tool call and its result."""
+    lines = [f"# {meta.title or meta.session_id}", "", f"`{meta.session_id}` in `{meta.cwd}`", ""]
+    for message in messages:
+        if message.role == "user":
+            said = [
+                b.text
+                for b in message.content
+                if isinstance(b, TextBlock) and not b.text.startswith(USER_CONTEXT)
+            ]
+            if said:
+                lines += ["## You", "", *said, ""]
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    text = block.text().strip()
+                    shown = text if len(text) <= 2000 else text[:2000] + "\n…"
+                    mark = "failed" if block.is_error else "result"
+                    lines += [
+                        f"<details><summary>{mark}</summary>",
+                        "",
+                        "```",
+                        shown,
+                        "```",
+                        "</details>",
+                        "",
+                    ]
+            continue
+        lines += ["## agentls", ""]
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text:
+                lines += [block.text, ""]
+            elif isinstance(block, ToolUseBlock):
+                arguments = json.dumps(block.input, ensure_ascii=False)
+                lines += [f"**{block.name}** `{arguments[:300]}`", ""]
+    return "\n".join(lines)
+
+
+def show(prefix: str, out: TextIO) -> int:
+    meta = find(prefix, list_metas(home()))
+    loaded = load_transcript(transcript_path(home(), meta.session_id))
+    out.write(render_markdown(loaded.meta, loaded.display))
+    return EXIT_OK
+
+
+def export(prefix: str, fmt: str, target: Path | None, out: TextIO) -> int:
+    meta = find(prefix, list_metas(home()))
+    loaded = load_transcript(transcript_path(home(), meta.session_id))
+    if fmt == "json":
+        body = {
+            "session": loaded.meta.to_json(),
+            "messages": [message_to_dict(m) for m in loaded.display],
+        }
+        text = json.dumps(body, ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = render_markdown(loaded.meta, loaded.display)
+    if target is None:
+        out.write(text)
+    else:
+        target.write_text(text, encoding="utf-8")
+        sys.stderr.write(f"wrote {target}\n")
+    return EXIT_OK
+
+
+def rename(prefix: str, title: str, out: TextIO) -> int:
+    meta = find(prefix, list_metas(home()))
+    meta.title = title.strip()
+    write_meta(meta_path(transcript_path(home(), meta.session_id)), meta)
+    out.write(f"{meta.session_id}: {meta.title}\n")
+    return EXIT_OK
+
+
+def remove(prefix: str, out: TextIO) -> int:
+    meta = find(prefix, list_metas(home()))
+    path = transcript_path(home(), meta.session_id)
+    for file in (path, meta_path(path)):
+        file.unlink(missing_ok=True)
+    # Oversized tool results spilled beside the transcript.
+    shutil.rmtree(path.with_suffix(""), ignore_errors=True)
+    out.write(f"removed {meta.session_id}\n")
+    return EXIT_OK

@@ -5,16 +5,16 @@
     python bench/run.py --only startup,rss
 
 Sections: 1 startup (spawn → initialize vs interpreter and bare-pygls floors, spawn → core
-ready and → first anthropic session, what is imported when),
-2 submit → first text_delta over stdio, 3 per-turn loop overhead in process,
-4 events per second (in process vs stdio), 5 memory (import floors vs session peaks,
-scripted and the real SDKs against a local replay server), 6 the SDK providers' per-call
-cost at 10 and 1,000 messages of history, 7 resuming a 5,000-message transcript (load,
-SessionManager.resume, agent/resumeSession over stdio), 8 <userContext> with an enormous
-editor state, 9 abort while Bash runs children. `--only` names: startup, stdio, loop, rss,
-provider, resume, context, abort. Every daemon gets its own temporary AGENTLS_HOME. The load
-average is printed because every number here is wall-clock time on a possibly shared
-machine.
+ready and → first anthropic session, what is imported when), 2 submit → first text_delta
+over stdio, 3 per-turn loop overhead in process, 4 events per second (in process vs stdio),
+5 memory (import floors vs session peaks, scripted and the real SDKs against a local replay
+server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history, 7 resuming
+a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession over stdio), 8
+<userContext> with an enormous editor state, 9 abort while Bash runs children, 10 `agentls
+run` start → first model request and a 3-call task, in process and through the warm daemon.
+`--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli. Every
+daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
+here is wall-clock time on a possibly shared machine.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ BENCHES = {
     "resume": "bench_resume",
     "context": "bench_context",
     "abort": "bench_abort",
+    "cli": "bench_cli",
 }
 NAME_WIDTH = 54
 

@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentls import __version__
-from agentls.config import PROVIDERS
-from agentls.redact import Masker, install_log_filter
+from agentls import PROVIDERS, __version__
+
+EXIT_USAGE = 2
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `agentls` console script."""
     args = _parser().parse_args(argv)
-    configure_logging()
     if args.command == "run":
+        # The warm path stays light: logging is set up only where the core runs.
         return _run_headless(args)
+    configure_logging()
     if args.command == "demo":
         return _run_demo(args)
     if args.command == "sessions":
         return _sessions(args)
+    if args.socket is not None:
+        from agentls.lsp.unix import serve_unix
+
+        return serve_unix(args.socket, args.idle_timeout)
     if args.tcp:
         from agentls.lsp.tcp import serve_tcp
 
@@ -39,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def configure_logging() -> None:
     """Log to stderr at AGENTLS_LOG_LEVEL, with every credential value masked."""
+    import logging
+
+    from agentls.redact import Masker, install_log_filter
+
     logging.basicConfig(
         level=os.environ.get("AGENTLS_LOG_LEVEL", "WARNING").upper(),
         stream=sys.stderr,
@@ -56,6 +62,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tcp", action="store_true", help="serve over TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    parser.add_argument(
+        "--socket", type=Path, help="serve on this Unix socket (the warm `run` starts this)"
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=600,
+        help="with --socket: exit after this many seconds without a connection (default 600)",
+    )
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser(
         "run",
@@ -87,6 +102,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--data", type=Path, metavar="FILE.json", help="structured data for the turn")
     run.add_argument("--intent", help="what the user wants done with the data")
+    run.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run in this process instead of through the warm per-user daemon "
+        "(also AGENTLS_NO_DAEMON=1)",
+    )
     sessions = commands.add_parser("sessions", help="list, show, rename, remove, export sessions")
     actions = sessions.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="this directory's sessions, newest first")
@@ -107,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_headless(args: argparse.Namespace) -> int:
-    from agentls.headless import EXIT_NOT_CONFIGURED, NoTerminal, Terminal, TurnRequest, one_turn
+    from agentls.cli_print import NoTerminal, Terminal
 
     overrides: dict[str, Any] = {}
     for key, value in (
@@ -123,7 +144,7 @@ def _run_headless(args: argparse.Namespace) -> int:
     if prompt is None or prompt == "-":
         if sys.stdin.isatty():
             sys.stderr.write("agentls run: give the prompt as an argument, or pipe it in\n")
-            return EXIT_NOT_CONFIGURED
+            return EXIT_USAGE
         prompt = sys.stdin.read()
         # The terminal is no longer stdin: permission prompts cannot be answered there.
         answers: Any = NoTerminal()
@@ -131,22 +152,44 @@ def _run_headless(args: argparse.Namespace) -> int:
         answers = Terminal() if sys.stdin.isatty() else NoTerminal()
     if not prompt.strip():
         sys.stderr.write("agentls run: the prompt is empty\n")
-        return EXIT_NOT_CONFIGURED
+        return EXIT_USAGE
     data: Any = None
     if args.data is not None:
         try:
             data = json.loads(args.data.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"agentls run: --data {args.data}: {exc}\n")
-            return EXIT_NOT_CONFIGURED
-    request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
+            return EXIT_USAGE
     progress = sys.stderr.isatty() and not args.json
+    if not args.no_daemon and os.environ.get("AGENTLS_NO_DAEMON") != "1":
+        from agentls.warm import WarmUnavailable, run_warm
+
+        session = {
+            "resume": args.resume,
+            "continue_newest": args.continue_,
+            "data": data,
+            "intent": args.intent,
+        }
+        try:
+            return run_warm(cwd, prompt, session, overrides, args.json, answers, progress)
+        except WarmUnavailable as exc:
+            sys.stderr.write(f"agentls: no warm daemon ({exc}); running in this process\n")
+    import asyncio
+
+    from agentls.headless import TurnRequest, one_turn
+
+    configure_logging()
+    request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
     return asyncio.run(one_turn(cwd, request, overrides, args.json, answers, progress))
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    import asyncio
+    import tempfile
+
+    from agentls.cli_print import DemoAnswers
     from agentls.demo import SCRIPT, make_workspace
-    from agentls.headless import DemoAnswers, TurnRequest, one_turn
+    from agentls.headless import TurnRequest, one_turn
 
     with tempfile.TemporaryDirectory(prefix="agentls-demo-") as tmp:
         root = Path(tmp)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from agentls import PROVIDERS
 from agentls.pricing import Price
 
-PROVIDERS = ("anthropic", "openai", "azure", "scripted")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]

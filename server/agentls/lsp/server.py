@@ -10,6 +10,7 @@ answered instead of dropped.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from pathlib import Path
@@ -28,8 +29,7 @@ from pygls.protocol import (
 )
 from pygls.protocol.language_server import lsp_method
 
-from agentls import PROTOCOL_VERSION, __version__
-from agentls.config import PROVIDERS
+from agentls import PROTOCOL_VERSION, PROVIDERS, __version__
 from agentls.errors import AgentError
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
@@ -60,8 +60,13 @@ AGENT_REQUESTS = (
 )
 
 
+@functools.cache
 def json_converter() -> cattrs.Converter:
-    """lsprotocol's converter, but custom methods keep their params as plain JSON."""
+    """lsprotocol's converter, but custom methods keep their params as plain JSON.
+
+    One for the process: a converter builds its (un)structure functions on first use,
+    about 35 ms for `initialize` alone, so each new connection of a socket daemon would
+    pay that again with a converter of its own."""
     conv: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
 
     def request(obj: dict[str, Any], _cls: type) -> JsonRPCRequestMessage:
@@ -220,6 +225,14 @@ def build_server(hub: Hub | None = None, shared: bool = False) -> AgentServer:
     return server
 
 
+def warm_up() -> None:
+    """Build the converter's functions for the handshake before a client needs them."""
+    converter = json_converter()
+    params: dict[str, Any] = {"processId": None, "rootUri": None, "capabilities": {}}
+    converter.structure(params, lsp.InitializeParams)
+    converter.unstructure(lsp.InitializeResult(capabilities=lsp.ServerCapabilities()))
+
+
 def _register_request(server: AgentServer, method: str) -> None:
     async def run(params: Any) -> Any:
         msg_id = server.protocol.msg_id
@@ -247,21 +260,21 @@ def _register_lifecycle(server: AgentServer) -> None:
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(_params: lsp.InitializedParams) -> None:
         await server.handlers()
-        await asyncio.to_thread(_preload_sdk, server)
+        cwd = server.workspace_roots[0] if server.workspace_roots else Path.cwd()
+        await asyncio.to_thread(preload_sdk, cwd, server.client_options)
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
         await server.hub.detach(server)
 
 
-def _preload_sdk(server: AgentServer) -> None:
+def preload_sdk(cwd: Path, client_options: dict[str, Any]) -> None:
     """Import the configured provider's SDK now, so the first session does not wait."""
     from agentls.config import load_settings
     from agentls.providers.factory import import_sdk
 
-    cwd = server.workspace_roots[0] if server.workspace_roots else Path.cwd()
     problems: list[str] = []
-    settings = load_settings(cwd, os.environ, server.client_options, problems)
+    settings = load_settings(cwd, os.environ, client_options, problems)
     for problem in problems:
         log.warning("settings: %s", problem)
     import_sdk(settings)

@@ -31,7 +31,7 @@ async def _serve(host: str, port: int) -> None:
     hub = Hub()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _one_connection(hub, reader, writer)
+        await one_connection(hub, reader, writer)
 
     server = await asyncio.start_server(connection, host, port)
     bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
@@ -42,7 +42,7 @@ async def _serve(host: str, port: int) -> None:
         await server.serve_forever()
 
 
-async def _one_connection(
+async def one_connection(
     hub: Hub, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     server = build_server(hub, shared=True)

@@ -1,0 +1,93 @@
+"""`agentls run`: process start → first model request, cold (in-process, `--no-daemon`)
+and warm (a thin client of the per-user daemon), and a whole 3-call task both ways.
+
+The first model request is when the scripted provider appends it to its request log: the
+bench polls that file every millisecond from the moment it starts the command. The warm
+daemon is started once before the warm samples (its own first start is the cold cost of
+the daemon, printed too), and stopped at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from harness import PYTHON, Row, daemon_env, scratch, timing_rows
+
+SECTION = "10 cli"
+TASK = [
+    {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]},
+    {"tool_calls": [{"name": "Grep", "input": {"pattern": "port", "-i": True}}]},
+    {"text": "The port is 8000."},
+]
+
+
+def _first_request(
+    command: list[str], cwd: Path, env: dict[str, str], log: Path
+) -> tuple[float, float]:
+    """Seconds from spawn to the first request in `log`, and to the process's exit."""
+    log.unlink(missing_ok=True)
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    first = None
+    while first is None:
+        if log.exists() and log.stat().st_size > 0:
+            first = time.perf_counter() - start
+        elif process.poll() is not None:
+            raise RuntimeError(f"{command} exited {process.returncode} before any request")
+        else:
+            time.sleep(0.001)
+    process.wait(timeout=60)
+    return first, time.perf_counter() - start
+
+
+def run(quick: bool) -> list[Row]:
+    samples = 5 if quick else 15
+    rows: list[Row] = []
+    with scratch() as (home, workspace):
+        script = home.parent / "task.jsonl"
+        script.write_text("".join(json.dumps(e) + "\n" for e in TASK), encoding="utf-8")
+        log = home.parent / "requests.jsonl"
+        env = daemon_env(
+            home, AGENTLS_SCRIPT=str(script), AGENTLS_REQUEST_LOG=str(log), AGENTLS_DAEMON_IDLE="60"
+        )
+        base = [PYTHON, "-m", "agentls", "run", "--permission-mode", "acceptEdits", "find the port"]
+        cold = [_first_request([*base, "--no-daemon"], workspace, env, log) for _ in range(samples)]
+        # The daemon's own first start (it imports the core and the SDK once).
+        daemon_start = _first_request(base, workspace, env, log)
+        warm = [_first_request(base, workspace, env, log) for _ in range(samples)]
+        subprocess.run(["pkill", "-f", f"socket {_socket(env)}"], check=False)
+    rows += timing_rows(
+        SECTION, "run, in process: start → first model request", [c[0] for c in cold]
+    )
+    rows += timing_rows(
+        SECTION, "run, warm daemon: start → first model request", [w[0] for w in warm]
+    )
+    rows += timing_rows(SECTION, "run, in process: 3-call task, start → exit", [c[1] for c in cold])
+    rows += timing_rows(
+        SECTION, "run, warm daemon: 3-call task, start → exit", [w[1] for w in warm]
+    )
+    rows.append(
+        Row(SECTION, "run, first use: daemon start → first request", daemon_start[0] * 1000, "ms")
+    )
+    return rows
+
+
+def _socket(env: dict[str, str]) -> Path:
+    from agentls.warm import socket_path
+
+    return socket_path(env)
+
+
+if __name__ == "__main__":
+    for row in run(quick=False):
+        print(f"{row.name:<55} {row.value:>8.1f} {row.unit}  {row.note}")

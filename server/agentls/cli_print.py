@@ -1,0 +1,178 @@
+"""What `agentls run` prints and asks, from `agent/event` payloads (plain dicts).
+
+Standard library only: the warm client (agentls.warm) prints with it without importing
+the core, and the in-process path (agentls.headless) turns its typed events into the same
+payloads first, so both print alike.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+Event = dict[str, Any]
+FINISHED = ("completed", "failed", "declined")
+
+
+def write(out: TextIO, text: str) -> None:
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        # The reader went away (e.g. `agentls run --json … | head`): stop printing quietly.
+        pass
+
+
+class JsonPrinter:
+    """One `agent/event` object per line, exactly as the LSP server sends it."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def show(self, event: Event) -> None:
+        write(self._out, json.dumps(event, ensure_ascii=False) + "\n")
+
+    def answered(self, option: str) -> None:
+        """The answer shows up as its permission_resolved event."""
+
+
+class HumanPrinter:
+    """Text as it streams, one line per tool call and result, the stop reason at the end."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._in_text = False
+
+    def show(self, event: Event) -> None:
+        kind = event.get("type")
+        if kind == "text_delta":
+            write(self._out, event["text"])
+            self._in_text = True
+            return
+        line = summary_line(event)
+        if line:
+            self._line(line)
+
+    def answered(self, option: str) -> None:
+        self._line(f"  → {option}")
+
+    def _line(self, line: str) -> None:
+        write(self._out, ("\n" if self._in_text else "") + line + "\n")
+        self._in_text = False
+
+
+def summary_line(event: Event) -> str | None:
+    kind = event.get("type")
+    if kind == "tool_call":
+        return f"● {event['title']}"
+    if kind == "tool_call_update" and event.get("status") in FINISHED:
+        first = (event.get("content") or "").strip().splitlines()
+        summary = first[0][:100] if first else event["status"]
+        return f"  {'✓' if event['status'] == 'completed' else '✗'} {summary}"
+    if kind == "permission_request":
+        return f"? permission requested: {event['title']}"
+    if kind == "ask_user":
+        return f"? {event['question']}"
+    if kind == "compaction":
+        before, after = event["tokensBefore"], event["tokensAfter"]
+        return f"[context compacted ({event['trigger']}): {before:,} → {after:,} tokens]"
+    if kind == "message_discarded":
+        # Printed text cannot be taken back: say it does not count.
+        return "[the text above was cut short and is asked for again]"
+    if kind == "notice":
+        return f"[{event['level']}] {event['message']}"
+    if kind == "turn_completed":
+        error = event.get("error")
+        detail = f": {error['message']}" if error else ""
+        usage = event.get("usage") or {}
+        tokens = f"{usage.get('inputTokens', 0)} in / {usage.get('outputTokens', 0)} out tokens"
+        return f"\n[{event['stopReason']} after {event['turns']} model calls, {tokens}]{detail}"
+    return None
+
+
+class Answers:
+    """How a headless turn answers permission requests and AskUser questions."""
+
+    def permission(self, request: Event) -> str:
+        return "reject_once"
+
+    def question(self, request: Event) -> str:
+        return "(No answer: agentls run has no terminal to ask on. Decide yourself or stop.)"
+
+
+class DemoAnswers(Answers):
+    def permission(self, request: Event) -> str:
+        return "allow_always"
+
+
+class NoTerminal(Answers):
+    def permission(self, request: Event) -> str:
+        sys.stderr.write(
+            "\n[No terminal to ask on: rejected. Rerun with --permission-mode acceptEdits "
+            "or bypassPermissions.]\n"
+        )
+        return "reject_once"
+
+
+class Terminal(Answers):
+    def permission(self, request: Event) -> str:
+        choices = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "d": "reject_always"}
+        while True:
+            reply = _ask(f"Allow {request['title']}? [y]es / [a]lways / [n]o / [d]eny always: ")
+            if reply[:1].lower() in choices:
+                return choices[reply[:1].lower()]
+            if not reply:
+                return "reject_once"
+
+    def question(self, request: Event) -> str:
+        choices = request.get("choices")
+        hint = f" ({' / '.join(choices)})" if choices else ""
+        return _ask(f"{request['question']}{hint}: ")
+
+
+def _ask(prompt: str) -> str:
+    sys.stderr.write("\n" + prompt)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip()
+
+
+class ProgressLine:
+    """What the turn is doing, on one line of a terminal's stderr, redrawn in place."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._started = time.monotonic()
+        self._doing = "waiting for the model"
+        self._tools = 0
+        self._frame = 0
+        self._shown = False
+
+    def saw(self, event: Event) -> None:
+        kind = event.get("type")
+        if kind == "tool_call":
+            self._tools += 1
+            self._doing = event["title"]
+        elif kind in ("text_delta", "thinking_delta"):
+            self._doing = "writing" if kind == "text_delta" else "thinking"
+        elif kind == "permission_request":
+            self._doing = "waiting for your answer"
+        elif kind == "tool_call_update" and event.get("status") in FINISHED:
+            self._doing = "waiting for the model"
+
+    def draw(self) -> None:
+        self._frame += 1
+        elapsed = time.monotonic() - self._started
+        plural = "" if self._tools == 1 else "s"
+        tools = f" · {self._tools} tool call{plural}" if self._tools else ""
+        spinner = self.FRAMES[self._frame % len(self.FRAMES)]
+        write(self._out, f"\r\x1b[K{spinner} {self._doing[:60]} · {elapsed:.0f}s{tools}")
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            write(self._out, "\r\x1b[K")
+            self._shown = False

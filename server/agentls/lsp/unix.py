@@ -1,0 +1,91 @@
+"""The daemon on a private Unix socket, for the warm `agentls run` (agentls.warm).
+
+Connections are served as on TCP (each its own pygls server in front of one hub). The
+socket's folder is the user's alone (0700). With no connection for `idle_timeout`
+seconds the daemon removes its socket and exits, so a warm daemon never lingers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from pathlib import Path
+
+from agentls.lsp.hub import Hub
+from agentls.lsp.server import preload_sdk, warm_up
+from agentls.lsp.tcp import one_connection
+
+log = logging.getLogger(__name__)
+
+
+def serve_unix(path: Path, idle_timeout: float) -> int:
+    """Serve on the socket at `path` until idle; 1 when another daemon already has it."""
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(_serve(path, idle_timeout))
+    return 0
+
+
+async def _serve(path: Path, idle_timeout: float) -> int:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if _answers(path):
+        sys.stderr.write(f"agentls: a daemon already serves {path}\n")
+        return 1
+    path.unlink(missing_ok=True)
+    hub = Hub()
+    open_connections = 0
+    idle, busy = asyncio.Event(), asyncio.Event()
+    idle.set()
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal open_connections
+        open_connections += 1
+        idle.clear()
+        busy.set()
+        try:
+            await one_connection(hub, reader, writer)
+        finally:
+            open_connections -= 1
+            if open_connections == 0:
+                busy.clear()
+                idle.set()
+
+    server = await asyncio.start_unix_server(connection, str(path))
+    os.chmod(path, 0o600)
+    sys.stderr.write(f"agentls: listening on {path}\n")
+    sys.stderr.flush()
+    # The first client should not pay for first uses: the protocol converter's functions
+    # and the core (with the provider's SDK), loaded now rather than on its requests.
+    warm_up()
+    await hub.handlers()
+    await asyncio.to_thread(preload_sdk, Path.cwd(), {})
+    try:
+        async with server:
+            while True:
+                await idle.wait()
+                try:
+                    # A connection within the timeout: wait for the next quiet spell.
+                    await asyncio.wait_for(busy.wait(), idle_timeout)
+                except TimeoutError:
+                    log.info("idle for %.0f s: exiting", idle_timeout)
+                    return 0
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _answers(path: Path) -> bool:
+    """Whether a live daemon accepts connections on `path` (a stale file does not)."""
+    import socket
+
+    if not path.exists():
+        return False
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()

@@ -1,0 +1,328 @@
+"""`agentls run` as a thin client of a per-user daemon that stays warm.
+
+Starting the core costs over a second (the provider SDK alone is most of it), so `run`
+talks JSON-RPC over a private Unix socket to a daemon (`agentls --socket`) that already
+has everything loaded, starting one on first use. The daemon's settings come from its
+environment, so each distinct environment (API keys, base URLs, AGENTLS_* variables) gets
+its own daemon: the socket's name is a hash of them. A daemon exits after
+AGENTLS_DAEMON_IDLE seconds (default 600) without a connection.
+
+Standard library only, and no asyncio: this module is the whole warm path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import select
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentls import __version__
+from agentls.cli_print import Answers, HumanPrinter, JsonPrinter, ProgressLine, write
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Errors a user fixes by changing the command or the configuration (exit 2).
+USAGE_CODES = (-32602, 1001, 1004)
+ENV_PREFIXES = ("AGENTLS_", "ANTHROPIC_", "OPENAI_", "AZURE_")
+START_TIMEOUT = 20.0
+
+
+class WarmUnavailable(Exception):
+    """No daemon could be reached or started; the caller runs the turn in-process."""
+
+
+class RpcError(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error.get("message", "error"))
+        self.code = int(error.get("code", -32603))
+
+
+def socket_path(env: dict[str, str]) -> Path:
+    """The daemon socket for this user, agentls version and environment."""
+    relevant = sorted(
+        (k, v)
+        for k, v in env.items()
+        if k.startswith(ENV_PREFIXES) or k in ("HOME", "XDG_DATA_HOME", "VIRTUAL_ENV")
+    )
+    digest = hashlib.sha256(json.dumps([__version__, sys.executable, relevant]).encode())
+    return private_dir() / f"{digest.hexdigest()[:16]}.sock"
+
+
+def private_dir() -> Path:
+    """A folder only this user can enter (sockets there are unreachable to others)."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    folder = Path(base) / f"agentls-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise WarmUnavailable(f"{folder} is not private to this user")
+    return folder
+
+
+class Connection:
+    """LSP-framed JSON-RPC over a connected socket, read with a timeout."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = b""
+        self._next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False).encode()
+        self._sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, method: str, params: Any) -> int:
+        self._next_id += 1
+        self.send({"id": self._next_id, "method": method, "params": params})
+        return self._next_id
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"method": method, "params": params})
+
+    def receive(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next message, or None when `timeout` passes first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            message = self._parse()
+            if message is not None:
+                return message
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self._sock], [], [], left)
+            if not ready:
+                return None
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the daemon closed the connection")
+            self._buffer += chunk
+
+    def _parse(self) -> dict[str, Any] | None:
+        head, sep, rest = self._buffer.partition(b"\r\n\r\n")
+        if not sep:
+            return None
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        if len(rest) < length:
+            return None
+        self._buffer = rest[length:]
+        message: dict[str, Any] = json.loads(rest[:length])
+        return message
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def connect(env: dict[str, str]) -> Connection:
+    """A connection to this environment's daemon, started if none answers."""
+    if not hasattr(socket, "AF_UNIX"):
+        raise WarmUnavailable("no Unix sockets on this platform")
+    path = socket_path(env)
+    sock = _try(path)
+    if sock is None:
+        _start(path, env)
+        deadline = time.monotonic() + START_TIMEOUT
+        while sock is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+            sock = _try(path)
+        if sock is None:
+            raise WarmUnavailable(f"the daemon did not start on {path} (see {_log(path)})")
+    return Connection(sock)
+
+
+def _try(path: Path) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+        return sock
+    except OSError:
+        sock.close()
+        return None
+
+
+def _log(path: Path) -> Path:
+    return path.with_suffix(".log")
+
+
+def _start(path: Path, env: dict[str, str]) -> None:
+    import subprocess
+
+    idle = env.get("AGENTLS_DAEMON_IDLE", "600")
+    with _log(path).open("ab") as log:
+        subprocess.Popen(
+            [sys.executable, "-m", "agentls", "--socket", str(path), "--idle-timeout", idle],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=env,
+            cwd="/",
+            start_new_session=True,
+        )
+
+
+class Turn:
+    """One `run` over a connection: the session, the message, the events until the end."""
+
+    def __init__(
+        self, conn: Connection, printer: HumanPrinter | JsonPrinter, answers: Answers
+    ) -> None:
+        self.conn = conn
+        self.printer = printer
+        self.answers = answers
+        self.progress: ProgressLine | None = None
+        self.session_id = ""
+
+    def call(self, method: str, params: Any) -> Any:
+        """A request whose answer is needed before going on (events are shown meanwhile)."""
+        wanted = self.conn.request(method, params)
+        while True:
+            message = self.conn.receive(None)
+            assert message is not None
+            if message.get("id") == wanted and "method" not in message:
+                if "error" in message:
+                    raise RpcError(message["error"])
+                return message.get("result")
+            self.handle(message)
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """Show an event and answer what it asks; returns turn_completed when it comes."""
+        method = message.get("method")
+        if method is None:
+            return None  # the answer to a respondPermission or abort: nothing to do
+        if "id" in message:
+            # A request this client does not serve (it offers no capabilities).
+            self.conn.send({"id": message["id"], "error": {"code": -32601, "message": method}})
+            return None
+        if method != "agent/event":
+            return None
+        event: dict[str, Any] = message["params"]
+        if self.progress is not None:
+            self.progress.clear()
+            self.progress.saw(event)
+        self.printer.show(event)
+        kind = event.get("type")
+        if kind == "permission_request":
+            option = self.answers.permission(event)
+            self.printer.answered(option)
+            self.conn.request(
+                "agent/respondPermission",
+                {"sessionId": self.session_id, "requestId": event["requestId"], "optionId": option},
+            )
+        elif kind == "ask_user":
+            answer = self.answers.question(event)
+            self.conn.request(
+                "agent/respondAskUser",
+                {"sessionId": self.session_id, "requestId": event["requestId"], "answer": answer},
+            )
+        elif kind == "turn_completed":
+            return event
+        return None
+
+    def until_done(self, turn_id: str) -> dict[str, Any]:
+        aborted = False
+        while True:
+            try:
+                message = self.conn.receive(0.25)
+            except KeyboardInterrupt:
+                if aborted:
+                    raise
+                # Ctrl-C: abort the turn and wait for its end, so it is recorded.
+                aborted = True
+                self.conn.request("agent/abort", {"sessionId": self.session_id})
+                continue
+            if message is None:
+                if self.progress is not None:
+                    self.progress.draw()
+                continue
+            done = self.handle(message)
+            if done is not None and done.get("turnId") == turn_id:
+                if aborted:
+                    done = {**done, "interrupted": True}
+                return done
+
+
+def run_warm(
+    cwd: Path,
+    prompt: str,
+    session: dict[str, Any],
+    overrides: dict[str, Any],
+    as_json: bool,
+    answers: Answers,
+    progress: bool,
+) -> int:
+    """One turn through the warm daemon. `session`: resume / continue_newest / data / intent.
+
+    Raises WarmUnavailable before anything was sent when no daemon can be had."""
+    conn = connect(dict(os.environ))
+    printer = JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout)
+    turn = Turn(conn, printer, answers)
+    turn.progress = ProgressLine(sys.stderr) if progress else None
+    try:
+        turn.call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": cwd.as_uri(),
+                "capabilities": {},
+                "clientInfo": {"name": "agentls run", "version": __version__},
+            },
+        )
+        conn.notify("initialized", {})
+        try:
+            turn.session_id = _open_session(turn, cwd, session, overrides)
+        except RpcError as exc:
+            sys.stderr.write(f"agentls: {exc}\n")
+            return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_FAILED
+        message: dict[str, Any] = {"sessionId": turn.session_id, "text": prompt}
+        if session.get("data") is not None:
+            message["data"] = session["data"]
+        if session.get("intent"):
+            message["intent"] = session["intent"]
+        submitted = turn.call("agent/submitMessage", message)
+        done = turn.until_done(submitted["turnId"])
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    finally:
+        if turn.progress is not None:
+            turn.progress.clear()
+        conn.close()
+    if done.get("interrupted"):
+        return EXIT_INTERRUPTED
+    if not as_json:
+        write(
+            sys.stderr,
+            f"session {turn.session_id} (agentls run --resume {turn.session_id} goes on)\n",
+        )
+    return EXIT_OK if done.get("stopReason") == "end_turn" else EXIT_FAILED
+
+
+def _open_session(turn: Turn, cwd: Path, session: dict[str, Any], overrides: dict[str, Any]) -> str:
+    resume = session.get("resume")
+    if session.get("continue_newest"):
+        listed = turn.call("agent/listSessions", {"cwd": str(cwd), "limit": 1})
+        if not listed["sessions"]:
+            raise RpcError({"code": 1001, "message": f"No session to continue in {cwd}."})
+        resume = listed["sessions"][0]["sessionId"]
+    if resume:
+        resumed = turn.call("agent/resumeSession", {"sessionId": resume})
+        session_id: str = resumed["sessionId"]
+        # What the command line says for this turn applies to the resumed session too.
+        if "permissionMode" in overrides:
+            mode = {"sessionId": session_id, "permissionMode": overrides["permissionMode"]}
+            turn.call("agent/setPermissionMode", mode)
+        if "model" in overrides or "provider" in overrides:
+            model = overrides.get("model") or resumed["model"]
+            change = {"sessionId": session_id, "model": model}
+            if "provider" in overrides:
+                change["provider"] = overrides["provider"]
+            turn.call("agent/setModel", change)
+        return session_id
+    created = turn.call("agent/newSession", {"cwd": str(cwd), **overrides})
+    new_id: str = created["sessionId"]
+    return new_id

@@ -1,0 +1,166 @@
+"""The warm `agentls run`: a per-user daemon on a private socket, reused, gone when idle,
+and the same turn as in-process (`--no-daemon`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentls.warm import socket_path
+
+
+def environment(tmp: Path, script: list[dict[str, object]], idle: str = "5") -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    path = tmp / "script.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in script), encoding="utf-8")
+    return {
+        **base,
+        "AGENTLS_HOME": str(tmp / "home"),
+        "AGENTLS_SCRIPT": str(path),
+        "AGENTLS_DAEMON_IDLE": idle,
+    }
+
+
+def run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentls", "run", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    return root
+
+
+def stop_daemon(env: dict[str, str]) -> None:
+    """The test's daemon goes now, not at its idle timeout."""
+    subprocess.run(["pkill", "-f", f"socket {socket_path(env)}"], check=False)
+
+
+def test_the_second_run_reuses_the_daemon_on_a_private_socket(project: Path) -> None:
+    env = environment(project.parent, [{"text": "One."}])
+    path = socket_path(env)
+    try:
+        first = run("hello", cwd=project, env=env)
+        assert first.returncode == 0, first.stderr
+        assert "One." in first.stdout
+        assert path.exists()
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        inode = path.stat().st_ino
+        second = run("again", cwd=project, env=env)
+        assert second.returncode == 0, second.stderr
+        assert "One." in second.stdout
+        assert path.stat().st_ino == inode  # the same daemon answered
+    finally:
+        stop_daemon(env)
+
+
+def test_an_idle_daemon_exits_and_removes_its_socket(project: Path) -> None:
+    env = environment(project.parent, [{"text": "One."}], idle="1")
+    path = socket_path(env)
+    done = run("hello", cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 15
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not path.exists()
+
+
+def test_a_different_environment_gets_its_own_daemon(project: Path) -> None:
+    env = environment(project.parent, [{"text": "One."}])
+    other = {**env, "AGENTLS_MODEL": "scripted-2"}
+    assert socket_path(env) != socket_path(other)
+
+
+def test_warm_and_in_process_runs_print_the_same_events(project: Path) -> None:
+    script = [
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "x"}}]},
+        {"text": "done"},
+    ]
+    env = environment(project.parent, script)
+    try:
+        warm = run("--json", "--permission-mode", "acceptEdits", "write", cwd=project, env=env)
+        (project / "a.txt").unlink()
+        cold = run(
+            "--json",
+            "--no-daemon",
+            "--permission-mode",
+            "acceptEdits",
+            "write",
+            cwd=project,
+            env=env,
+        )
+    finally:
+        stop_daemon(env)
+    assert warm.returncode == cold.returncode == 0, warm.stderr + cold.stderr
+
+    def shape(out: str) -> list[tuple[str, str | None]]:
+        events = [json.loads(line) for line in out.splitlines()]
+        return [(e["type"], e.get("status")) for e in events]
+
+    assert shape(warm.stdout) == shape(cold.stdout)
+    assert (project / "a.txt").read_text() == "x"
+
+
+def test_ctrl_c_aborts_the_turn_and_exits_130(project: Path) -> None:
+    story = "Once upon a time there was a long story that went on and on. " * 10
+    env = environment(project.parent, [{"text": story, "delay": 0.3, "chunk": 4}])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentls", "run", "tell me a story"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.read(4) == "Once"
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+        assert code == 130, process.stderr.read() if process.stderr else ""
+        # The daemon recorded the turn's end: the session lists it as one finished turn.
+        listed = subprocess.run(
+            [sys.executable, "-m", "agentls", "sessions", "list", "--json"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        deadline = time.monotonic() + 10
+        while json.loads(listed.stdout)[0]["turns"] != 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            listed = subprocess.run(
+                [sys.executable, "-m", "agentls", "sessions", "list", "--json"],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
+            )
+        assert json.loads(listed.stdout)[0]["turns"] == 1
+    finally:
+        process.kill()
+        stop_daemon(env)

@@ -1,0 +1,47 @@
+"""`python -m agentls.conformance --cmd "agentls --stdio"`: the black-box conformance suite.
+
+Runs every check against fresh processes of the server command, over raw JSON-RPC on
+pipes, and prints a pass/fail table; exits 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from agentls.conformance.suite import CHECKS, Context, command_of
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agentls.conformance", description=__doc__)
+    parser.add_argument("--cmd", required=True, help='the server command, e.g. "agentls --stdio"')
+    parser.add_argument("--only", help="run the checks whose name contains this text")
+    parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks of failures")
+    args = parser.parse_args(argv)
+    checks = [(n, f) for n, f in CHECKS if not args.only or args.only in n]
+    failed = 0
+    width = max(len(name) for name, _ in checks)
+    with tempfile.TemporaryDirectory(prefix="agentls-conformance-") as tmp:
+        context = Context(command_of(args.cmd), Path(tmp))
+        for name, run in checks:
+            started = time.monotonic()
+            try:
+                run(context)
+                verdict, detail = "PASS", ""
+            except Exception as exc:
+                failed += 1
+                verdict, detail = "FAIL", f"{type(exc).__name__}: {exc}"
+                if args.verbose:
+                    traceback.print_exc()
+            seconds = time.monotonic() - started
+            print(f"{verdict}  {name:<{width}}  {seconds:5.2f} s  {detail}".rstrip(), flush=True)
+    print(f"\n{len(checks) - failed} of {len(checks)} checks passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

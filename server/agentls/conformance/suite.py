@@ -1,0 +1,341 @@
+"""The checks: each starts what it needs from the server command and raises
+AssertionError (or a protocol error) when the server strays from protocol/PROTOCOL.md."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentls.conformance.rpc import Message, RpcError, Server, environment
+
+Check = Callable[["Context"], None]
+CHECKS: list[tuple[str, Check]] = []
+
+
+def check(name: str) -> Callable[[Check], Check]:
+    def register(fn: Check) -> Check:
+        CHECKS.append((name, fn))
+        return fn
+
+    return register
+
+
+@dataclass
+class Context:
+    command: list[str]
+    root: Path
+
+    @contextmanager
+    def server(
+        self, encodings: list[str] | None = None, apply_edit: bool = True
+    ) -> Iterator[tuple[Server, Message]]:
+        """A fresh server, initialized; yields it with the initialize result."""
+        work = Path(tempfile.mkdtemp(dir=self.root))
+        (work / "ws").mkdir()
+        server = Server(self.command, environment(str(work / "home")), str(work))
+        server.workspace = work / "ws"  # type: ignore[attr-defined]
+        try:
+            general = {"positionEncodings": encodings} if encodings else {}
+            capabilities = {"general": general, "workspace": {"applyEdit": apply_edit}}
+            result = server.request(
+                "initialize",
+                {
+                    "processId": None,
+                    "rootUri": (work / "ws").as_uri(),
+                    "capabilities": capabilities,
+                },
+            )
+            server.notify("initialized", {})
+            yield server, result
+        finally:
+            server.close()
+
+    def script(self, server: Server, entries: list[dict[str, Any]], **params: Any) -> str:
+        """A session on the scripted model playing `entries`; its id."""
+        workspace: Path = server.workspace  # type: ignore[attr-defined]
+        path = workspace.parent / f"script-{len(server.responses)}-{id(entries)}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+        result = server.request(
+            "agent/newSession",
+            {"cwd": str(workspace), "provider": "scripted", "script": str(path), **params},
+        )
+        session_id: str = result["sessionId"]
+        return session_id
+
+
+def turn(server: Server, session_id: str, text: str, **params: Any) -> tuple[str, Message]:
+    """Submit a message and wait for its turn_completed."""
+    result = server.request(
+        "agent/submitMessage", {"sessionId": session_id, "text": text, **params}
+    )
+    turn_id = result["turnId"]
+    done = server.wait_event(
+        lambda e: e["type"] == "turn_completed" and e.get("turnId") == turn_id, "turn_completed"
+    )
+    return turn_id, done
+
+
+def expect_error(code: int, call: Callable[[], Any]) -> RpcError:
+    try:
+        call()
+    except RpcError as error:
+        assert error.code == code, f"expected error {code}, got {error}"
+        return error
+    raise AssertionError(f"expected error {code}, got a result")
+
+
+# --- handshake and errors -------------------------------------------------------------------
+
+
+@check("initialize advertises the agentls protocol")
+def _handshake(ctx: Context) -> None:
+    with ctx.server() as (_server, result):
+        agentls = result["capabilities"]["experimental"]["agentls"]
+        assert agentls["protocolVersion"] >= 1
+        assert agentls["events"] == "agent/event"
+        assert "scripted" in agentls["providers"]
+
+
+@check("unknown method: -32601, and the server goes on")
+def _unknown_method(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        expect_error(-32601, lambda: server.request("agent/noSuchMethod", {}))
+        assert server.request("agent/listSessions", {})["sessions"] == []
+
+
+@check("malformed JSON: -32700, and the server goes on")
+def _malformed(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        server.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": ')
+        server.pump_until(lambda: None in server.responses, 10, "the -32700 answer")
+        assert server.responses.pop(None)["error"]["code"] == -32700
+        assert "sessions" in server.request("agent/listSessions", {})
+
+
+@check("invalid params: -32602 with the field")
+def _invalid_params(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        error = expect_error(-32602, lambda: server.request("agent/submitMessage", {"text": 1}))
+        assert error.data, "the error names the fields"
+        expect_error(-32602, lambda: server.request("agent/newSession", {"cwd": "relative/dir"}))
+
+
+@check("unknown session: 1001 from every session method")
+def _unknown_session(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("agent/submitMessage", {"text": "hi"}),
+            ("agent/abort", {}),
+            ("agent/closeSession", {}),
+            ("agent/setPermissionMode", {"permissionMode": "plan"}),
+            ("agent/compact", {}),
+        ]
+        for method, params in calls:
+
+            def call(method: str = method, params: dict[str, Any] = params) -> Any:
+                return server.request(method, {"sessionId": "nope", **params})
+
+            expect_error(1001, call)
+
+
+# --- turns and events -------------------------------------------------------------------------
+
+
+@check("a turn: events in seq order, turn_started first, one turn_completed last")
+def _turn_order(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        session = ctx.script(
+            server,
+            [
+                {
+                    "text": "Reading.",
+                    "tool_calls": [{"id": "r", "name": "Glob", "input": {"pattern": "*"}}],
+                },
+                {"text": "Done."},
+            ],
+        )
+        turn_id, done = turn(server, session, "look")
+        assert done["stopReason"] == "end_turn"
+        events = server.events(session)
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), "seq is 1, 2, 3, …"
+        of_turn = [e for e in events if e.get("turnId") == turn_id]
+        assert of_turn[0]["type"] == "turn_started" and of_turn[-1]["type"] == "turn_completed"
+        assert sum(e["type"] == "turn_completed" for e in events) == 1
+        kinds = [e["type"] for e in of_turn]
+        assert kinds.index("tool_call") < kinds.index("tool_call_update")
+
+
+@check("permissions: one request, one permission_resolved; a second answer is 1003")
+def _permission(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        write = {"id": "w", "name": "Write", "input": {"file_path": "new.txt", "content": "x"}}
+        session = ctx.script(server, [{"tool_calls": [write]}, {"text": "ok"}])
+        result = server.request("agent/submitMessage", {"sessionId": session, "text": "write"})
+        request = server.wait_event(
+            lambda e: e["type"] == "permission_request", "permission_request"
+        )
+        assert {o["optionId"] for o in request["options"]} == {
+            "allow_once",
+            "allow_always",
+            "reject_once",
+            "reject_always",
+        }
+        answer = {
+            "sessionId": session,
+            "requestId": request["requestId"],
+            "optionId": "reject_once",
+        }
+        server.request("agent/respondPermission", answer)
+        server.wait_event(
+            lambda e: e["type"] == "turn_completed" and e["turnId"] == result["turnId"], "the end"
+        )
+        resolved = [e for e in server.events(session) if e["type"] == "permission_resolved"]
+        assert len(resolved) == 1 and resolved[0]["optionId"] == "reject_once"
+        expect_error(1003, lambda: server.request("agent/respondPermission", answer))
+
+
+@check("abort: the turn ends aborted exactly once; a second abort is false")
+def _abort(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        story = "A long story that goes on. " * 40
+        session = ctx.script(server, [{"text": story, "delay": 0.2, "chunk": 8}])
+        result = server.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+        server.wait_event(lambda e: e["type"] == "text_delta", "the first text_delta")
+        assert server.request("agent/abort", {"sessionId": session})["aborted"] is True
+        done = server.wait_event(
+            lambda e: e["type"] == "turn_completed" and e["turnId"] == result["turnId"], "the end"
+        )
+        assert done["stopReason"] == "aborted"
+        assert server.request("agent/abort", {"sessionId": session})["aborted"] is False
+        ends = [e for e in server.events(session) if e["type"] == "turn_completed"]
+        assert len(ends) == 1
+
+
+@check("sessions: list, close, resume with the history")
+def _sessions(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        session = ctx.script(server, [{"text": "Hello."}])
+        turn(server, session, "hi")
+        listed = server.request("agent/listSessions", {})["sessions"]
+        assert [s["sessionId"] for s in listed] == [session]
+        server.request("agent/closeSession", {"sessionId": session})
+        expect_error(
+            1001, lambda: server.request("agent/submitMessage", {"sessionId": session, "text": "x"})
+        )
+        resumed = server.request("agent/resumeSession", {"sessionId": session})
+        roles = [m["role"] for m in resumed["messages"]]
+        assert roles == ["user", "assistant"], roles
+
+
+# --- editor state and edits in each position encoding ------------------------------------------
+
+LINE = "naïve 😀 = 'ü'\n"
+
+
+def _index(text: str, line: int, character: int, encoding: str) -> int:
+    """A string index from an LSP position counted in `encoding`."""
+    lines = text.split("\n")
+    start = sum(len(before) + 1 for before in lines[:line])
+    current = lines[line] if line < len(lines) else ""
+    if encoding == "utf-32":
+        return start + character
+    unit = 2 if encoding == "utf-16" else 1
+    counted = 0
+    for i, char in enumerate(current):
+        if counted >= character:
+            return start + i
+        size = len(char.encode("utf-16-le")) // 2 if unit == 2 else len(char.encode("utf-8"))
+        counted += size
+    return start + len(current)
+
+
+def apply_edits(text: str, edits: list[Message], encoding: str) -> str:
+    spans = [
+        (
+            _index(text, e["range"]["start"]["line"], e["range"]["start"]["character"], encoding),
+            _index(text, e["range"]["end"]["line"], e["range"]["end"]["character"], encoding),
+            e["newText"],
+        )
+        for e in edits
+    ]
+    for start, end, new in sorted(spans, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _round_trip(ctx: Context, encoding: str) -> None:
+    with ctx.server([encoding]) as (server, result):
+        negotiated = result["capabilities"].get("positionEncoding", "utf-16")
+        assert negotiated == encoding, f"asked for {encoding}, got {negotiated}"
+        workspace: Path = server.workspace  # type: ignore[attr-defined]
+        path = workspace / "mod.py"
+        path.write_text("x = 1\n", encoding="utf-8")
+        buffer: dict[str, str] = {"text": "x = 1\n" + LINE}
+        uri = path.as_uri()
+        server.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "python",
+                    "version": 1,
+                    "text": buffer["text"],
+                }
+            },
+        )
+
+        def apply(params: Message) -> Message:
+            for change in params["edit"].get("documentChanges", []):
+                if change.get("textDocument", {}).get("uri") == uri:
+                    buffer["text"] = apply_edits(buffer["text"], change["edits"], encoding)
+            return {"applied": True}
+
+        server.handlers["workspace/applyEdit"] = apply
+        # The selection: "😀" on line 1, in the negotiated encoding.
+        start = {"utf-8": 7, "utf-16": 6, "utf-32": 6}[encoding]
+        width = {"utf-8": 4, "utf-16": 2, "utf-32": 1}[encoding]
+        selection = {
+            "start": {"line": 1, "character": start},
+            "end": {"line": 1, "character": start + width},
+        }
+        server.notify("agent/didChangeEditorState", {"activeUri": uri, "selections": [selection]})
+        edit = {"file_path": "mod.py", "old_string": "'ü'", "new_string": "'ö'"}
+        session = ctx.script(
+            server,
+            [
+                {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "mod.py"}}]},
+                {"tool_calls": [{"id": "e", "name": "Edit", "input": edit}]},
+                {"text": "Done."},
+            ],
+            permissionMode="acceptEdits",
+            requestLog=str(workspace.parent / "requests.jsonl"),
+        )
+        _turn_id, done = turn(server, session, "edit")
+        assert done["stopReason"] == "end_turn", done
+        assert buffer["text"] == "x = 1\n" + LINE.replace("'ü'", "'ö'"), repr(buffer["text"])
+        # The selection reached the model as the one character it covers (code points).
+        first = (workspace.parent / "requests.jsonl").read_text(encoding="utf-8").splitlines()[0]
+        context = json.loads(first)["messages"][0]["content"][0]["text"]
+        expected = 'startLine="2" startCharacter="6" endLine="2" endCharacter="7">😀</selection>'
+        assert expected in context, context
+
+
+def _round_trip_in(encoding: str) -> Check:
+    def run(ctx: Context) -> None:
+        _round_trip(ctx, encoding)
+
+    return run
+
+
+for _encoding in ("utf-8", "utf-16", "utf-32"):
+    check(f"applyEdit round trip in {_encoding}")(_round_trip_in(_encoding))
+
+
+def command_of(text: str) -> list[str]:
+    return shlex.split(text)

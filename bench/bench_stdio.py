@@ -10,6 +10,7 @@ the ratio shows what JSON-RPC over a pipe costs.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -73,6 +74,17 @@ def streamed_entry(chars: int, chunk: int) -> dict[str, Any]:
 Measured = list[tuple[int, float]]
 
 
+# The daemon's own CPU seconds per event in the last stdio run: the wall-clock rate on two
+# cores is also bounded by this benchmark's client, which parses every event in Python.
+DAEMON_CPU_PER_EVENT: list[float] = []
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def stdio_events_per_second(entry: dict[str, Any], repeats: int) -> Measured:
     """(events received, seconds from submit to turn_completed) per streamed turn."""
     with scratch() as (home, workspace):
@@ -81,7 +93,14 @@ async def stdio_events_per_second(entry: dict[str, Any], repeats: int) -> Measur
             await client.initialize(workspace)
             script = [entry] * repeats
             session = await client.new_session(workspace, provider="scripted", script=script)
-            return [await _count_turn(client, session) for _ in range(repeats)]
+            measured = []
+            DAEMON_CPU_PER_EVENT.clear()
+            for _ in range(repeats):
+                before = _cpu_seconds(client.pid)
+                count, seconds = await _count_turn(client, session)
+                DAEMON_CPU_PER_EVENT.append((_cpu_seconds(client.pid) - before) / count)
+                measured.append((count, seconds))
+            return measured
         finally:
             await client.close()
 
@@ -159,6 +178,16 @@ async def throughput(deltas: int, repeats: int, chunks: tuple[int, ...]) -> list
         rows.append(Row(THROUGHPUT, f"chunk={chunk}: stdio / run_turn", ratio, "x"))
         per_event = 1e6 / rates["daemon over stdio"]
         rows.append(Row(THROUGHPUT, f"chunk={chunk}: cost per event over stdio", per_event, "µs"))
+        cpu = statistics.median(DAEMON_CPU_PER_EVENT) * 1e6
+        rows.append(
+            Row(
+                THROUGHPUT,
+                f"chunk={chunk}: daemon CPU per event (stdio)",
+                cpu,
+                "µs",
+                f"{1e6 / cpu:,.0f} ev/s of daemon CPU",
+            )
+        )
     return rows
 
 

@@ -59,7 +59,7 @@ class Masker:
         """`value` (JSON or dataclasses) with every string masked; unchanged parts are reused."""
         if isinstance(value, str):
             return self.mask(value)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if _is_dataclass_type(value.__class__):
             return self._mask_fields(value)
         if isinstance(value, tuple):
             masked = tuple(self.mask_value(item) for item in value)
@@ -79,6 +79,12 @@ class Masker:
             if masked is not item and masked != item:
                 changes[name] = masked
         return dataclasses.replace(value, **changes) if changes else value
+
+
+@functools.cache
+def _is_dataclass_type(cls: type) -> bool:
+    """Per type, once: every event passes here (dataclasses.is_dataclass is slow)."""
+    return dataclasses.is_dataclass(cls)
 
 
 @functools.cache

@@ -22,6 +22,12 @@ def camel(name: str) -> str:
 
 
 @cache
+def _is_dataclass_type(cls: type) -> bool:
+    """Per type, once: every event passes here (dataclasses.is_dataclass is slow)."""
+    return dataclasses.is_dataclass(cls)
+
+
+@cache
 def _field_names(cls: type) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, camel(f.name)) for f in dataclasses.fields(cls))
 
@@ -32,9 +38,9 @@ def to_wire(value: Any) -> Any:
     Dict keys are left alone on purpose: tool inputs (`file_path`, `-i`) must reach the
     client exactly as the model wrote them.
     """
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if _is_dataclass_type(value.__class__):
         out: dict[str, Any] = {}
-        for name, key in _field_names(type(value)):
+        for name, key in _field_names(value.__class__):
             item = getattr(value, name)
             if item is not None:
                 out[key] = to_wire(item)

@@ -381,10 +381,17 @@ async def _stream(
     loop = asyncio.get_running_loop()
     stream = deps.provider.stream(request)
     assembler, executor = inflight.assembler, inflight.executor
+    # Moving the deadline on every delta costs a timer handle each; it moves only when it
+    # has fallen behind by a tenth of the timeout (at most a second).
+    slack = min(1.0, timeout / 10)
+    deadline = loop.time() + timeout
     try:
-        async with asyncio.timeout(timeout) as watchdog:
+        async with asyncio.timeout_at(deadline) as watchdog:
             async for event in stream:
-                watchdog.reschedule(loop.time() + timeout)
+                now = loop.time()
+                if now + timeout - deadline > slack:
+                    deadline = now + timeout
+                    watchdog.reschedule(deadline)
                 for item in assembler.feed(event):
                     if isinstance(item, ToolCallReady):
                         executor.submit(item)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import os
 from pathlib import Path
@@ -90,12 +91,19 @@ class _Ignored:
     jsonrpc = "ignored"
 
 
+# Events written together at most (a stream that never yields to the loop still flows).
+OUTBOX_LIMIT = 64
+
+
 class AgentProtocol(LanguageServerProtocol):
     def __init__(self, server: Any, converter: cattrs.Converter) -> None:
         super().__init__(server, converter)
         # `agent/submitMessage` is answered at once, so its request id names the turn it
         # started: `$/cancelRequest` with that id aborts the turn (the newest 1,000 kept).
         self.turn_requests: dict[Any, tuple[str, str]] = {}
+        # Events waiting for the end of this turn of the event loop (see notify_json).
+        self._outbox: list[bytes] = []
+        self._flush_scheduled = False
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         turn = self.turn_requests.pop(msg_id, None)
@@ -118,6 +126,39 @@ class AgentProtocol(LanguageServerProtocol):
         error = future.exception()
         log.info("request %s answered %s: %s", msg_id, error.code, error.message)
         self._send_response(msg_id, None, error.to_response_error())
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """A notification whose params are plain JSON already (an `agent/event`).
+
+        pygls's own path walks the params with the converter first, which cost more than
+        everything else an event does; here they are dumped as they are. Notifications
+        sent in one turn of the event loop go out in one write, and anything pygls sends
+        flushes them first, so the order on the wire is the order they were sent in."""
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        body = json.dumps(message, separators=(",", ":")).encode("ascii")
+        self._outbox.append(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        if len(self._outbox) >= OUTBOX_LIMIT:
+            # A producer that never yields still streams.
+            self._flush_outbox()
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_outbox)
+
+    def _flush_outbox(self) -> None:
+        self._flush_scheduled = False
+        if not self._outbox or self.writer is None:
+            self._outbox.clear()
+            return
+        data = b"".join(self._outbox)
+        self._outbox.clear()
+        try:
+            self.writer.write(data)
+        except BrokenPipeError:
+            log.warning("the client went away; %d bytes of events were not sent", len(data))
+
+    def _send_data(self, data: Any) -> None:
+        self._flush_outbox()
+        super()._send_data(data)
 
     def remember_turn(self, msg_id: Any, session_id: str, turn_id: str) -> None:
         """Note which turn a submitMessage request started, for a later $/cancelRequest."""
@@ -202,7 +243,9 @@ class AgentServer(LanguageServer):
         self.tool_progress = ToolProgress(self)
 
     def send_event(self, payload: dict[str, Any]) -> None:
-        self.protocol.notify(EVENT_METHOD, payload)
+        protocol = self.protocol
+        assert isinstance(protocol, AgentProtocol)
+        protocol.notify_json(EVENT_METHOD, payload)
         if payload["type"].startswith("tool_call") and self.tool_progress.supported():
             self.tool_progress.on_event(payload)
 

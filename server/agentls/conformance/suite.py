@@ -233,6 +233,108 @@ def _sessions(ctx: Context) -> None:
         assert roles == ["user", "assistant"], roles
 
 
+@check("setModel and setPermissionMode apply to the next model call")
+def _settings(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        workspace: Path = server.workspace  # type: ignore[attr-defined]
+        log = workspace.parent / "models.jsonl"
+        session = ctx.script(server, [{"text": "ok"}], requestLog=str(log))
+        server.request("agent/setModel", {"sessionId": session, "model": "scripted-2"})
+        server.request("agent/setPermissionMode", {"sessionId": session, "permissionMode": "plan"})
+        expect_error(
+            -32602,
+            lambda: server.request(
+                "agent/setPermissionMode", {"sessionId": session, "permissionMode": "yolo"}
+            ),
+        )
+        turn(server, session, "hi")
+        request = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+        assert request["model"] == "scripted-2", request["model"]
+
+
+@check("listModels: a list with the current model, or 1005 for a server without one")
+def _models(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        session = ctx.script(server, [])
+        try:
+            result = server.request("agent/listModels", {"sessionId": session})
+        except RpcError as error:
+            assert error.code == 1005, error
+            assert isinstance(error.data, dict) and "kind" in error.data, error.data
+            return
+        assert any(m.get("current") for m in result["models"]), result
+
+
+@check("AskUser: ask_user, respondAskUser, ask_user_resolved, the answer in the result")
+def _ask_user(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        ask = {"id": "q", "name": "AskUser", "input": {"question": "Which port?"}}
+        session = ctx.script(server, [{"tool_calls": [ask]}, {"text": "ok"}])
+        result = server.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+        question = server.wait_event(lambda e: e["type"] == "ask_user", "ask_user")
+        assert question["question"] == "Which port?"
+        answer = {"sessionId": session, "requestId": question["requestId"], "answer": "9000"}
+        server.request("agent/respondAskUser", answer)
+        server.wait_event(
+            lambda e: e["type"] == "turn_completed" and e["turnId"] == result["turnId"], "the end"
+        )
+        resolved = [e for e in server.events(session) if e["type"] == "ask_user_resolved"]
+        assert len(resolved) == 1 and resolved[0]["answer"] == "9000"
+        done = [
+            e
+            for e in server.events(session)
+            if e["type"] == "tool_call_update" and e.get("status") == "completed"
+        ]
+        assert done and "9000" in done[-1]["content"]
+        expect_error(1003, lambda: server.request("agent/respondAskUser", answer))
+
+
+@check("steer: joins the running turn; $/cancelRequest of the submit aborts it")
+def _steer_and_cancel(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        slow = {"text": "A long story that goes on. " * 40, "delay": 0.05, "chunk": 40}
+        session = ctx.script(server, [slow, {"text": "ok"}, slow])
+        first = server.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+        server.wait_event(lambda e: e["type"] == "text_delta", "the first text_delta")
+        steer = {"sessionId": session, "text": "shorter", "delivery": "steer"}
+        steered = server.request("agent/submitMessage", steer)
+        assert steered == {"turnId": first["turnId"], "queued": False}, steered
+        server.wait_event(
+            lambda e: e["type"] == "turn_completed" and e["turnId"] == first["turnId"], "the end"
+        )
+        msg_id = server.request_async("agent/submitMessage", {"sessionId": session, "text": "go"})
+        second = server.wait_response(msg_id)["result"]
+        server.wait_event(
+            lambda e: e["type"] == "text_delta" and e["turnId"] == second["turnId"], "a delta"
+        )
+        server.notify("$/cancelRequest", {"id": msg_id})
+        done = server.wait_event(
+            lambda e: e["type"] == "turn_completed" and e["turnId"] == second["turnId"], "the end"
+        )
+        assert done["stopReason"] == "aborted", done
+
+
+@check("compact and noteUserAction")
+def _compact_and_note(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        workspace: Path = server.workspace  # type: ignore[attr-defined]
+        log = workspace.parent / "compact.jsonl"
+        entries = [{"text": "One."}, {"text": "Two."}, {"text": "A summary."}, {"text": "ok"}]
+        session = ctx.script(server, entries, requestLog=str(log))
+        turn(server, session, "hi")
+        turn(server, session, "and?")
+        compacted = server.request("agent/compact", {"sessionId": session})
+        # A tiny history may even grow by its summary; both are estimates of the prompt.
+        assert compacted["tokensBefore"] > 0 and compacted["tokensAfter"] > 0, compacted
+        assert any(e["type"] == "compaction" for e in server.events(session))
+        note = {"sessionId": session, "text": "The user undid your edit."}
+        assert server.request("agent/noteUserAction", note) == {}
+        turn(server, session, "again")
+        last = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
+        said = json.dumps(last["messages"][-1])
+        assert "<userAction>The user undid your edit.</userAction>" in said, said
+
+
 # --- editor state and edits in each position encoding ------------------------------------------
 
 LINE = "naïve 😀 = 'ü'\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.warm import socket_path
+from agentls.warm import file_uri, socket_path
 
 
 def environment(tmp: Path, script: list[dict[str, object]], idle: str = "5") -> dict[str, str]:
@@ -56,7 +56,7 @@ def stop_daemon(env: dict[str, str]) -> None:
 
 def test_the_second_run_reuses_the_daemon_on_a_private_socket(project: Path) -> None:
     env = environment(project.parent, [{"text": "One."}])
-    path = socket_path(env)
+    path = Path(socket_path(env))
     try:
         first = run("hello", cwd=project, env=env)
         assert first.returncode == 0, first.stderr
@@ -75,7 +75,7 @@ def test_the_second_run_reuses_the_daemon_on_a_private_socket(project: Path) -> 
 
 def test_an_idle_daemon_exits_and_removes_its_socket(project: Path) -> None:
     env = environment(project.parent, [{"text": "One."}], idle="1")
-    path = socket_path(env)
+    path = Path(socket_path(env))
     done = run("hello", cwd=project, env=env)
     assert done.returncode == 0, done.stderr
     deadline = time.monotonic() + 15
@@ -164,3 +164,20 @@ def test_ctrl_c_aborts_the_turn_and_exits_130(project: Path) -> None:
     finally:
         process.kill()
         stop_daemon(env)
+
+
+@pytest.mark.parametrize("path", ["/tmp/plain", "/tmp/with space/é ü", "/tmp/100%/a#b?c", "/"])
+def test_the_warm_client_names_the_root_as_pathlib_would(path: str) -> None:
+    assert file_uri(path) == Path(path).as_uri()
+
+
+def test_the_warm_path_imports_no_heavy_modules() -> None:
+    # What `agentls run` imports before it talks to the daemon: the core, pathlib, typing,
+    # asyncio and hashlib each cost milliseconds at every start.
+    code = "import sys, agentls.cli, agentls.warm; print(' '.join(sorted(sys.modules)))"
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
+    assert not loaded & {"pathlib", "typing", "asyncio", "hashlib", "pydantic", "agentls.loop"}

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
 from agentls import PROVIDERS, __version__
+
+# `agentls run` through the warm daemon imports only what it needs: pathlib, typing and
+# json cost it milliseconds at every start, so they come in where they are used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 EXIT_USAGE = 2
 
@@ -28,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.socket is not None:
         from agentls.lsp.unix import serve_unix
 
-        return serve_unix(args.socket, args.idle_timeout)
+        return serve_unix(_path(args.socket), args.idle_timeout)
     if args.tcp:
         from agentls.lsp.tcp import serve_tcp
 
@@ -62,9 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tcp", action="store_true", help="serve over TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
-    parser.add_argument(
-        "--socket", type=Path, help="serve on this Unix socket (the warm `run` starts this)"
-    )
+    parser.add_argument("--socket", help="serve on this Unix socket (the warm `run` starts this)")
     parser.add_argument(
         "--idle-timeout",
         type=float,
@@ -91,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model", help="model name (default: AGENTLS_MODEL or the provider's)")
     run.add_argument("--provider", choices=list(PROVIDERS))
     run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
-    run.add_argument("--cwd", type=Path, default=None, help="workspace (default: current dir)")
+    run.add_argument("--cwd", type=_path, default=None, help="workspace (default: current dir)")
     earlier = run.add_mutually_exclusive_group()
     earlier.add_argument("--resume", metavar="ID", help="go on in an earlier session")
     earlier.add_argument(
@@ -100,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="go on in this directory's newest session",
     )
-    run.add_argument("--data", type=Path, metavar="FILE.json", help="structured data for the turn")
+    run.add_argument("--data", type=_path, metavar="FILE.json", help="structured data for the turn")
     run.add_argument("--intent", help="what the user wants done with the data")
     run.add_argument(
         "--no-daemon",
@@ -121,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     exporting = actions.add_parser("export", help="a session as markdown or JSON")
     exporting.add_argument("id")
     exporting.add_argument("--format", choices=["md", "json"], default="md")
-    exporting.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    exporting.add_argument("-o", "--output", type=_path, help="file to write (default: stdout)")
     demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
     demo.add_argument("--json", action="store_true", help="print one agent/event object per line")
     return parser
@@ -139,7 +141,7 @@ def _run_headless(args: argparse.Namespace) -> int:
     ):
         if value is not None:
             overrides[key] = value
-    cwd = (args.cwd or Path.cwd()).resolve()
+    cwd = os.path.realpath(args.cwd or os.getcwd())
     prompt = args.prompt
     if prompt is None or prompt == "-":
         if sys.stdin.isatty():
@@ -155,6 +157,8 @@ def _run_headless(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     data: Any = None
     if args.data is not None:
+        import json
+
         try:
             data = json.loads(args.data.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -180,7 +184,13 @@ def _run_headless(args: argparse.Namespace) -> int:
 
     configure_logging()
     request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
-    return asyncio.run(one_turn(cwd, request, overrides, args.json, answers, progress))
+    return asyncio.run(one_turn(_path(cwd), request, overrides, args.json, answers, progress))
+
+
+def _path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -192,7 +202,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from agentls.headless import TurnRequest, one_turn
 
     with tempfile.TemporaryDirectory(prefix="agentls-demo-") as tmp:
-        root = Path(tmp)
+        root = _path(tmp)
         make_workspace(root)
         overrides = {"provider": "scripted", "script": str(SCRIPT)}
         out = sys.stdout
@@ -212,7 +222,7 @@ def _sessions(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
         if args.action == "list":
-            return cli.list_sessions(None if args.all else Path.cwd(), args.json, out)
+            return cli.list_sessions(None if args.all else _path(os.getcwd()), args.json, out)
         if args.action == "show":
             return cli.show(args.id, out)
         if args.action == "rename":

@@ -7,20 +7,19 @@ environment, so each distinct environment (API keys, base URLs, AGENTLS_* variab
 its own daemon: the socket's name is a hash of them. A daemon exits after
 AGENTLS_DAEMON_IDLE seconds (default 600) without a connection.
 
-Standard library only, and no asyncio: this module is the whole warm path.
+Standard library only, and no asyncio, pathlib, typing or hashlib: this module is the
+whole warm path, and each of those costs milliseconds at every start on a small machine.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import select
 import socket
 import sys
 import time
-from pathlib import Path
-from typing import Any
+import zlib
 
 from agentls import __version__
 from agentls.cli_print import Answers, HumanPrinter, JsonPrinter, ProgressLine, write
@@ -30,6 +29,10 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 USAGE_CODES = (-32602, 1001, 1004)
 ENV_PREFIXES = ("AGENTLS_", "ANTHROPIC_", "OPENAI_", "AZURE_")
 START_TIMEOUT = 20.0
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class WarmUnavailable(Exception):
@@ -42,26 +45,36 @@ class RpcError(Exception):
         self.code = int(error.get("code", -32603))
 
 
-def socket_path(env: dict[str, str]) -> Path:
+def socket_path(env: dict[str, str]) -> str:
     """The daemon socket for this user, agentls version and environment."""
     relevant = sorted(
         (k, v)
         for k, v in env.items()
         if k.startswith(ENV_PREFIXES) or k in ("HOME", "XDG_DATA_HOME", "VIRTUAL_ENV")
     )
-    digest = hashlib.sha256(json.dumps([__version__, sys.executable, relevant]).encode())
-    return private_dir() / f"{digest.hexdigest()[:16]}.sock"
+    key = json.dumps([__version__, sys.executable, relevant]).encode()
+    # A name, not a secret: the folder is private. 64 bits keep environments apart.
+    name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.sock"
+    return os.path.join(private_dir(), name)
 
 
-def private_dir() -> Path:
+def private_dir() -> str:
     """A folder only this user can enter (sockets there are unreachable to others)."""
     base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    folder = Path(base) / f"agentls-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    info = folder.stat()
+    folder = os.path.join(base, f"agentls-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.stat(folder)
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise WarmUnavailable(f"{folder} is not private to this user")
     return folder
+
+
+def file_uri(path: str) -> str:
+    """`file://` URI of an absolute POSIX path (what pathlib's as_uri gives, without it)."""
+    safe = b"/-._~!$&'()*+,;=:@" + bytes(range(48, 58)) + bytes(range(65, 91))
+    safe += bytes(range(97, 123))
+    quoted = "".join(chr(b) if b in safe else f"%{b:02X}" for b in os.fsencode(path))
+    return "file://" + quoted
 
 
 class Connection:
@@ -136,27 +149,27 @@ def connect(env: dict[str, str]) -> Connection:
     return Connection(sock)
 
 
-def _try(path: Path) -> socket.socket | None:
+def _try(path: str) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(path))
+        sock.connect(path)
         return sock
     except OSError:
         sock.close()
         return None
 
 
-def _log(path: Path) -> Path:
-    return path.with_suffix(".log")
+def _log(path: str) -> str:
+    return path.removesuffix(".sock") + ".log"
 
 
-def _start(path: Path, env: dict[str, str]) -> None:
+def _start(path: str, env: dict[str, str]) -> None:
     import subprocess
 
     idle = env.get("AGENTLS_DAEMON_IDLE", "600")
-    with _log(path).open("ab") as log:
+    with open(_log(path), "ab") as log:
         subprocess.Popen(
-            [sys.executable, "-m", "agentls", "--socket", str(path), "--idle-timeout", idle],
+            [sys.executable, "-m", "agentls", "--socket", path, "--idle-timeout", idle],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -248,7 +261,7 @@ class Turn:
 
 
 def run_warm(
-    cwd: Path,
+    cwd: str,
     prompt: str,
     session: dict[str, Any],
     overrides: dict[str, Any],
@@ -268,7 +281,7 @@ def run_warm(
             "initialize",
             {
                 "processId": os.getpid(),
-                "rootUri": cwd.as_uri(),
+                "rootUri": file_uri(cwd),
                 "capabilities": {},
                 "clientInfo": {"name": "agentls run", "version": __version__},
             },
@@ -302,10 +315,10 @@ def run_warm(
     return EXIT_OK if done.get("stopReason") == "end_turn" else EXIT_FAILED
 
 
-def _open_session(turn: Turn, cwd: Path, session: dict[str, Any], overrides: dict[str, Any]) -> str:
+def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict[str, Any]) -> str:
     resume = session.get("resume")
     if session.get("continue_newest"):
-        listed = turn.call("agent/listSessions", {"cwd": str(cwd), "limit": 1})
+        listed = turn.call("agent/listSessions", {"cwd": cwd, "limit": 1})
         if not listed["sessions"]:
             raise RpcError({"code": 1001, "message": f"No session to continue in {cwd}."})
         resume = listed["sessions"][0]["sessionId"]
@@ -323,6 +336,6 @@ def _open_session(turn: Turn, cwd: Path, session: dict[str, Any], overrides: dic
                 change["provider"] = overrides["provider"]
             turn.call("agent/setModel", change)
         return session_id
-    created = turn.call("agent/newSession", {"cwd": str(cwd), **overrides})
+    created = turn.call("agent/newSession", {"cwd": cwd, **overrides})
     new_id: str = created["sessionId"]
     return new_id

@@ -25,9 +25,18 @@ def test_the_daemon_passes_every_check() -> None:
     done = kit(DAEMON)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
-    assert len(lines) == len(CHECKS) >= 17
+    assert len(lines) == len(CHECKS) >= 18
     assert all(line.startswith("PASS") for line in lines), done.stdout
     assert f"{len(CHECKS)} of {len(CHECKS)} checks passed" in done.stdout
+
+
+def test_the_daemon_passes_over_tcp_too() -> None:
+    # The same wire over a socket: a few checks that cover framing, events and positions.
+    tcp = f"{sys.executable} -m agentls --tcp --port {{port}}"
+    for only in ("a turn:", "delivery:", "in utf-16"):
+        done = kit(tcp, "--tcp", "--only", only)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "1 of 1 checks passed" in done.stdout, done.stdout
 
 
 def test_a_server_that_does_not_answer_fails_the_kit() -> None:

@@ -1,7 +1,7 @@
 """`python -m agentls.conformance --cmd "agentls --stdio"`: the black-box conformance suite.
 
 Runs every check against fresh processes of the server command, over raw JSON-RPC on
-pipes, and prints a pass/fail table; exits 1 when a check fails.
+pipes (or TCP with --tcp), and prints a pass/fail table; exits 1 when a check fails.
 """
 
 from __future__ import annotations
@@ -19,6 +19,11 @@ from agentls.conformance.suite import CHECKS, Context, command_of
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentls.conformance", description=__doc__)
     parser.add_argument("--cmd", required=True, help='the server command, e.g. "agentls --stdio"')
+    parser.add_argument(
+        "--tcp",
+        action="store_true",
+        help='connect over TCP: the command listens on {port}, e.g. "agentls --tcp --port {port}"',
+    )
     parser.add_argument("--only", help="run the checks whose name contains this text")
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks of failures")
     args = parser.parse_args(argv)
@@ -26,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     width = max(len(name) for name, _ in checks)
     with tempfile.TemporaryDirectory(prefix="agentls-conformance-") as tmp:
-        context = Context(command_of(args.cmd), Path(tmp))
+        context = Context(command_of(args.cmd), Path(tmp), tcp=args.tcp)
         for name, run in checks:
             started = time.monotonic()
             try:

@@ -1,16 +1,19 @@
-"""A raw JSON-RPC client over a server's stdin and stdout (LSP framing), standard library
-only: what the conformance suite talks through, so it trusts no LSP library."""
+"""A raw JSON-RPC client over a server's stdin and stdout or a TCP connection (LSP framing),
+standard library only: what the conformance suite talks through, so it trusts no LSP
+library."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
+import socket
 import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 Message = dict[str, Any]
 # Server -> client requests are answered by these, by method; unknown ones get -32601.
@@ -25,17 +28,24 @@ class RpcError(Exception):
 
 
 class Server:
-    """One server process; messages are read on a thread and queued."""
+    """One server process, over its stdin and stdout, or over TCP when `port` is given
+    (the command then listens there); messages are read on a thread and queued."""
 
-    def __init__(self, command: list[str], env: dict[str, str], cwd: str) -> None:
+    def __init__(
+        self, command: list[str], env: dict[str, str], cwd: str, port: int | None = None
+    ) -> None:
+        pipe = subprocess.PIPE if port is None else subprocess.DEVNULL
         self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
+            command, stdin=pipe, stdout=pipe, stderr=subprocess.DEVNULL, env=env, cwd=cwd
         )
+        self._writer: IO[bytes]
+        self._reader: IO[bytes]
+        if port is None:
+            assert self.process.stdin is not None and self.process.stdout is not None
+            self._writer, self._reader = self.process.stdin, self.process.stdout
+        else:
+            connection = self._connect(port)
+            self._writer, self._reader = connection.makefile("wb"), connection.makefile("rb")
         self._incoming: queue.Queue[Message | None] = queue.Queue()
         self._next_id = 0
         self._lock = threading.Lock()
@@ -46,25 +56,38 @@ class Server:
 
     # --- the wire ----------------------------------------------------------------------
 
+    def _connect(self, port: int, timeout: float = 30) -> socket.socket:
+        """The server's TCP port, once it listens."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return socket.create_connection(("127.0.0.1", port), timeout=None)
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise ConnectionError(f"nothing listens on port {port}") from None
+                time.sleep(0.05)
+
     def send_raw(self, body: bytes, length: int | None = None) -> None:
-        assert self.process.stdin is not None
         header = b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length)
         with self._lock:
-            self.process.stdin.write(header + body)
-            self.process.stdin.flush()
+            self._writer.write(header + body)
+            self._writer.flush()
 
     def send(self, message: Message) -> None:
         self.send_raw(json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False).encode())
 
     def _read(self) -> None:
-        stream = self.process.stdout
-        assert stream is not None
+        # A connection that goes down (e.g. closed by close()) ends like EOF.
+        with contextlib.suppress(OSError, ValueError):
+            self._read_frames(self._reader)
+        self._incoming.put(None)
+
+    def _read_frames(self, stream: IO[bytes]) -> None:
         while True:
             length = -1
             while True:
                 line = stream.readline()
                 if not line:
-                    self._incoming.put(None)
                     return
                 if line in (b"\r\n", b"\n"):
                     break
@@ -158,11 +181,23 @@ class Server:
             self.notify("exit", None)
         except (RpcError, TimeoutError, ConnectionError, OSError):
             pass
+        if self.process.stdin is None:
+            # A TCP server outlives its connections by design: it is stopped here.
+            self._writer.close()
+            self.process.terminate()
         try:
             return self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
             return self.process.wait()
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (the server is started on it next)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def environment(home: str) -> dict[str, str]:

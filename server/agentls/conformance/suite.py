@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.conformance.rpc import Message, RpcError, Server, environment
+from agentls.conformance.rpc import Message, RpcError, Server, environment, free_port
 
 Check = Callable[["Context"], None]
 CHECKS: list[tuple[str, Check]] = []
@@ -30,6 +30,8 @@ def check(name: str) -> Callable[[Check], Check]:
 class Context:
     command: list[str]
     root: Path
+    # Over TCP: `{port}` in the command is replaced by a free port the kit connects to.
+    tcp: bool = False
 
     @contextmanager
     def server(
@@ -38,7 +40,13 @@ class Context:
         """A fresh server, initialized; yields it with the initialize result."""
         work = Path(tempfile.mkdtemp(dir=self.root))
         (work / "ws").mkdir()
-        server = Server(self.command, environment(str(work / "home")), str(work))
+        env = environment(str(work / "home"))
+        if self.tcp:
+            port = free_port()
+            command = [part.replace("{port}", str(port)) for part in self.command]
+            server = Server(command, env, str(work), port)
+        else:
+            server = Server(self.command, env, str(work))
         server.workspace = work / "ws"  # type: ignore[attr-defined]
         try:
             general = {"positionEncodings": encodings} if encodings else {}
@@ -314,6 +322,30 @@ def _steer_and_cancel(ctx: Context) -> None:
         assert done["stopReason"] == "aborted", done
 
 
+@check("delivery: queue waits its turn; interrupt aborts the running turn and goes next")
+def _delivery(ctx: Context) -> None:
+    with ctx.server() as (server, _):
+        slow = {"text": "A long story that goes on. " * 40, "delay": 0.05, "chunk": 40}
+        session = ctx.script(server, [slow, {"text": "second"}, {"text": "third"}])
+        first = server.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+        server.wait_event(lambda e: e["type"] == "text_delta", "the first text_delta")
+        queued = server.request("agent/submitMessage", {"sessionId": session, "text": "later"})
+        interrupt = {"sessionId": session, "text": "now", "delivery": "interrupt"}
+        urgent = server.request("agent/submitMessage", interrupt)
+        assert queued["queued"] and urgent["queued"], (queued, urgent)
+        ids = [first["turnId"], urgent["turnId"], queued["turnId"]]
+        assert len(set(ids)) == 3, ids
+        server.wait_event(
+            lambda e: e["type"] == "turn_completed" and e["turnId"] == queued["turnId"], "the end"
+        )
+        events = server.events(session)
+        ended = {e["turnId"]: e["stopReason"] for e in events if e["type"] == "turn_completed"}
+        assert ended == dict(zip(ids, ["aborted", "end_turn", "end_turn"], strict=True)), ended
+        started = [e["turnId"] for e in events if e["type"] == "turn_started"]
+        # The interrupting turn runs before the one queued earlier.
+        assert started == ids, started
+
+
 @check("compact and noteUserAction")
 def _compact_and_note(ctx: Context) -> None:
     with ctx.server() as (server, _):
@@ -402,6 +434,14 @@ def _round_trip(ctx: Context, encoding: str) -> None:
         # The selection: "😀" on line 1, in the negotiated encoding.
         start = {"utf-8": 7, "utf-16": 6, "utf-32": 6}[encoding]
         width = {"utf-8": 4, "utf-16": 2, "utf-32": 1}[encoding]
+        # An incremental change just after the emoji, counted in the same encoding.
+        after = {"line": 1, "character": start + width}
+        typed = {"range": {"start": after, "end": after}, "text": "!"}
+        buffer["text"] = apply_edits(buffer["text"], [{**typed, "newText": "!"}], encoding)
+        server.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [typed]},
+        )
         selection = {
             "start": {"line": 1, "character": start},
             "end": {"line": 1, "character": start + width},
@@ -420,10 +460,13 @@ def _round_trip(ctx: Context, encoding: str) -> None:
         )
         _turn_id, done = turn(server, session, "edit")
         assert done["stopReason"] == "end_turn", done
-        assert buffer["text"] == "x = 1\n" + LINE.replace("'ü'", "'ö'"), repr(buffer["text"])
+        expected_text = "x = 1\n" + LINE.replace("😀", "😀!").replace("'ü'", "'ö'")
+        assert buffer["text"] == expected_text, repr(buffer["text"])
+        requests = (workspace.parent / "requests.jsonl").read_text(encoding="utf-8").splitlines()
+        # The Read saw the buffer with the change applied where the client typed it.
+        assert "naïve 😀! = 'ü'" in json.dumps(json.loads(requests[1]), ensure_ascii=False)
         # The selection reached the model as the one character it covers (code points).
-        first = (workspace.parent / "requests.jsonl").read_text(encoding="utf-8").splitlines()[0]
-        context = json.loads(first)["messages"][0]["content"][0]["text"]
+        context = json.loads(requests[0])["messages"][0]["content"][0]["text"]
         expected = 'startLine="2" startCharacter="6" endLine="2" endCharacter="7">😀</selection>'
         assert expected in context, context
 
@@ -436,7 +479,7 @@ def _round_trip_in(encoding: str) -> Check:
 
 
 for _encoding in ("utf-8", "utf-16", "utf-32"):
-    check(f"applyEdit round trip in {_encoding}")(_round_trip_in(_encoding))
+    check(f"didChange ranges, selection and applyEdit in {_encoding}")(_round_trip_in(_encoding))
 
 
 def command_of(text: str) -> list[str]:

@@ -89,6 +89,22 @@ class AgentClient(LanguageClient):
         result: Event = await self.request("agent/newSession", {"cwd": str(cwd), **params})
         return result
 
+    async def scripted_session(
+        self, tmp_path: Path, script: list[dict[str, Any]], **params: Any
+    ) -> tuple[str, Path]:
+        """A session in `tmp_path/ws` on the scripted model playing `script`; its id and
+        the file its model requests are logged to."""
+        log = tmp_path / "requests.jsonl"
+        result = await self.new_session(
+            tmp_path / "ws",
+            provider="scripted",
+            script=str(write_script(tmp_path / "script.jsonl", script)),
+            requestLog=str(log),
+            **params,
+        )
+        session_id: str = result["sessionId"]
+        return session_id, log
+
     async def run_turn(self, session_id: str, text: str, **params: Any) -> tuple[str, Event]:
         """Submit a message and wait for its turn_completed."""
         result = await self.request(

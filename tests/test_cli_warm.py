@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import stat
 import subprocess
@@ -181,3 +182,67 @@ def test_the_warm_path_imports_no_heavy_modules() -> None:
         ).stdout.split()
     )
     assert not loaded & {"pathlib", "typing", "asyncio", "hashlib", "pydantic", "agentls.loop"}
+
+
+def run_on_a_terminal(
+    args: list[str], replies: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[int, str, str]:
+    """`agentls run` with a pseudo-terminal as stdin and stderr: each prompt that ends in
+    ": " gets the next reply. Returns the exit code, stdout and what the terminal showed."""
+    master, slave = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentls", "run", *args],
+        cwd=cwd,
+        env=env,
+        stdin=slave,
+        stderr=slave,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    os.close(slave)
+    shown = ""
+    pending = list(replies)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 4096).decode("utf-8", "replace")
+            except OSError:
+                break  # the process closed the terminal
+            shown += chunk
+            if pending and shown.rstrip(" ").endswith("[y/N]:"):
+                os.write(master, (pending.pop(0) + "\n").encode())
+                shown += "\n"
+        elif process.poll() is not None:
+            break
+    out, _ = process.communicate(timeout=30)
+    os.close(master)
+    return process.returncode, out, shown
+
+
+@pytest.mark.parametrize("mode", ["warm", "in process"])
+def test_a_terminal_is_asked_to_go_on_at_the_turn_limit(project: Path, mode: str) -> None:
+    (project / "app.py").write_text("port = 8000\n", encoding="utf-8")
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]}
+    env = environment(project.parent, [read, read, {"text": "The port is 8000."}])
+    extra = ["--no-daemon"] if mode == "in process" else []
+    try:
+        code, out, shown = run_on_a_terminal(
+            ["--max-turns", "1", *extra, "find the port"], ["y", "y"], project, env
+        )
+    finally:
+        stop_daemon(env)
+    assert shown.count("Reached the turn limit (1 model calls). Go on? [y/N]:") == 2, shown
+    assert code == 0 and "The port is 8000." in out, (out, shown)
+
+
+def test_no_at_the_turn_limit_ends_the_run(project: Path) -> None:
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]}
+    env = environment(project.parent, [read, {"text": "unreached"}])
+    try:
+        code, out, shown = run_on_a_terminal(["--max-turns", "1", "go"], ["n"], project, env)
+    finally:
+        stop_daemon(env)
+    assert "Go on? [y/N]:" in shown and code == 1
+    assert "unreached" not in out

@@ -12,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from agent_client import AgentClient, capabilities, daemon_config, read_requests, write_script
+from agent_client import AgentClient, capabilities, daemon_config, read_requests
 
 OLD = "alpha = 1\nbeta = 2\ngamma = 3\ndelta = 4\nepsilon = 5\nzeta = 6\neta = 7\ntheta = 8\n"
 PROPOSED = OLD.replace("alpha = 1", "alpha = 10").replace("theta = 8", "theta = 80")
@@ -58,19 +58,6 @@ EDIT_SCRIPT = [
 ]
 
 
-async def start(
-    client: AgentClient, tmp_path: Path, script: list[dict[str, Any]]
-) -> tuple[str, Path]:
-    log = tmp_path / "requests.jsonl"
-    result = await client.new_session(
-        tmp_path / "ws",
-        provider="scripted",
-        script=str(write_script(tmp_path / "script.jsonl", script)),
-        requestLog=str(log),
-    )
-    return result["sessionId"], log
-
-
 async def review_and_answer(client: AgentClient, session: str, accepted: str) -> dict[str, Any]:
     """Wait for the file change's request and answer it with the text the user accepted."""
     request = await client.events.wait_for(lambda e: e["type"] == "permission_request")
@@ -94,7 +81,7 @@ def last_result(log: Path) -> dict[str, Any]:
 async def test_one_hunk_taken_one_left_out_and_one_line_edited(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    session, log = await start(client, tmp_path, WRITE_SCRIPT)
+    session, log = await client.scripted_session(tmp_path, WRITE_SCRIPT)
     # The first hunk is taken and then edited by hand; the second is left out.
     accepted = OLD.replace("alpha = 1", "alpha = 11")
     answering = asyncio.create_task(review_and_answer(client, session, accepted))
@@ -118,7 +105,7 @@ async def test_one_hunk_taken_one_left_out_and_one_line_edited(
 async def test_an_edit_accepted_as_proposed_has_no_revision_note(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    session, log = await start(client, tmp_path, EDIT_SCRIPT)
+    session, log = await client.scripted_session(tmp_path, EDIT_SCRIPT)
     proposed = OLD.replace("alpha = 1\nbeta = 2", "alpha = 10\nbeta = 20")
     answering = asyncio.create_task(review_and_answer(client, session, proposed))
     _turn, done = await client.run_turn(session, "bump")
@@ -131,7 +118,7 @@ async def test_an_edit_accepted_as_proposed_has_no_revision_note(
 async def test_a_revised_edit_applies_the_reviewed_text(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    session, log = await start(client, tmp_path, EDIT_SCRIPT)
+    session, log = await client.scripted_session(tmp_path, EDIT_SCRIPT)
     accepted = OLD.replace("beta = 2", "beta = 20")  # took the beta line, not the alpha one
     answering = asyncio.create_task(review_and_answer(client, session, accepted))
     _turn, done = await client.run_turn(session, "bump")
@@ -144,7 +131,7 @@ async def test_a_revised_edit_applies_the_reviewed_text(
 
 
 async def test_every_hunk_left_out_declines_the_call(client: AgentClient, tmp_path: Path) -> None:
-    session, log = await start(client, tmp_path, WRITE_SCRIPT)
+    session, log = await client.scripted_session(tmp_path, WRITE_SCRIPT)
     answering = asyncio.create_task(review_and_answer(client, session, OLD))
     turn, done = await client.run_turn(session, "bump")
     await answering
@@ -167,7 +154,7 @@ async def test_every_hunk_left_out_declines_the_call(client: AgentClient, tmp_pa
 async def test_accepted_text_with_a_wrong_answer_is_refused_and_the_request_stays(
     client: AgentClient, tmp_path: Path, option: str, extra: dict[str, Any], reason: str
 ) -> None:
-    session, _log = await start(client, tmp_path, WRITE_SCRIPT)
+    session, _log = await client.scripted_session(tmp_path, WRITE_SCRIPT)
     turn = (await client.request("agent/submitMessage", {"sessionId": session, "text": "go"}))[
         "turnId"
     ]
@@ -190,7 +177,7 @@ async def test_accepted_text_for_a_request_without_a_diff_is_refused(
         {"tool_calls": [{"id": "b", "name": "Bash", "input": {"command": "touch made.txt"}}]},
         {"text": "ok"},
     ]
-    session, _log = await start(client, tmp_path, script)
+    session, _log = await client.scripted_session(tmp_path, script)
     turn = (await client.request("agent/submitMessage", {"sessionId": session, "text": "go"}))[
         "turnId"
     ]
@@ -206,7 +193,7 @@ async def test_accepted_text_for_a_request_without_a_diff_is_refused(
 async def test_a_note_of_what_the_user_did_reaches_the_next_message(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    session, log = await start(client, tmp_path, [{"text": "Noted."}])
+    session, log = await client.scripted_session(tmp_path, [{"text": "Noted."}])
     note = "The user undid your change to values.py; it is back to its text before it."
     await client.request("agent/noteUserAction", {"sessionId": session, "text": note})
     _turn, done = await client.run_turn(session, "go on")
@@ -222,7 +209,7 @@ async def test_a_note_of_what_the_user_did_reaches_the_next_message(
 async def test_a_note_during_a_turn_is_given_at_its_next_step(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    session, log = await start(client, tmp_path, WRITE_SCRIPT)
+    session, log = await client.scripted_session(tmp_path, WRITE_SCRIPT)
     turn = (await client.request("agent/submitMessage", {"sessionId": session, "text": "go"}))[
         "turnId"
     ]
@@ -239,7 +226,7 @@ async def test_a_note_during_a_turn_is_given_at_its_next_step(
 
 
 async def test_a_note_with_bad_params_is_refused(client: AgentClient, tmp_path: Path) -> None:
-    session, _log = await start(client, tmp_path, [])
+    session, _log = await client.scripted_session(tmp_path, [])
     with pytest.raises(JsonRpcInvalidParams):
         await client.request("agent/noteUserAction", {"sessionId": session, "text": ""})
     with pytest.raises(JsonRpcException, match="nope"):

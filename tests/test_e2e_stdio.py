@@ -86,6 +86,7 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "SummarizeData",
         "ValidateData",
         "AskUser",
+        "TodoWrite",
     ]
     assert result["permissionMode"] == "default"
 

@@ -25,18 +25,20 @@ from agentls.events import (
     Notice,
     PermissionRequest,
     PermissionResolved,
+    PlanEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolCallEvent,
     ToolCallUpdate,
     TurnCompleted,
     TurnError,
+    TurnLimitReached,
     TurnStarted,
     UsageEvent,
 )
 from agentls.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentls.session.manager import SessionManager
-from agentls.tools.base import FileDiff, Location
+from agentls.tools.base import FileDiff, Location, PlanEntry
 from agentls.usage import Usage
 from agentls.wire import json_sink, to_wire
 
@@ -224,6 +226,10 @@ def _sample_events() -> list[LoopEvent]:
         Notice("warning", "Model error overloaded. Retrying in 0.5 s.", True, 1, 0.5),
         MessageDiscarded("msg_1", "retry"),
         Notice("error", "The history had unpaired tool calls; they were repaired."),
+        TurnLimitReached(100, 100),
+        PlanEvent(
+            (PlanEntry("Read the config", "completed"), PlanEntry("Fix it", "pending", "high"))
+        ),
         TurnCompleted("turn_1", "end_turn", 2, Usage(10, 2, 3, 4)),
         TurnCompleted(
             "turn_2",
@@ -405,6 +411,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/setModel": {"sessionId": "sess_1", "model": "gpt-4.1", "provider": "openai"},
     "agent/listModels": {"sessionId": "sess_1", "refresh": True},
     "agent/noteUserAction": {"sessionId": "sess_1", "text": "The user undid your change."},
+    "agent/continueTurn": {"sessionId": "sess_1"},
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -452,6 +459,7 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         cached=False,
     ),
     "agent/noteUserAction": api.EmptyResult(),
+    "agent/continueTurn": api.ContinueTurnResult(turn_id="turn_2"),
 }
 
 

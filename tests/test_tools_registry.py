@@ -44,6 +44,7 @@ def test_default_tools_come_in_the_order_models_know() -> None:
         "SummarizeData",
         "ValidateData",
         "AskUser",
+        "TodoWrite",
     ]
     assert isinstance(registry.get("Grep"), GrepTool)
     assert registry.get("Nope") is None

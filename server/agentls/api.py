@@ -42,6 +42,8 @@ class NewSessionParams(WireModel):
     model: str | None = None
     permission_mode: PermissionModeName | None = None
     max_turns: int | None = Field(default=None, ge=-1)
+    max_budget_tokens: int | None = Field(default=None, ge=1)
+    max_budget_usd: float | None = Field(default=None, gt=0)
     append_system_prompt: str | None = None
     mcp_servers: list[dict[str, Any]] | None = None
     # Additions to the fixed core: a scripted model and where to log its requests.
@@ -63,11 +65,18 @@ class SubmitMessageParams(WireModel):
     intent: str | None = None
     attachments: list[AttachmentParam] | None = None
     delivery: Literal["queue", "steer", "interrupt"] = "queue"
+    # This turn's budget, over the session's (maxBudgetTokens / maxBudgetUsd settings).
+    max_budget_tokens: int | None = Field(default=None, ge=1)
+    max_budget_usd: float | None = Field(default=None, gt=0)
 
 
 class SubmitMessageResult(WireModel):
     turn_id: str
     queued: bool
+
+
+class ContinueTurnResult(WireModel):
+    turn_id: str
 
 
 class AbortParams(WireModel):
@@ -134,12 +143,27 @@ class DisplayMessage(WireModel):
     content: list[dict[str, Any]]
 
 
+class PlanEntryParam(WireModel):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: Literal["high", "medium", "low"]
+
+
 class ResumeSessionResult(WireModel):
     session_id: str
     messages: list[DisplayMessage]
     model: str
     tools: list[str]
     permission_mode: PermissionModeName
+    # The model's plan (TodoWrite) as the session left it; absent when it has none.
+    plan: list[PlanEntryParam] | None = None
+
+
+class ForkSessionParams(WireModel):
+    session_id: str
+    # Where to cut: before a message the user wrote, or after a reply (and its tool
+    # results); absent: the whole history.
+    message_id: str | None = None
 
 
 class CompactParams(WireModel):
@@ -209,5 +233,7 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/setModel": (SetModelParams, EmptyResult),
     "agent/listModels": (ListModelsParams, ListModelsResult),
     "agent/noteUserAction": (NoteUserActionParams, EmptyResult),
+    "agent/continueTurn": (SessionParams, ContinueTurnResult),
+    "agent/forkSession": (ForkSessionParams, ResumeSessionResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

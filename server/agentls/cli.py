@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run_demo(args)
     if args.command == "sessions":
         return _sessions(args)
+    if args.command == "replay":
+        return _replay(args)
     if args.socket is not None:
         from agentls.lsp.unix import serve_unix
 
@@ -124,6 +126,19 @@ def _parser() -> argparse.ArgumentParser:
     exporting.add_argument("id")
     exporting.add_argument("--format", choices=["md", "json"], default="md")
     exporting.add_argument("-o", "--output", type=_path, help="file to write (default: stdout)")
+    replay = commands.add_parser(
+        "replay",
+        help="run a recorded session again offline (the model's replies from its transcript)",
+        epilog="The tools run again, against the current code: by default in a scratch copy "
+        "of the session's directory. Exit code 0 when every tool result matches the "
+        "recording, 1 when one differs (each difference is printed).",
+    )
+    replay.add_argument("id", help="the session id (or a unique prefix)")
+    replay.add_argument("--cwd", type=_path, help="replay in this directory instead of a copy")
+    replay.add_argument("--json", action="store_true", help="print one agent/event per line")
+    replay.add_argument(
+        "--script", type=_path, metavar="FILE.jsonl", help="only write the scripted model's script"
+    )
     demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
     demo.add_argument("--json", action="store_true", help="print one agent/event object per line")
     return parser
@@ -214,6 +229,49 @@ def _run_demo(args: argparse.Namespace) -> int:
             out.write("\n--- server.py after the turn ---\n")
             out.write((root / "server.py").read_text(encoding="utf-8"))
         return code
+
+
+def _replay(args: argparse.Namespace) -> int:
+    import asyncio
+    import tempfile
+
+    from agentls import replay
+    from agentls import sessions_cli as cli
+    from agentls.cli_print import HumanPrinter, JsonPrinter
+    from agentls.session.store import list_metas, transcript_path
+
+    try:
+        meta = cli.find(args.id, list_metas(cli.home()))
+        path = transcript_path(cli.home(), meta.session_id)
+        recording = replay.read_recording(path)
+    except (cli.SessionNotFound, OSError, ValueError) as exc:
+        sys.stderr.write(f"agentls replay: {exc}\n")
+        return EXIT_USAGE
+    if args.script is not None:
+        args.script.write_text(replay.script_jsonl(recording), encoding="utf-8")
+        sys.stderr.write(
+            f"wrote {len(recording.script)} model replies for {len(recording.prompts)} "
+            f"messages to {args.script}\n"
+        )
+        return 0
+    printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout)
+    with tempfile.TemporaryDirectory(prefix="agentls-replay-") as tmp:
+        cwd = args.cwd or replay.scratch_copy(recording.cwd, _path(tmp))
+        sys.stderr.write(f"replaying {meta.session_id} in {cwd}\n")
+        result = asyncio.run(replay.replay_transcript(path, cwd, printer.show))
+    for mismatch in result.mismatches:
+        sys.stderr.write(
+            f"\n{mismatch.tool_call_id} differs.\n  recorded: {mismatch.recorded[:300]!r}\n"
+            f"  replayed: {mismatch.replayed[:300]!r}\n"
+        )
+    ends = ", ".join(result.stop_reasons) or "none"
+    recorded = len(recording.results)
+    if result.mismatches:
+        verdict = f"{len(result.mismatches)} of {recorded} tool results differ"
+    else:
+        verdict = f"all {recorded} tool results match the recording"
+    sys.stderr.write(f"\n{len(result.stop_reasons)} turns replayed ({ends}); {verdict}\n")
+    return 1 if result.mismatches else 0
 
 
 def _sessions(args: argparse.Namespace) -> int:

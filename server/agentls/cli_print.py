@@ -105,6 +105,10 @@ class Answers:
     def question(self, request: Event) -> str:
         return "(No answer: agentls run has no terminal to ask on. Decide yourself or stop.)"
 
+    def go_on(self, completed: Event) -> bool:
+        """After a turn stopped at the turn limit: run another round of model calls?"""
+        return False
+
 
 class DemoAnswers(Answers):
     def permission(self, request: Event) -> str:
@@ -134,6 +138,11 @@ class Terminal(Answers):
         choices = request.get("choices")
         hint = f" ({' / '.join(choices)})" if choices else ""
         return _ask(f"{request['question']}{hint}: ")
+
+    def go_on(self, completed: Event) -> bool:
+        calls = completed.get("turns", 0)
+        reply = _ask(f"Reached the turn limit ({calls} model calls). Go on? [y/N]: ")
+        return reply[:1].lower() == "y"
 
 
 def _ask(prompt: str) -> str:

@@ -71,6 +71,13 @@ class Settings:
     prices: Mapping[str, Price] = field(default_factory=dict)
     read_concurrency: int = 10
     nudge_limit: int = 2
+    # A turn's budget (sub-agents included); None: no limit.
+    max_budget_tokens: int | None = None
+    max_budget_usd: float | None = None
+    # Identical steps in a row before the stuck detector nudges, then stops; 0: off.
+    stuck_threshold: int = 3
+    # Whether the model gets the TodoWrite tool (its plan reaches clients as `plan` events).
+    todo_write: bool = True
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
@@ -167,6 +174,10 @@ _KEYS = {
     "prices": "prices",
     "readConcurrency": "read_concurrency",
     "nudgeLimit": "nudge_limit",
+    "maxBudgetTokens": "max_budget_tokens",
+    "maxBudgetUsd": "max_budget_usd",
+    "stuckThreshold": "stuck_threshold",
+    "todoWrite": "todo_write",
     "additionalDirectories": "additional_directories",
     "appendSystemPrompt": "append_system_prompt",
     "script": "script",
@@ -216,7 +227,13 @@ def _coerce(name: str, value: Any) -> Any:
         if value is not None and not isinstance(value, bool):
             raise ValueError("must be true or false")
         return value
-    if name in ("thinking_budget", "context_window", "max_output_tokens"):
+    if name == "max_budget_usd":
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0
+        ):
+            raise ValueError("must be a positive number of dollars")
+        return None if value is None else float(value)
+    if name in ("thinking_budget", "context_window", "max_output_tokens", "max_budget_tokens"):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ValueError("must be an integer")
         return value

@@ -34,3 +34,9 @@ class UnknownPermissionRequest(AgentError):
 
 class ProviderNotConfigured(AgentError):
     code = 1004
+
+
+class NothingToContinue(AgentError):
+    """agent/continueTurn after a turn that did not stop at the turn limit."""
+
+    code = 1006

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from agentls.messages import ContentBlock
-from agentls.tools.base import FileDiff, Location, ToolKind
+from agentls.tools.base import FileDiff, Location, PlanEntry, ToolKind
 from agentls.usage import Usage
 
-TurnStopReason = Literal["end_turn", "max_turns", "max_tokens", "aborted", "refusal", "error"]
+TurnStopReason = Literal[
+    "end_turn", "max_turns", "max_tokens", "aborted", "refusal", "error", "budget_exceeded", "stuck"
+]
 ToolCallStatus = Literal["pending", "in_progress", "completed", "failed", "cancelled", "declined"]
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
@@ -22,6 +24,8 @@ PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "rej
 class TurnStarted:
     turn_id: str
     user_message_id: str
+    # True for a turn agent/continueTurn started: no new user message, the model goes on.
+    continued: bool | None = None
     type: Literal["turn_started"] = "turn_started"
 
 
@@ -66,6 +70,15 @@ class ToolCallUpdate:
     diff: FileDiff | None = None
     truncated: bool | None = None
     type: Literal["tool_call_update"] = "tool_call_update"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanEvent:
+    """The model's plan as it now stands (after each TodoWrite, and on resume): the whole
+    list, which replaces the last one shown."""
+
+    entries: tuple[PlanEntry, ...]
+    type: Literal["plan"] = "plan"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +181,16 @@ class MessageDiscarded:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnLimitReached:
+    """The turn made `max_turns` model calls and stops (`max_turns`); the client may offer to
+    go on with agent/continueTurn, which allows as many again."""
+
+    turns: int
+    max_turns: int
+    type: Literal["turn_limit_reached"] = "turn_limit_reached"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnError:
     code: str
     message: str
@@ -192,6 +215,7 @@ LoopEvent: TypeAlias = (
     | MessageDiscarded
     | ToolCallEvent
     | ToolCallUpdate
+    | PlanEvent
     | PermissionRequest
     | PermissionResolved
     | AskUserRequest
@@ -199,6 +223,7 @@ LoopEvent: TypeAlias = (
     | Compaction
     | UsageEvent
     | Notice
+    | TurnLimitReached
     | TurnCompleted
 )
 

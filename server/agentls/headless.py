@@ -47,7 +47,7 @@ async def one_turn(
     progress: bool = False,
 ) -> int:
     """Run one turn (in a new session or an earlier one); the exit code says how it ended."""
-    done: asyncio.Future[TurnCompleted] = asyncio.get_running_loop().create_future()
+    ended: asyncio.Queue[tuple[TurnCompleted, dict[str, Any]]] = asyncio.Queue()
     printer: JsonPrinter | HumanPrinter = (
         JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout)
     )
@@ -65,8 +65,8 @@ async def one_turn(
             asyncio.get_running_loop().create_task(_answer(envelope.session_id, payload))
         elif isinstance(event, AskUserRequest):
             asyncio.get_running_loop().create_task(_reply(envelope.session_id, payload))
-        elif isinstance(event, TurnCompleted) and not done.done():
-            done.set_result(event)
+        elif isinstance(event, TurnCompleted):
+            ended.put_nowait((event, payload))
 
     async def _answer(session_id: str, request: dict[str, Any]) -> None:
         option = await asyncio.to_thread(answers.permission, request)
@@ -89,7 +89,12 @@ async def one_turn(
     session.submit(request.prompt, data=request.data, intent=request.intent)
     ticker = asyncio.create_task(_tick(status)) if status is not None else None
     try:
-        completed = await done
+        completed, payload = await ended.get()
+        while completed.stop_reason == "max_turns" and await asyncio.to_thread(
+            answers.go_on, payload
+        ):
+            session.continue_turn()
+            completed, payload = await ended.get()
     except asyncio.CancelledError:
         # Ctrl-C: the turn is aborted and its end recorded before the process exits.
         session.abort()

@@ -299,6 +299,9 @@ def run_warm(
             message["intent"] = session["intent"]
         submitted = turn.call("agent/submitMessage", message)
         done = turn.until_done(submitted["turnId"])
+        while done.get("stopReason") == "max_turns" and answers.go_on(done):
+            went_on = turn.call("agent/continueTurn", {"sessionId": turn.session_id})
+            done = turn.until_done(went_on["turnId"])
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:

@@ -40,6 +40,7 @@ export type FromWebview =
   | { type: "findFiles"; query: string }
   | { type: "steer"; turnId: string; text: string }
   | { type: "abort" }
+  | { type: "continueTurn" }
   | { type: "permission"; requestId: string; optionId: RespondPermissionParams["optionId"] }
   | { type: "answer"; requestId: string; answer: string }
   | { type: "newSession" }

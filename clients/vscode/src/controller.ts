@@ -112,6 +112,11 @@ export class ChatController {
     if (this.sessionId) await this.client.request("agent/abort", { sessionId: this.sessionId });
   }
 
+  /** Another round of model calls after a turn stopped at the turn limit. */
+  async continueTurn(): Promise<void> {
+    if (this.sessionId) await this.client.request("agent/continueTurn", { sessionId: this.sessionId });
+  }
+
   async send(text: string, attachments: Attachment[] = []): Promise<void> {
     const sessionId = await this.session();
     const wire = attachments.map((a) => ({
@@ -142,6 +147,8 @@ export class ChatController {
         return this.steer(message.turnId, message.text);
       case "abort":
         return this.abort();
+      case "continueTurn":
+        return this.continueTurn();
       case "permission":
         return this.respond(message.requestId, message.optionId);
       case "answer":
@@ -234,7 +241,12 @@ export class ChatController {
     this.mode = result.permissionMode;
     this.statusBar.session(result.model, result.permissionMode);
     this.state = initialState();
-    this.dispatch({ type: "session", sessionId: result.sessionId, messages: result.messages });
+    this.dispatch({
+      type: "session",
+      sessionId: result.sessionId,
+      messages: result.messages,
+      ...(result.plan ? { plan: result.plan } : {}),
+    });
   }
 
   /** Pick the session's model from the server's list (agent/listModels). */

@@ -89,6 +89,7 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
 <body>
 <main id="transcript" aria-live="polite"></main>
 <section id="composer">
+  <details id="plan" hidden><summary id="plan-title"></summary><ol id="plan-entries"></ol></details>
   <div id="queue"></div>
   <div id="attachments"></div>
   <div id="completions" role="listbox" hidden></div>

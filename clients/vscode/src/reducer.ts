@@ -10,6 +10,7 @@ import type {
   Location,
   MessageCompleted,
   PermissionOption,
+  PlanEntryParam as PlanEntry,
   ToolCallEvent,
   TurnError,
 } from "./wire";
@@ -144,12 +145,16 @@ export interface ViewState {
   usage: Usage | null;
   /** The last turn's error when it can be retried (the retry button resends its text). */
   retryable: { text: string } | null;
+  /** The last turn stopped at the turn limit: "Continue" runs another (agent/continueTurn). */
+  limitReached: { turns: number; maxTurns: number } | null;
+  /** The model's plan (TodoWrite), whole, as the last `plan` event or the resume gave it. */
+  plan: PlanEntry[];
   lastUserText: string;
 }
 
 export type Action =
   | { type: "event"; event: AgentEvent }
-  | { type: "session"; sessionId: string; messages?: DisplayMessage[] }
+  | { type: "session"; sessionId: string; messages?: DisplayMessage[]; plan?: PlanEntry[] }
   | { type: "submitted"; text: string; turnId: string; queued: boolean }
   | { type: "undone"; toolCallIds: string[] };
 
@@ -167,6 +172,8 @@ export function initialState(): ViewState {
     queued: [],
     usage: null,
     retryable: null,
+    limitReached: null,
+    plan: [],
     lastUserText: "",
   };
 }
@@ -174,7 +181,12 @@ export function initialState(): ViewState {
 export function reduce(state: ViewState, action: Action): ViewState {
   switch (action.type) {
     case "session":
-      return { ...initialState(), sessionId: action.sessionId, items: history(action.messages ?? []) };
+      return {
+        ...initialState(),
+        sessionId: action.sessionId,
+        items: history(action.messages ?? []),
+        plan: action.plan ?? [],
+      };
     case "submitted":
       return submitted(state, action.text, action.turnId, action.queued);
     case "event":
@@ -219,6 +231,9 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "turn_started":
       return {
         ...state,
+        // The last turn's end loses its Retry / Continue buttons: redrawn as a new object.
+        items: state.items.map((i, n) => (n === state.items.length - 1 && i.kind === "turnEnd" ? { ...i } : i)),
+        limitReached: null,
         runningTurn: event.turnId,
         queued: state.queued.filter((q) => q.turnId !== event.turnId),
       };
@@ -292,6 +307,10 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       };
     case "notice":
       return append(state, { kind: "notice", id: `notice-${event.seq}`, level: event.level, message: event.message });
+    case "plan":
+      return { ...state, plan: event.entries };
+    case "turn_limit_reached":
+      return { ...state, limitReached: { turns: event.turns, maxTurns: event.maxTurns } };
     case "turn_completed":
       return turnCompleted(state, event.turnId, event.stopReason, event.error);
   }

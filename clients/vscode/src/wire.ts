@@ -60,6 +60,10 @@ export interface Compaction {
   type: "compaction";
 }
 
+export interface ContinueTurnResult {
+  turnId: string;
+}
+
 export interface DisplayMessage {
   content: Array<Record<string, unknown>>;
   messageId: string;
@@ -79,6 +83,11 @@ export interface FileDiff {
   newText: string;
   oldText?: string;
   path: string;
+}
+
+export interface ForkSessionParams {
+  messageId?: string | null;
+  sessionId: string;
 }
 
 export interface ImageBlock {
@@ -147,6 +156,8 @@ export interface ModelEntry {
 export interface NewSessionParams {
   appendSystemPrompt?: string | null;
   cwd?: string | null;
+  maxBudgetTokens?: number | null;
+  maxBudgetUsd?: number | null;
   maxTurns?: number | null;
   mcpServers?: Array<Record<string, unknown>> | null;
   model?: string | null;
@@ -213,6 +224,27 @@ export interface PermissionResolved {
   type: "permission_resolved";
 }
 
+export interface PlanEntry {
+  content: string;
+  priority: "high" | "medium" | "low";
+  status: "pending" | "in_progress" | "completed";
+}
+
+export interface PlanEntryParam {
+  content: string;
+  priority: "high" | "medium" | "low";
+  status: "pending" | "in_progress" | "completed";
+}
+
+/** The `plan` event. */
+export interface PlanEvent {
+  entries: PlanEntry[];
+  seq: number;
+  sessionId: string;
+  turnId?: string;
+  type: "plan";
+}
+
 export interface RespondAskUserParams {
   answer: string;
   requestId: string;
@@ -238,6 +270,7 @@ export interface ResumeSessionResult {
   messages: DisplayMessage[];
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
+  plan?: PlanEntryParam[] | null;
   sessionId: string;
   tools: string[];
 }
@@ -271,6 +304,8 @@ export interface SubmitMessageParams {
   data?: unknown;
   delivery?: "queue" | "steer" | "interrupt";
   intent?: string | null;
+  maxBudgetTokens?: number | null;
+  maxBudgetUsd?: number | null;
   sessionId: string;
   text: string;
 }
@@ -357,7 +392,7 @@ export interface TurnCompleted {
   error?: TurnError;
   seq: number;
   sessionId: string;
-  stopReason: "end_turn" | "max_turns" | "max_tokens" | "aborted" | "refusal" | "error";
+  stopReason: "end_turn" | "max_turns" | "max_tokens" | "aborted" | "refusal" | "error" | "budget_exceeded" | "stuck";
   turnId: string;
   turns: number;
   type: "turn_completed";
@@ -370,8 +405,19 @@ export interface TurnError {
   retryable: boolean;
 }
 
+/** The `turn_limit_reached` event. */
+export interface TurnLimitReached {
+  maxTurns: number;
+  seq: number;
+  sessionId: string;
+  turnId?: string;
+  turns: number;
+  type: "turn_limit_reached";
+}
+
 /** The `turn_started` event. */
 export interface TurnStarted {
+  continued?: boolean;
   seq: number;
   sessionId: string;
   turnId: string;
@@ -412,13 +458,15 @@ export interface WireRange {
 }
 
 /** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn. Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnCompleted;
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | TurnCompleted;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {
   "agent/abort": { params: AbortParams; result: AbortResult };
   "agent/closeSession": { params: SessionParams; result: EmptyResult };
   "agent/compact": { params: CompactParams; result: CompactResult };
+  "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
+  "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };
   "agent/listSessions": { params: ListSessionsParams; result: ListSessionsResult };
   "agent/newSession": { params: NewSessionParams; result: NewSessionResult };

@@ -298,3 +298,44 @@ test("Bash output pieces add up while it runs; the final content replaces them",
   const final = done.items.find((i) => i.kind === "tool");
   assert.equal(final?.kind === "tool" && final.output, "line 1\nline 2\nexit 0");
 });
+
+test("a turn stopped at the turn limit can be continued, and the offer goes when the next turn starts", () => {
+  let state = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      { type: "turn_limit_reached", turnId: "t1", turns: 2, maxTurns: 2 },
+      { type: "turn_completed", turnId: "t1", stopReason: "max_turns", turns: 2, usage: {} },
+    ]),
+  );
+  assert.deepEqual(state.limitReached, { turns: 2, maxTurns: 2 });
+  const end = state.items.at(-1);
+  assert.equal(end?.kind, "turnEnd");
+  state = run(numbered([{ type: "turn_started", turnId: "t2", userMessageId: "u9", continued: true }], 4), state);
+  assert.equal(state.limitReached, null);
+  assert.equal(state.runningTurn, "t2");
+  // A new object, so the renderer redraws it without the Continue button.
+  assert.notEqual(state.items.at(-1), end);
+  assert.deepEqual(state.items.at(-1), end);
+});
+
+test("the plan is replaced whole by each plan event and comes back with a resumed session", () => {
+  const first = [
+    { content: "Read", status: "in_progress", priority: "medium" },
+    { content: "Fix", status: "pending", priority: "high" },
+  ];
+  const second = [
+    { content: "Read", status: "completed", priority: "medium" },
+    { content: "Fix", status: "in_progress", priority: "high" },
+  ];
+  const state = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      { type: "plan", turnId: "t1", entries: first },
+      { type: "plan", turnId: "t1", entries: second },
+    ]),
+  );
+  assert.deepEqual(state.plan, second);
+  const resumed = reduce(initialState(), { type: "session", sessionId: SESSION, messages: [], plan: second as never });
+  assert.deepEqual(resumed.plan, second);
+  assert.deepEqual(reduce(initialState(), { type: "session", sessionId: SESSION }).plan, []);
+});

@@ -276,13 +276,16 @@ def parse_summary(text: str) -> str | None:
     return body.strip() or None
 
 
-def summary_message(summary: str, dropped_count: int) -> Message:
-    """The user message that stands in for the `dropped_count` summarised messages."""
+def summary_message(summary: str, dropped_count: int, plan: str = "") -> Message:
+    """The user message that stands in for the `dropped_count` summarised messages; the
+    model's plan (TodoWrite's checklist), when it has one, is restated as it stands."""
     noun = "message was" if dropped_count == 1 else "messages were"
+    kept_plan = f"<plan>\nYour plan (TodoWrite) as it stands:\n{plan}\n</plan>\n\n" if plan else ""
     text = (
         f"{COMPACTED_PREFIX} {dropped_count} earlier {noun} replaced by this summary "
         "to save context.]\n\n"
         f"<summary>\n{summary.strip()}\n</summary>\n\n"
+        f"{kept_plan}"
         "Continue the work from where it left off. Do not ask the user to repeat what "
         "they already said: the summary and the messages that follow hold it. Read files "
         "again with the tools when you need their exact current content."

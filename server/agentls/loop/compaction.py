@@ -32,6 +32,7 @@ from agentls.providers.base import (
     ToolUseStart,
     UsageUpdate,
 )
+from agentls.tools.todo import plan_text
 from agentls.usage import Usage
 
 Trigger = Literal["auto", "manual", "reactive"]
@@ -124,7 +125,8 @@ async def _summarize(
     summary = parse_summary(text)
     if summary is None:
         raise CompactionFailed("The summary call returned no summary.")
-    return compacted_history(summary_message(summary, len(before)), kept), usage
+    plan = plan_text(deps.tool_context.data.plan)
+    return compacted_history(summary_message(summary, len(before), plan), kept), usage
 
 
 async def _summary_text(deps: LoopDeps, request: ModelRequest) -> tuple[str, Usage]:

@@ -11,6 +11,7 @@ from agentls.context.prompt import SystemPrompt
 from agentls.context.window import ContextWindow
 from agentls.events import Compaction
 from agentls.loop.executor import PermissionPrompter
+from agentls.loop.guards import Budget
 from agentls.messages import Message
 from agentls.permissions.gate import PermissionGate
 from agentls.pricing import Price
@@ -74,6 +75,10 @@ class LoopSettings:
     output_limit: int | None = None
     # Its per-token price (agentls.pricing); None: usage events carry no cost.
     price: Price | None = None
+    # The turn's spending limit; when the next call would pass it, one last call wraps up.
+    budget: Budget = field(default_factory=Budget)
+    # Identical steps in a row before the stuck detector nudges (then stops); 0: off.
+    stuck_threshold: int = 3
 
     def output_tokens(self, wanted: int | None = None) -> int:
         """`wanted` (else `max_tokens`) within the model's output cap."""

@@ -24,6 +24,7 @@ from agentls.events import (
     PermissionOption,
     PermissionRequest,
     PermissionResolved,
+    PlanEvent,
     ToolCallEvent,
     ToolCallStatus,
     ToolCallUpdate,
@@ -83,8 +84,11 @@ class ToolExecutor:
         prompter: PermissionPrompter,
         emit: Emit,
         read_concurrency: int = 10,
+        refusal: str | None = None,
     ) -> None:
         self._registry = registry
+        # When set, no call runs: each fails with this reason (a turn forced to finish).
+        self._refusal = refusal
         self._context = context
         self._gate = gate
         self._prompter = prompter
@@ -133,6 +137,8 @@ class ToolExecutor:
     def _prepare(self, ready: ToolCallReady) -> _Call:
         block = ready.block
         tool = self._registry.get(block.name)
+        if self._refusal is not None:
+            return _Call(block, tool, None, self._refusal, read_only=True)
         if tool is None:
             known = ", ".join(self._registry.names())
             error = f"Unknown tool {block.name!r}. Available tools: {known}."
@@ -198,6 +204,8 @@ class ToolExecutor:
                 block.id, status, output.content, output.diff, True if output.truncated else None
             )
         )
+        if output.plan is not None:
+            self._emit(PlanEvent(output.plan))
         text = output.content or f"({block.name} completed with no output)"
         if output.images:
             return ToolResultBlock(block.id, (TextBlock(text), *output.images), output.is_error)

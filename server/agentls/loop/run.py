@@ -23,6 +23,7 @@ from agentls.events import (
     Notice,
     TurnCompleted,
     TurnError,
+    TurnLimitReached,
     TurnStopReason,
     UsageEvent,
 )
@@ -30,6 +31,7 @@ from agentls.loop.assemble import AssistantAssembler, ToolCallReady
 from agentls.loop.compaction import CompactionFailed, apply_compaction, compact
 from agentls.loop.deps import LoopDeps, LoopSettings
 from agentls.loop.executor import ToolExecutor
+from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
 from agentls.loop.history import pairing_problems, repair_pairing
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
 from agentls.output_limits import learn_output_limit
@@ -52,6 +54,8 @@ Transition = Literal[
     "max_tokens_escalate",
     "max_tokens_continue",
     "output_limit_retry",
+    "budget_wrap_up",
+    "stuck_nudge",
 ]
 
 CONTINUE_TEXT = (
@@ -93,6 +97,11 @@ class QueryState:
     continuations: int = 0
     reactive_tried: bool = False
     output_limit_tried: bool = False
+    # The budget is spent: the next model call is the last, with no tool allowed to run.
+    wrapping_up: bool = False
+    # Tokens of the last request and reply: the prefix the next request sends again.
+    last_prompt: int = 0
+    stuck: StuckDetector = field(default_factory=lambda: StuckDetector(0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,16 +153,36 @@ async def _drive(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], 
         await _settle_abort(state, deps, emit)
         message = f"Internal error: {type(exc).__name__}: {exc}"
         stop = TurnStop("error", TurnError("internal_error", message, False))
+    if stop.reason == "max_turns":
+        emit(TurnLimitReached(state.turn_count, _turn_limit(deps.settings)))
     emit(TurnCompleted(state.turn_id, stop.reason, state.turn_count, state.usage, stop.error))
 
 
+def _turn_limit(settings: LoopSettings) -> int:
+    return HARD_TURN_CAP if settings.max_turns < 0 else min(settings.max_turns, HARD_TURN_CAP)
+
+
 async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]) -> TurnStop:
-    settings = deps.settings
-    limit = HARD_TURN_CAP if settings.max_turns < 0 else min(settings.max_turns, HARD_TURN_CAP)
+    limit = _turn_limit(deps.settings)
     if limit == 0:
         message = "Chat is disabled for this session (maxTurns is 0). Set maxTurns to 1 or more."
         return TurnStop("error", TurnError("chat_disabled", message, False))
+    state.stuck = StuckDetector(deps.settings.stuck_threshold)
+    if deps.settings.budget.usd is not None and deps.settings.price is None:
+        emit(
+            Notice(
+                "warning",
+                f"maxBudgetUsd is set, but {deps.settings.model} has no known price (setting "
+                "prices): the dollar budget is not enforced.",
+            )
+        )
     while True:
+        over = None if state.wrapping_up else _over_budget(state, deps, state.messages)
+        if over is not None:
+            # Only a reply's follow-up (or the first call) gets here: nothing waits on it.
+            emit(Notice("warning", f"Stopped before the next model call: {over}."))
+            return TurnStop("budget_exceeded")
+        last_call = state.wrapping_up
         sampled = await _sample(state, deps, emit)
         if isinstance(sampled, TurnStop):
             return sampled
@@ -162,6 +191,8 @@ async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], N
             step = _after_tools(state, deps, emit, sampled, limit)
         else:
             step = _after_reply(state, deps, emit, sampled, limit)
+        if last_call and not isinstance(step, TurnStop):
+            return TurnStop("budget_exceeded")
         if isinstance(step, TurnStop):
             return step
         state.transitions.append(step)
@@ -174,7 +205,7 @@ def _after_tools(
     sampled: _Sampled,
     limit: int,
 ) -> TurnStop | Transition:
-    """Feed the results back; stop on repeated failures or the turn limit."""
+    """Feed the results back; stop on repeated failures, repetition or the turn limit."""
     settings = deps.settings
     counted = [r for r in sampled.results if r.tool_use_id not in sampled.declined]
     all_failed = bool(counted) and all(r.is_error for r in counted)
@@ -184,12 +215,19 @@ def _after_tools(
     continuing = cut and state.continuations < settings.max_tokens_continuations
     if continuing:
         content = (*content, TextBlock(CONTINUE_TEXT))
+    verdict = state.stuck.see_calls(sampled.message, sampled.results)
+    if verdict == "nudge":
+        content = (*content, TextBlock(state.stuck.nudge_text()))
+    elif verdict is None and not state.wrapping_up and state.turn_count < limit:
+        content = _wrap_up_if_spent(state, deps, emit, content)
     _append(state, deps, emit, Message("user", content))
     if state.tool_failures >= settings.max_consecutive_errors:
         message = (
             f"Stopped after {state.tool_failures} rounds in a row where every tool call failed."
         )
         return TurnStop("error", TurnError("tool_failures", message, False))
+    if verdict == "stop":
+        return _stuck(state, emit)
     if state.turn_count >= limit:
         return TurnStop("max_turns")
     if cut and not continuing:
@@ -197,6 +235,10 @@ def _after_tools(
     if continuing:
         state.continuations += 1
         return "max_tokens_continue"
+    if verdict == "nudge":
+        return "stuck_nudge"
+    if state.wrapping_up:
+        return "budget_wrap_up"
     return "next_turn"
 
 
@@ -208,6 +250,9 @@ def _after_reply(
     limit: int,
 ) -> TurnStop | Transition:
     """A reply without tool calls: continue a cut one, steer, nudge, or end the turn."""
+    if state.wrapping_up:
+        # The wrap-up reply is the last word; pending steering becomes the next turn.
+        return TurnStop("budget_exceeded")
     if sampled.stop_reason == "refusal":
         return TurnStop("refusal")
     if sampled.stop_reason == "max_tokens":
@@ -224,8 +269,45 @@ def _after_reply(
     follow_up, transition = _follow_up(state, deps, sampled.message)
     if follow_up is None:
         return TurnStop("end_turn")
+    verdict = state.stuck.see_reply(sampled.message)
+    if verdict == "stop":
+        return _stuck(state, emit)
+    if verdict == "nudge":
+        follow_up = (*follow_up, TextBlock(state.stuck.nudge_text()))
     _append(state, deps, emit, Message("user", follow_up))
     return transition
+
+
+def _stuck(state: QueryState, emit: Callable[[LoopEvent], None]) -> TurnStop:
+    emit(Notice("warning", f"Stopped: the model kept repeating {state.stuck.repeated}."))
+    return TurnStop("stuck")
+
+
+def _over_budget(state: QueryState, deps: LoopDeps, messages: list[Message]) -> str | None:
+    """Why a request with `messages` would take the turn past its budget, if it would."""
+    settings = deps.settings
+    if settings.budget.tokens is None and settings.budget.usd is None:
+        return None
+    if deps.context is not None:
+        prompt = deps.context.budget.estimate(messages)
+    else:
+        prompt = sum(len(m.text()) for m in messages) // 4
+    return settings.budget.overrun(state.usage, prompt, state.last_prompt, settings.price)
+
+
+def _wrap_up_if_spent(
+    state: QueryState,
+    deps: LoopDeps,
+    emit: Callable[[LoopEvent], None],
+    content: tuple[ContentBlock, ...],
+) -> tuple[ContentBlock, ...]:
+    """With the budget spent, the results go back with an instruction to finish now."""
+    over = _over_budget(state, deps, [*state.messages, Message("user", content)])
+    if over is None:
+        return content
+    state.wrapping_up = True
+    emit(Notice("warning", f"Budget reached: {over}. The model is asked to finish now."))
+    return (*content, TextBlock(WRAP_UP_TEXT))
 
 
 def _follow_up(
@@ -270,6 +352,7 @@ async def _sample(
             deps.prompter,
             emit,
             deps.settings.read_concurrency,
+            refusal=BUDGET_SPENT if state.wrapping_up else None,
         )
         inflight = state.inflight = _Inflight(AssistantAssembler(), executor)
         try:
@@ -544,6 +627,7 @@ def _build_request(
         tools=deps.registry.specs(),
         max_tokens=settings.output_tokens(state.max_tokens_override),
         thinking_budget=settings.thinking_budget,
+        tool_choice="none" if state.wrapping_up else "auto",
     )
 
 
@@ -564,6 +648,7 @@ def _account(
     if usage == Usage():
         return
     state.usage = state.usage + usage
+    state.last_prompt = usage.context_tokens
     emit(
         UsageEvent(
             usage.input_tokens,

@@ -20,13 +20,16 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from agentls import api
 from agentls.context.prompt import Attachment, InlineImage, UserAttachment
 from agentls.errors import AgentError, InvalidParams
+from agentls.loop.guards import Budget
 from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
 from agentls.lsp.server import AgentServer
+from agentls.messages import Message
 from agentls.providers.catalog import ModelCatalog
 from agentls.session.manager import SessionManager
+from agentls.session.session import AgentSession
 from agentls.wire import json_sink, to_wire
 from agentls.workspace.link import EditorLink
 from agentls.workspace.view import Position, Range
@@ -58,6 +61,8 @@ class AgentHandlers:
             "agent/setModel": self.set_model,
             "agent/listModels": self.list_models,
             "agent/noteUserAction": self.note_user_action,
+            "agent/continueTurn": self.continue_turn,
+            "agent/forkSession": self.fork_session,
         }
         self.catalog = ModelCatalog()
 
@@ -107,6 +112,8 @@ class AgentHandlers:
             "model",
             "permission_mode",
             "max_turns",
+            "max_budget_tokens",
+            "max_budget_usd",
             "append_system_prompt",
             "script",
             "request_log",
@@ -128,10 +135,23 @@ class AgentHandlers:
         session = self.manager.attach(p.session_id, _link(client))
         self.hub.attach(session.id, client)
         attachments = [_attachment(a, i, client) for i, a in enumerate(p.attachments or [])]
+        budget = None
+        if p.max_budget_tokens is not None or p.max_budget_usd is not None:
+            budget = Budget(p.max_budget_tokens, p.max_budget_usd)
         turn_id, queued = session.submit(
-            p.text, data=p.data, intent=p.intent, attachments=attachments, delivery=p.delivery
+            p.text,
+            data=p.data,
+            intent=p.intent,
+            attachments=attachments,
+            delivery=p.delivery,
+            budget=budget,
         )
         return api.SubmitMessageResult(turn_id=turn_id, queued=queued)
+
+    async def continue_turn(self, p: api.SessionParams, client: Client) -> api.ContinueTurnResult:
+        session = self.manager.attach(p.session_id, _link(client))
+        self.hub.attach(session.id, client)
+        return api.ContinueTurnResult(turn_id=session.continue_turn())
 
     async def abort(self, p: api.AbortParams, _client: Client) -> api.AbortResult:
         return api.AbortResult(aborted=self.manager.get(p.session_id).abort(p.turn_id))
@@ -180,10 +200,26 @@ class AgentHandlers:
             by_alias=True, exclude_none=True, include={"script", "request_log"}
         )
         session, display = await self.manager.resume(p.session_id, overrides, _link(client))
+        return self._opened(session, display, client)
+
+    async def fork_session(
+        self, p: api.ForkSessionParams, client: Client
+    ) -> api.ResumeSessionResult:
+        session, display = await self.manager.fork(p.session_id, p.message_id, _link(client))
+        return self._opened(session, display, client)
+
+    def _opened(
+        self, session: AgentSession, display: list[Message], client: Client
+    ) -> api.ResumeSessionResult:
+        """A resumed or forked session, attached to `client`, with what it shows."""
         self.hub.attach(session.id, client)
         messages = [
             api.DisplayMessage(message_id=m.id, role=m.role, content=to_wire(list(m.content)))
             for m in display
+        ]
+        plan = [
+            api.PlanEntryParam(content=e.content, status=e.status, priority=e.priority)
+            for e in session.data.plan
         ]
         return api.ResumeSessionResult(
             session_id=session.id,
@@ -191,6 +227,7 @@ class AgentHandlers:
             model=session.model,
             tools=session.registry.names(),
             permission_mode=session.gate.mode,
+            plan=plan or None,
         )
 
     async def compact(self, p: api.CompactParams, _client: Client) -> api.CompactResult:

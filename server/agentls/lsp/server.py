@@ -58,6 +58,8 @@ AGENT_REQUESTS = (
     "agent/setModel",
     "agent/listModels",
     "agent/noteUserAction",
+    "agent/continueTurn",
+    "agent/forkSession",
 )
 
 

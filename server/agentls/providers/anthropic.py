@@ -82,6 +82,8 @@ def build_params(request: ModelRequest, vision: bool = True) -> dict[str, Any]:
         params["system"] = system
     if request.tools:
         params["tools"] = tool_params(request.tools)
+        if request.tool_choice == "none":
+            params["tool_choice"] = {"type": "none"}
     if request.thinking_budget:
         params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
     return params

@@ -37,6 +37,8 @@ class ModelRequest:
     tools: Sequence[ToolSpec]
     max_tokens: int = 8192
     thinking_budget: int | None = None
+    # "none": the tools stay defined (the history holds calls) but the model may not call one.
+    tool_choice: Literal["auto", "none"] = "auto"
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -101,6 +101,8 @@ def build_params(
         params["reasoning_effort"] = options.reasoning_effort
     if request.tools:
         params["tools"] = tool_params(request.tools)
+        if request.tool_choice == "none":
+            params["tool_choice"] = "none"
     return params
 
 

@@ -122,6 +122,7 @@ class ScriptedProvider:
             "system_static": request.system_static,
             "system_dynamic": request.system_dynamic,
             "tools": [tool.name for tool in request.tools],
+            "tool_choice": request.tool_choice,
             "messages": [message_to_dict(m) for m in request.messages],
         }
         with self._log.open("a", encoding="utf-8") as handle:

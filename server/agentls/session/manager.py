@@ -12,7 +12,8 @@ from typing import Any
 
 from agentls.config import Settings, apply_layer, load_settings
 from agentls.errors import InvalidParams, UnknownSession
-from agentls.messages import Message, new_id
+from agentls.loop.history import repair_pairing
+from agentls.messages import Message, ToolResultBlock, new_id
 from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.redact import Masker
@@ -152,6 +153,36 @@ class SessionManager:
         session.restore(loaded.history, loaded.state)
         return session, loaded.display
 
+    async def fork(
+        self, session_id: str, message_id: str | None, link: EditorLink | None = None
+    ) -> tuple[AgentSession, list[Message]]:
+        """A new session holding a copy of another's history, whole or up to `message_id`
+        (see `cut_at`); also the new session's display history."""
+        live = self.sessions.get(session_id)
+        home = self.settings_for(Path.cwd(), {}).home
+        path = live.transcript.path if live else transcript_path(home, session_id)
+        if live is None and (not _is_session_id(session_id) or not path.is_file()):
+            raise UnknownSession(f"No session {session_id!r} to fork under {home}.")
+        try:
+            loaded = await asyncio.to_thread(load_transcript, path)
+        except (OSError, ValueError) as exc:
+            raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
+        history, display = loaded.history, loaded.display
+        if message_id is not None:
+            history = cut_at(history, message_id)
+            display = cut_at(display, message_id)
+        layer = {k: v for k, v in _identity_of(loaded.meta).items() if v}
+        layer.update(loaded.overrides)
+        root = Path(loaded.meta.cwd)
+        if not root.is_dir():
+            raise InvalidParams(f"The session's directory {root} no longer exists.")
+        session = await self.create(root, layer, link)
+        for message in history:
+            session.transcript.record_message(message, None)
+        session.transcript.touch(title=f"Fork: {loaded.meta.title}" if loaded.meta.title else None)
+        session.adopt(history, loaded.state, save=True)
+        return session, display
+
     def list(
         self, cwd: Path | None, cursor: str | None, limit: int = 50
     ) -> tuple[list[SessionMeta], str | None]:
@@ -245,6 +276,30 @@ def _identity(settings: Settings) -> dict[str, Any]:
 
 def _identity_of(meta: SessionMeta) -> dict[str, Any]:
     return {"provider": meta.provider, "model": meta.model}
+
+
+def cut_at(messages: list[Message], message_id: str) -> list[Message]:
+    """The history a fork at `message_id` keeps: before a message the user wrote (to say
+    something else there), or through a reply and the results of its tool calls."""
+    index = next((i for i, m in enumerate(messages) if m.id == message_id), None)
+    if index is None:
+        raise InvalidParams(
+            f"No message {message_id!r} in the session's history (a message before its last "
+            "compaction cannot be a fork point).",
+            {"field": "messageId"},
+        )
+    message = messages[index]
+    if message.role == "user" and not _results_only(message):
+        return messages[:index]
+    end = index + 1
+    if end < len(messages) and message.role == "assistant" and _results_only(messages[end]):
+        end += 1
+    return repair_pairing(messages[:end])
+
+
+def _results_only(message: Message) -> bool:
+    """A user message that carries tool results (steering text may ride along)."""
+    return message.role == "user" and any(isinstance(b, ToolResultBlock) for b in message.content)
 
 
 def _is_session_id(value: str) -> bool:

@@ -9,9 +9,10 @@ transcripts written by earlier versions read back unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from agentls.messages import Message, message_from_dict, message_to_dict
+from agentls.tools.base import PlanEntry, PlanPriority, PlanStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ class StateSaved:
     user_intent: str | None = None
     completed_steps: tuple[str, ...] = ()
     pending_questions: tuple[dict[str, Any], ...] = ()
+    plan: tuple[PlanEntry, ...] = ()
     type: Literal["state"] = "state"
 
 
@@ -113,6 +115,10 @@ def record_to_json(record: TranscriptRecord) -> dict[str, Any]:
                 "userIntent": record.user_intent,
                 "completedSteps": list(record.completed_steps),
                 "pendingQuestions": list(record.pending_questions),
+                "plan": [
+                    {"content": e.content, "status": e.status, "priority": e.priority}
+                    for e in record.plan
+                ],
             },
         }
     return {
@@ -169,7 +175,21 @@ def _state(data: Any) -> StateSaved:
         _opt_str(body.get("userIntent")),
         tuple(str(s) for s in body.get("completedSteps") or ()),
         tuple(questions),
+        _plan(body.get("plan")),
     )
+
+
+def _plan(value: Any) -> tuple[PlanEntry, ...]:
+    """A saved plan; entries a hand-edited or older transcript garbled are left out."""
+    entries = []
+    for item in value if isinstance(value, list) else ():
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+            continue
+        status: Any = item.get("status")
+        priority: Any = item.get("priority", "medium")
+        if status in get_args(PlanStatus) and priority in get_args(PlanPriority):
+            entries.append(PlanEntry(item["content"], status, priority))
+    return tuple(entries)
 
 
 def _opt_str(value: Any) -> str | None:

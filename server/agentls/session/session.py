@@ -28,12 +28,19 @@ from agentls.context.prompt import (
 )
 from agentls.context.results import write_spill_file
 from agentls.context.window import ContextWindow, overhead_tokens
-from agentls.errors import AgentError, InvalidParams, SessionBusy, UnknownPermissionRequest
+from agentls.errors import (
+    AgentError,
+    InvalidParams,
+    NothingToContinue,
+    SessionBusy,
+    UnknownPermissionRequest,
+)
 from agentls.events import (
     AskUserRequest,
     LoopEvent,
     MessageCompleted,
     PermissionRequest,
+    PlanEvent,
     SessionEvent,
     ToolCallEvent,
     ToolCallUpdate,
@@ -44,6 +51,7 @@ from agentls.events import (
 )
 from agentls.loop.compaction import CompactionFailed, apply_compaction, compact
 from agentls.loop.executor import PermissionAnswer
+from agentls.loop.guards import Budget
 from agentls.loop.history import repair_pairing
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, TextBlock, new_id
@@ -66,6 +74,7 @@ Delivery = Literal["queue", "steer", "interrupt"]
 _CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
 EventSink = Callable[[SessionEvent], None]
 _SURROGATE = re.compile("[\ud800-\udfff]")
+GO_ON_TEXT = "The user asked you to go on: continue the task from where you stopped."
 
 
 @dataclass(slots=True)
@@ -75,6 +84,10 @@ class _Turn:
     data: Any = None
     intent: str | None = None
     attachments: Sequence[UserAttachment] = ()
+    # This turn's budget over the session's; None: the settings' budget.
+    budget: Budget | None = None
+    # Started by agent/continueTurn: the model goes on from the history, no new message.
+    continued: bool = False
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
     ended: bool = False
@@ -109,7 +122,7 @@ class AgentSession:
         self.history: list[Message] = []
         self.usage = Usage()
         self.denials: list[Denial] = []
-        self.registry = ToolRegistry(default_tools())
+        self.registry = ToolRegistry(default_tools(todo=settings.todo_write))
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
         self.transcript = transcript
@@ -137,15 +150,26 @@ class AgentSession:
         self._changing_calls: dict[str, str] = {}
         # Set by restore: the next turn tells the model what was done and left unanswered.
         self._resumed = False
+        # How the last turn ended: agent/continueTurn goes on only after `max_turns`.
+        self.last_stop: TurnStopReason | None = None
 
     def restore(self, history: list[Message], state: StateSaved) -> None:
-        """Take over a resumed session's history and state (before any turn runs)."""
+        """Take over a resumed session's history and state (before any turn runs); the
+        next turn recaps what was done and left unanswered."""
+        self.adopt(history, state)
+        self.data.pending_questions[:] = list(state.pending_questions)
+        self._resumed = True
+
+    def adopt(self, history: list[Message], state: StateSaved, save: bool = False) -> None:
+        """Take `history` and the state (its open questions aside) as this session's own;
+        `save` writes the state to this session's transcript (a fork's first state)."""
         self.history[:] = history
         self.data.structured_data = state.structured_data
         self.data.user_intent = state.user_intent
         self.data.completed_steps[:] = list(state.completed_steps)
-        self.data.pending_questions[:] = list(state.pending_questions)
-        self._resumed = True
+        self.data.plan = state.plan
+        if save:
+            self._save_state()
 
     @property
     def model(self) -> str:
@@ -163,6 +187,7 @@ class AgentSession:
         intent: str | None = None,
         attachments: Sequence[UserAttachment] = (),
         delivery: Delivery = "queue",
+        budget: Budget | None = None,
     ) -> tuple[str, bool]:
         """Accept a user message; returns its turn id and whether it waits behind another."""
         running = self._running
@@ -171,8 +196,26 @@ class AgentSession:
         if delivery == "steer" and running is not None:
             self._steering.append(text)
             return running.turn_id, False
-        turn = _Turn(new_id("turn"), text, data, intent, attachments)
-        if delivery == "interrupt" and running is not None:
+        turn = _Turn(new_id("turn"), text, data, intent, attachments, budget)
+        return self._enqueue(turn, front=delivery == "interrupt")
+
+    def continue_turn(self) -> str:
+        """After a turn stopped at the turn limit: run another with as many model calls, on
+        the history as it is (agent/continueTurn); its turn id."""
+        if self.busy:
+            raise SessionBusy(f"Session {self.id} is running a turn; there is nothing to go on.")
+        if self.last_stop != "max_turns":
+            ended = f"ended {self.last_stop}" if self.last_stop else "has not run"
+            raise NothingToContinue(
+                f"The last turn of session {self.id} {ended}; only a turn that reached the "
+                "turn limit (max_turns) can be continued. Send a message instead."
+            )
+        turn = _Turn(new_id("turn"), "", continued=True)
+        return self._enqueue(turn, front=False)[0]
+
+    def _enqueue(self, turn: _Turn, front: bool) -> tuple[str, bool]:
+        running = self._running
+        if front and running is not None:
             self._queue.appendleft(turn)
             running.abort.set()
         else:
@@ -328,6 +371,7 @@ class AgentSession:
         if turn.ended:
             return
         turn.ended = True
+        self.last_stop = reason
         try:
             for message in added:
                 self.transcript.record_message(message, turn.turn_id)
@@ -340,6 +384,29 @@ class AgentSession:
         self._emit(TurnCompleted(turn.turn_id, reason, 0, Usage(), error), turn.turn_id)
 
     async def _run(self, turn: _Turn) -> None:
+        if turn.continued:
+            self._start_continuation(turn)
+        else:
+            await self._start_with_message(turn)
+        state = QueryState(turn.turn_id, self.history)
+        deps = self._deps(turn)
+        async for event in run_turn(state, deps):
+            self._on_event(event, turn)
+
+    def _start_continuation(self, turn: _Turn) -> None:
+        """agent/continueTurn: the model answers the history's last user message (tool
+        results, usually); after a reply that was cut at the limit it is asked to go on."""
+        last = self.history[-1] if self.history else None
+        if last is not None and last.role == "user":
+            self._emit(TurnStarted(turn.turn_id, last.id, continued=True), turn.turn_id)
+            return
+        user = Message("user", (TextBlock(GO_ON_TEXT),))
+        self._emit(TurnStarted(turn.turn_id, user.id, continued=True), turn.turn_id)
+        self.history.append(user)
+        self.transcript.record_message(user, turn.turn_id)
+        self._on_event(MessageCompleted(user.id, "user", user.content), turn)
+
+    async def _start_with_message(self, turn: _Turn) -> None:
         first = not self.history
         if turn.data is not None or turn.intent is not None:
             if turn.data is not None:
@@ -369,10 +436,6 @@ class AgentSession:
         self.history.append(user)
         self.transcript.record_message(user, turn.turn_id)
         self._on_event(MessageCompleted(user.id, "user", user.content), turn)
-        state = QueryState(turn.turn_id, self.history)
-        deps = self._deps(turn)
-        async for event in run_turn(state, deps):
-            self._on_event(event, turn)
 
     def _deps(self, turn: _Turn | None) -> LoopDeps:
         settings = self.settings
@@ -397,6 +460,9 @@ class AgentSession:
                 retry_budget=settings.retry_budget,
                 read_concurrency=settings.read_concurrency,
                 context_window=self.context.window,
+                budget=(turn.budget if turn is not None else None)
+                or Budget(settings.max_budget_tokens, settings.max_budget_usd),
+                stuck_threshold=settings.stuck_threshold,
             ),
             abort=turn.abort if turn is not None else asyncio.Event(),
             take_steering=self._take_steering,
@@ -443,6 +509,7 @@ class AgentSession:
 
     def _on_event(self, event: LoopEvent, turn: _Turn) -> None:
         if isinstance(event, TurnCompleted):
+            self.last_stop = event.stop_reason
             self.usage = self.usage + event.usage
             self.transcript.touch(turn_done=True)
             code = event.error.code if event.error else None
@@ -452,6 +519,8 @@ class AgentSession:
             self._changing_calls[event.tool_call_id] = event.title
         elif isinstance(event, ToolCallUpdate):
             self._on_tool_update(event)
+        elif isinstance(event, PlanEvent):
+            self._save_state()
         self._emit(event, turn.turn_id)
 
     def _on_tool_update(self, event: ToolCallUpdate) -> None:
@@ -483,6 +552,7 @@ class AgentSession:
                 data.user_intent,
                 tuple(data.completed_steps),
                 tuple(data.pending_questions),
+                data.plan,
             )
         )
 

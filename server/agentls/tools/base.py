@@ -29,6 +29,19 @@ class FileDiff:
     new_text: str
 
 
+PlanStatus = Literal["pending", "in_progress", "completed"]
+PlanPriority = Literal["high", "medium", "low"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanEntry:
+    """One item of the model's plan (TodoWrite), as clients show it."""
+
+    content: str
+    status: PlanStatus
+    priority: PlanPriority = "medium"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
     # The text the model and the client read; `images` go to the model after it.
@@ -37,6 +50,8 @@ class ToolOutput:
     diff: FileDiff | None = None
     truncated: bool = False
     images: tuple[ImageBlock, ...] = ()
+    # The plan as the call left it (TodoWrite): sent to clients as a `plan` event.
+    plan: tuple[PlanEntry, ...] | None = None
 
 
 class ToolError(Exception):
@@ -54,6 +69,8 @@ class SessionData:
     user_intent: str | None = None
     completed_steps: list[str] = field(default_factory=list)
     pending_questions: list[dict[str, Any]] = field(default_factory=list)
+    # The model's plan (TodoWrite); it outlives compaction, which restates it.
+    plan: tuple[PlanEntry, ...] = ()
 
 
 class UserQuestionCancelled(Exception):

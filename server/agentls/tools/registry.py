@@ -20,6 +20,7 @@ from agentls.tools.bash import BashTool
 from agentls.tools.data import AskUserTool, QueryDataTool, SummarizeDataTool, ValidateDataTool
 from agentls.tools.files import EditTool, ReadTool, WriteTool
 from agentls.tools.search import GlobTool, GrepTool
+from agentls.tools.todo import TodoWriteTool
 
 
 def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
@@ -94,9 +95,9 @@ class ToolRegistry:
         return list(self._specs)
 
 
-def default_tools() -> list[Tool]:
-    """The built-in tools, in the order models know them."""
-    return [
+def default_tools(todo: bool = True) -> list[Tool]:
+    """The built-in tools, in the order models know them (TodoWrite unless turned off)."""
+    tools: list[Tool] = [
         ReadTool(),
         WriteTool(),
         EditTool(),
@@ -108,6 +109,7 @@ def default_tools() -> list[Tool]:
         ValidateDataTool(),
         AskUserTool(),
     ]
+    return [*tools, TodoWriteTool()] if todo else tools
 
 
 def _error_line(error: Any) -> str:

@@ -29,6 +29,10 @@ const contextLabel = $("context-label");
 const includeContext = $("include-context") as HTMLInputElement;
 const attachmentBox = $("attachments");
 const usageLine = $("usage");
+const planBox = $("plan") as HTMLDetailsElement;
+const planTitle = $("plan-title");
+const planEntries = $("plan-entries");
+let drawnPlan: ViewState["plan"] | null = null;
 const completionBox = $("completions");
 
 let attachments: Attachment[] = [];
@@ -122,6 +126,7 @@ function render(): void {
 function renderComposer(): void {
   stopButton.disabled = state.runningTurn === null;
   usageLine.textContent = usageText();
+  if (state.plan !== drawnPlan) drawPlan(state.plan);
   document.body.dataset.running = String(state.runningTurn !== null);
   queueBox.replaceChildren(
     ...state.queued.map((queued) => {
@@ -133,6 +138,25 @@ function renderComposer(): void {
       return row;
     }),
   );
+}
+
+const PLAN_MARKS = { completed: "☑", in_progress: "◐", pending: "☐" } as const;
+
+/** The plan above the message box: open while work remains, with what is in progress. */
+function drawPlan(plan: ViewState["plan"]): void {
+  drawnPlan = plan;
+  planBox.hidden = plan.length === 0;
+  const done = plan.filter((e) => e.status === "completed").length;
+  const current = plan.find((e) => e.status === "in_progress");
+  planTitle.textContent = `Plan ${done}/${plan.length}${current ? ` · ${current.content}` : ""}`;
+  planEntries.replaceChildren(
+    ...plan.map((entry) => {
+      const row = element("li", `plan-entry ${entry.status}`, `${PLAN_MARKS[entry.status]} ${entry.content}`);
+      row.dataset.priority = entry.priority;
+      return row;
+    }),
+  );
+  if (done === plan.length) planBox.open = false;
 }
 
 function draw(target: HTMLElement, item: Item): void {
@@ -185,15 +209,36 @@ function draw(target: HTMLElement, item: Item): void {
       return;
     case "turnEnd": {
       target.dataset.stopReason = item.stopReason;
-      const parts: HTMLElement[] = [element("div", "", item.error ? `${item.stopReason}: ${item.error.message}` : `Turn ended: ${item.stopReason}`)];
-      if (state.retryable && state.items.at(-1) === item) {
+      const parts: HTMLElement[] = [element("div", "", turnEndText(item, state))];
+      const last = state.items.at(-1) === item;
+      if (state.retryable && last) {
         const retryText = state.retryable.text;
         parts.push(button("Retry", () => post({ type: "send", text: retryText })));
+      }
+      if (state.limitReached && last && !state.runningTurn) {
+        parts.push(button("Continue", () => post({ type: "continueTurn" })));
       }
       target.replaceChildren(...parts);
       return;
     }
   }
+}
+
+const STOPPED: Record<string, string> = {
+  max_tokens: "Stopped: the answer hit the output limit.",
+  aborted: "Stopped.",
+  refusal: "The model declined to answer.",
+  budget_exceeded: "Stopped: the task's budget is spent.",
+  stuck: "Stopped: the agent kept repeating itself.",
+};
+
+function turnEndText(item: Extract<Item, { kind: "turnEnd" }>, state: ViewState): string {
+  if (item.error) return `${item.stopReason}: ${item.error.message}`;
+  if (item.stopReason === "max_turns") {
+    const calls = state.limitReached ? ` (${state.limitReached.turns} model calls)` : "";
+    return `Reached the turn limit${calls}.`;
+  }
+  return STOPPED[item.stopReason] ?? `Turn ended: ${item.stopReason}`;
 }
 
 function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): void {

@@ -1,0 +1,188 @@
+"""Replay a recorded session offline: its transcript becomes a script for the scripted
+model, its user messages are sent again, and the tools run again against the current code.
+
+A user's bug report (their transcript) so becomes a reproducible run: `agentls replay ID`
+on the command line, `replay_transcript` in a test. Permission answers and AskUser answers
+are taken from the recorded tool results. What a replay cannot bring back: steering typed
+during a turn, and the model's side calls (a compaction's summary); compaction is kept
+off so the script stays in step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
+from agentls.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentls.session.manager import SessionManager
+from agentls.session.store import load_transcript
+from agentls.wire import event_payload
+
+USER_CONTEXT = "<userContext>"
+REJECTED = ("The user rejected this tool call", "The user reviewed this change and rejected")
+ANSWERED = "The user answered: "
+# Large enough that no replay compacts: a summary call would take a scripted reply.
+NO_COMPACTION_WINDOW = 100_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """What a transcript holds, as a replay needs it."""
+
+    cwd: Path
+    prompts: list[str]
+    script: list[dict[str, Any]]
+    # Tool call id → its recorded result (text, is_error).
+    results: dict[str, tuple[str, bool]]
+    settings: dict[str, Any]
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    tool_call_id: str
+    recorded: str
+    replayed: str
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    stop_reasons: list[str] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+
+def read_recording(path: Path) -> Recording:
+    """A transcript as prompts, model replies and tool results (ValueError if unreadable)."""
+    loaded = load_transcript(path)
+    prompts: list[str] = []
+    script: list[dict[str, Any]] = []
+    results: dict[str, tuple[str, bool]] = {}
+    for message in loaded.display:
+        if message.role == "assistant":
+            script.append(script_entry(message))
+            continue
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                results[block.tool_use_id] = (block.text(), block.is_error)
+        prompt = _prompt_of(message)
+        if prompt is not None:
+            prompts.append(prompt)
+    return Recording(
+        Path(loaded.meta.cwd),
+        prompts,
+        script,
+        results,
+        loaded.overrides,
+        loaded.state.structured_data,
+    )
+
+
+def script_entry(message: Message) -> dict[str, Any]:
+    """One assistant message as the scripted model's entry that streams it again."""
+    entry: dict[str, Any] = {}
+    text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+    thinking = [b for b in message.content if isinstance(b, ThinkingBlock)]
+    calls = [b for b in message.content if isinstance(b, ToolUseBlock)]
+    if thinking:
+        entry["thinking"] = "".join(b.thinking for b in thinking)
+        entry["signature"] = thinking[0].signature or "replayed"
+    if text:
+        entry["text"] = text
+    if calls:
+        entry["tool_calls"] = [{"id": c.id, "name": c.name, "input": c.input} for c in calls]
+    return entry
+
+
+def _prompt_of(message: Message) -> str | None:
+    """The user's words in a message they sent (its first block is the user context)."""
+    texts = [b.text for b in message.content if isinstance(b, TextBlock)]
+    if len(texts) >= 2 and texts[0].startswith(USER_CONTEXT):
+        return texts[1]
+    return None
+
+
+async def replay_transcript(
+    path: Path, cwd: Path, on_event: Callable[[dict[str, Any]], None] | None = None
+) -> ReplayResult:
+    """Run a recorded session again in `cwd` on the scripted model; what happened, and the
+    tool results that came out differently from the recording."""
+    recording = await asyncio.to_thread(read_recording, path)
+    result = ReplayResult()
+    ended: asyncio.Queue[str] = asyncio.Queue()
+    manager: SessionManager
+
+    def deliver(envelope: SessionEvent) -> None:
+        payload = event_payload(envelope)
+        result.events.append(payload)
+        if on_event is not None:
+            on_event(payload)
+        event = envelope.event
+        session = manager.get(envelope.session_id)
+        if isinstance(event, PermissionRequest):
+            recorded = recording.results.get(event.tool_call_id, ("", False))[0]
+            option = "reject_once" if recorded.startswith(REJECTED) else "allow_once"
+            session.respond_permission(event.request_id, option)
+        elif isinstance(event, AskUserRequest):
+            recorded = recording.results.get(event.tool_call_id, ("", False))[0]
+            session.respond_ask_user(event.request_id, recorded.removeprefix(ANSWERED))
+        elif isinstance(event, TurnCompleted):
+            result.stop_reasons.append(event.stop_reason)
+            ended.put_nowait(event.stop_reason)
+
+    manager = SessionManager(deliver)
+    overrides = {
+        **{k: v for k, v in recording.settings.items() if k not in ("script", "requestLog")},
+        "provider": "scripted",
+        "script": recording.script,
+        "contextWindow": NO_COMPACTION_WINDOW,
+    }
+    session = await manager.create(cwd, overrides)
+    try:
+        for number, prompt in enumerate(recording.prompts):
+            data = recording.data if number == 0 else None
+            session.submit(prompt, data=data)
+            await ended.get()
+    finally:
+        await manager.close_all()
+    result.mismatches = _compare(recording.results, result.events)
+    return result
+
+
+def _compare(recorded: dict[str, tuple[str, bool]], events: list[dict[str, Any]]) -> list[Mismatch]:
+    replayed = {
+        e["toolCallId"]: e.get("content") or ""
+        for e in events
+        if e["type"] == "tool_call_update" and e["status"] not in ("pending", "in_progress")
+    }
+    return [
+        Mismatch(call_id, text, replayed.get(call_id, "(not called)"))
+        for call_id, (text, _is_error) in recorded.items()
+        if replayed.get(call_id) != text
+    ]
+
+
+def script_jsonl(recording: Recording) -> str:
+    """The scripted model's script of a recording, one entry per line."""
+    return "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in recording.script)
+
+
+# Not copied into a replay's scratch copy of the project: big, and no tool needs them.
+SKIPPED = (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox")
+
+
+def scratch_copy(source: Path, into: Path) -> Path:
+    """A copy of the project to replay in, so its edits and commands touch nothing real."""
+    import shutil
+
+    target = into / (source.name or "project")
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(*SKIPPED))
+    else:
+        target.mkdir(parents=True)
+    return target

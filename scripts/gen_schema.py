@@ -56,6 +56,9 @@ ENVELOPE: JsonObject = {
     "sessionId": {"type": "string"},
     "seq": {"type": "integer", "minimum": 1},
     "turnId": {"type": "string"},
+    # On a sub-agent's events: the Task call that started it, and the agent's id.
+    "parentToolCallId": {"type": "string"},
+    "agentId": {"type": "string"},
 }
 
 
@@ -216,7 +219,8 @@ def event_schema() -> JsonObject:
         "description": (
             "One `agent/event` notification's params: one of the event types, told apart by "
             "`type`. Every event carries `sessionId` and `seq` (per session, 1 for the first "
-            "event, then strictly increasing by 1), and `turnId` when it belongs to a turn. "
+            "event, then strictly increasing by 1), and `turnId` when it belongs to a turn; "
+            "a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). "
             "Fields that are None are left out, never sent as null. Clients must ignore "
             "fields they do not know (the contract adds, it does not rename)."
         ),

@@ -88,7 +88,7 @@ async def test_todo_write_is_on_by_default_and_can_be_turned_off(
     client: AgentClient, tmp_path: Path
 ) -> None:
     default = await client.new_session(tmp_path / "ws", provider="scripted", script=[])
-    assert default["tools"][-1] == "TodoWrite"
+    assert default["tools"][-2:] == ["TodoWrite", "Task"]
     settings = tmp_path / "ws" / ".agentls"
     settings.mkdir()
     (settings / "settings.json").write_text('{"todoWrite": false}', encoding="utf-8")

@@ -87,6 +87,7 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "ValidateData",
         "AskUser",
         "TodoWrite",
+        "Task",
     ]
     assert result["permissionMode"] == "default"
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from agentls.lsp.server import AGENT_REQUESTS
 from test_e2e_wire import spawn_daemon
 
-AGENT_CODES = {-32602, 1001, 1002, 1003, 1004}
+AGENT_CODES = {-32602, 1001, 1002, 1003, 1004, 1006}
 UNSERVED = ["textDocument/completion", "workspace/executeCommand", "textDocument/hover", "x/y"]
 METHODS = list(AGENT_REQUESTS)
 

@@ -26,6 +26,8 @@ from agentls.events import (
     PermissionRequest,
     PermissionResolved,
     PlanEvent,
+    SubagentCompleted,
+    SubagentStarted,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolCallEvent,
@@ -227,6 +229,8 @@ def _sample_events() -> list[LoopEvent]:
         MessageDiscarded("msg_1", "retry"),
         Notice("error", "The history had unpaired tool calls; they were repaired."),
         TurnLimitReached(100, 100),
+        SubagentStarted("agent_1", "toolu_1", "explore", "Find the port"),
+        SubagentCompleted("agent_1", "toolu_1", "end_turn", 2, 1, Usage(10, 2), 1234),
         PlanEvent(
             (PlanEntry("Read the config", "completed"), PlanEntry("Fix it", "pending", "high"))
         ),
@@ -412,6 +416,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/listModels": {"sessionId": "sess_1", "refresh": True},
     "agent/noteUserAction": {"sessionId": "sess_1", "text": "The user undid your change."},
     "agent/continueTurn": {"sessionId": "sess_1"},
+    "agent/forkSession": {"sessionId": "sess_1", "messageId": "msg_1"},
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -460,6 +465,14 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
     ),
     "agent/noteUserAction": api.EmptyResult(),
     "agent/continueTurn": api.ContinueTurnResult(turn_id="turn_2"),
+    "agent/forkSession": api.ResumeSessionResult(
+        session_id="sess_2",
+        messages=[],
+        model="scripted",
+        tools=["Read"],
+        permission_mode="default",
+        plan=[api.PlanEntryParam(content="Fix it", status="pending", priority="high")],
+    ),
 }
 
 

@@ -51,13 +51,15 @@ class HumanPrinter:
 
     def show(self, event: Event) -> None:
         kind = event.get("type")
-        if kind == "text_delta":
+        child = "agentId" in event
+        if kind == "text_delta" and not child:
             write(self._out, event["text"])
             self._in_text = True
             return
         line = summary_line(event)
         if line:
-            self._line(line)
+            # A sub-agent's steps are indented under its Task call; its text is not shown.
+            self._line(f"    {line.strip()}" if child else line)
 
     def answered(self, option: str) -> None:
         self._line(f"  → {option}")
@@ -87,6 +89,14 @@ def summary_line(event: Event) -> str | None:
         return "[the text above was cut short and is asked for again]"
     if kind == "notice":
         return f"[{event['level']}] {event['message']}"
+    if kind == "subagent_started":
+        return f"  ↳ {event['subagentType']} agent started: {event['description']}"
+    if kind == "subagent_completed":
+        seconds = event["durationMs"] / 1000
+        return (
+            f"  ↳ agent {event['stopReason']}: {event['turns']} model calls, "
+            f"{event['toolCalls']} tool calls, {seconds:.1f} s"
+        )
     if kind == "turn_completed":
         error = event.get("error")
         detail = f": {error['message']}" if error else ""

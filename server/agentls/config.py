@@ -78,6 +78,9 @@ class Settings:
     stuck_threshold: int = 3
     # Whether the model gets the TodoWrite tool (its plan reaches clients as `plan` events).
     todo_write: bool = True
+    # Sub-agents (Task): how deep they nest, and how many run at once in a session.
+    subagent_depth: int = 3
+    max_subagents: int = 20
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
@@ -178,6 +181,8 @@ _KEYS = {
     "maxBudgetUsd": "max_budget_usd",
     "stuckThreshold": "stuck_threshold",
     "todoWrite": "todo_write",
+    "subagentDepth": "subagent_depth",
+    "maxSubagents": "max_subagents",
     "additionalDirectories": "additional_directories",
     "appendSystemPrompt": "append_system_prompt",
     "script": "script",

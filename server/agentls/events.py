@@ -82,6 +82,32 @@ class PlanEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class SubagentStarted:
+    """A Task call started a sub-agent; its own events follow, tagged with `agentId` and
+    `parentToolCallId` (the Task call)."""
+
+    agent_id: str
+    parent_tool_call_id: str
+    subagent_type: str
+    description: str
+    type: Literal["subagent_started"] = "subagent_started"
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentCompleted:
+    """A sub-agent's loop ended; its report is the Task call's result."""
+
+    agent_id: str
+    parent_tool_call_id: str
+    stop_reason: TurnStopReason
+    turns: int
+    tool_calls: int
+    usage: Usage
+    duration_ms: int
+    type: Literal["subagent_completed"] = "subagent_completed"
+
+
+@dataclass(frozen=True, slots=True)
 class PermissionOption:
     option_id: str
     name: str
@@ -216,6 +242,8 @@ LoopEvent: TypeAlias = (
     | ToolCallEvent
     | ToolCallUpdate
     | PlanEvent
+    | SubagentStarted
+    | SubagentCompleted
     | PermissionRequest
     | PermissionResolved
     | AskUserRequest
@@ -236,3 +264,6 @@ class SessionEvent:
     seq: int
     turn_id: str | None
     event: LoopEvent
+    # For a sub-agent's events: the Task call that started it, and its id.
+    parent_tool_call_id: str | None = None
+    agent_id: str | None = None

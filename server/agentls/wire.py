@@ -55,6 +55,9 @@ def event_payload(envelope: SessionEvent) -> dict[str, Any]:
     payload: dict[str, Any] = {"sessionId": envelope.session_id, "seq": envelope.seq}
     if envelope.turn_id is not None:
         payload["turnId"] = envelope.turn_id
+    if envelope.agent_id is not None:
+        payload["parentToolCallId"] = envelope.parent_tool_call_id
+        payload["agentId"] = envelope.agent_id
     payload.update(to_wire(envelope.event))
     return payload
 

@@ -48,6 +48,19 @@ export interface ToolItem {
   truncated: boolean;
   /** The user took this edit back (Undo on the card or in the turn's review). */
   undone?: boolean;
+  /** For a Task call: the sub-agent it started, shown inside the card. */
+  agent?: AgentRun;
+}
+
+/** A sub-agent's work as its Task card shows it: its calls and its latest text. */
+export interface AgentRun {
+  agentId: string;
+  type: string;
+  /** `running` until it ends, then its stop reason. */
+  status: string;
+  calls: Array<{ id: string; title: string; status: ToolStatus }>;
+  messageId: string;
+  text: string;
 }
 
 export interface PermissionItem {
@@ -226,7 +239,36 @@ function submitted(state: ViewState, text: string, turnId: string, queued: boole
   return { ...base, queued: [...state.queued, { turnId, text }] };
 }
 
+/** A sub-agent's event, folded into its Task card; what needs the user stays in the chat. */
+function applyChild(state: ViewState, event: AgentEvent, callId: string): ViewState {
+  const run = (change: (agent: AgentRun) => AgentRun): ViewState =>
+    updateItem(state, "tool", callId, (t) => (t.agent ? { ...t, agent: change(t.agent) } : t));
+  switch (event.type) {
+    case "subagent_started":
+      return updateItem(state, "tool", callId, (t) => ({
+        ...t,
+        agent: { agentId: event.agentId ?? "", type: event.subagentType, status: "running", calls: [], messageId: "", text: "" },
+      }));
+    case "subagent_completed":
+      return run((a) => ({ ...a, status: event.stopReason }));
+    case "tool_call":
+      return run((a) => ({ ...a, calls: [...a.calls, { id: event.toolCallId, title: event.title, status: "pending" }] }));
+    case "tool_call_update":
+      return run((a) => ({ ...a, calls: a.calls.map((c) => (c.id === event.toolCallId ? { ...c, status: event.status } : c)) }));
+    case "text_delta":
+      return run((a) => (a.messageId === event.messageId ? { ...a, text: a.text + event.text } : { ...a, messageId: event.messageId, text: event.text }));
+    case "usage":
+      // The session's usage counts the agents' calls too.
+      return apply(state, { ...event, agentId: undefined, parentToolCallId: undefined });
+    default:
+      return state;
+  }
+}
+
 function apply(state: ViewState, event: AgentEvent): ViewState {
+  const parent = "parentToolCallId" in event ? event.parentToolCallId : undefined;
+  const ask = event.type === "permission_request" || event.type === "permission_resolved" || event.type === "ask_user" || event.type === "ask_user_resolved" || event.type === "notice";
+  if (parent && !ask) return applyChild(state, event, parent);
   switch (event.type) {
     case "turn_started":
       return {
@@ -309,6 +351,9 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       return append(state, { kind: "notice", id: `notice-${event.seq}`, level: event.level, message: event.message });
     case "plan":
       return { ...state, plan: event.entries };
+    case "subagent_started":
+    case "subagent_completed":
+      return state;
     case "turn_limit_reached":
       return { ...state, limitReached: { turns: event.turns, maxTurns: event.maxTurns } };
     case "turn_completed":

@@ -12,7 +12,9 @@ export interface AbortResult {
 
 /** The `ask_user` event. */
 export interface AskUserRequest {
+  agentId?: string;
   choices?: string[];
+  parentToolCallId?: string;
   question: string;
   requestId: string;
   seq: number;
@@ -24,8 +26,10 @@ export interface AskUserRequest {
 
 /** The `ask_user_resolved` event. */
 export interface AskUserResolved {
+  agentId?: string;
   answer?: string;
   outcome: "answered" | "cancelled";
+  parentToolCallId?: string;
   requestId: string;
   seq: number;
   sessionId: string;
@@ -51,6 +55,8 @@ export interface CompactResult {
 
 /** The `compaction` event. */
 export interface Compaction {
+  agentId?: string;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   tokensAfter: number;
@@ -128,8 +134,10 @@ export interface Location {
 
 /** The `message_completed` event. */
 export interface MessageCompleted {
+  agentId?: string;
   content: Array<TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ImageBlock>;
   messageId: string;
+  parentToolCallId?: string;
   role: "user" | "assistant";
   seq: number;
   sessionId: string;
@@ -139,7 +147,9 @@ export interface MessageCompleted {
 
 /** The `message_discarded` event. */
 export interface MessageDiscarded {
+  agentId?: string;
   messageId: string;
+  parentToolCallId?: string;
   reason: "retry" | "max_tokens_escalate" | "compacted";
   seq: number;
   sessionId: string;
@@ -181,10 +191,12 @@ export interface NoteUserActionParams {
 
 /** The `notice` event. */
 export interface Notice {
+  agentId?: string;
   attempt?: number;
   delay?: number;
   level: "info" | "warning" | "error";
   message: string;
+  parentToolCallId?: string;
   retrying?: boolean;
   seq: number;
   sessionId: string;
@@ -201,9 +213,11 @@ export interface PermissionOption {
 
 /** The `permission_request` event. */
 export interface PermissionRequest {
+  agentId?: string;
   diff?: FileDiff;
   input: Record<string, unknown>;
   options: PermissionOption[];
+  parentToolCallId?: string;
   requestId: string;
   seq: number;
   sessionId: string;
@@ -215,8 +229,10 @@ export interface PermissionRequest {
 
 /** The `permission_resolved` event. */
 export interface PermissionResolved {
+  agentId?: string;
   optionId?: string;
   outcome: "selected" | "cancelled";
+  parentToolCallId?: string;
   requestId: string;
   seq: number;
   sessionId: string;
@@ -238,7 +254,9 @@ export interface PlanEntryParam {
 
 /** The `plan` event. */
 export interface PlanEvent {
+  agentId?: string;
   entries: PlanEntry[];
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   turnId?: string;
@@ -299,6 +317,33 @@ export interface SetPermissionModeParams {
   sessionId: string;
 }
 
+/** The `subagent_completed` event. */
+export interface SubagentCompleted {
+  agentId?: string;
+  durationMs: number;
+  parentToolCallId?: string;
+  seq: number;
+  sessionId: string;
+  stopReason: "end_turn" | "max_turns" | "max_tokens" | "aborted" | "refusal" | "error" | "budget_exceeded" | "stuck";
+  toolCalls: number;
+  turnId?: string;
+  turns: number;
+  type: "subagent_completed";
+  usage: Usage;
+}
+
+/** The `subagent_started` event. */
+export interface SubagentStarted {
+  agentId?: string;
+  description: string;
+  parentToolCallId?: string;
+  seq: number;
+  sessionId: string;
+  subagentType: string;
+  turnId?: string;
+  type: "subagent_started";
+}
+
 export interface SubmitMessageParams {
   attachments?: AttachmentParam[] | null;
   data?: unknown;
@@ -322,7 +367,9 @@ export interface TextBlock {
 
 /** The `text_delta` event. */
 export interface TextDeltaEvent {
+  agentId?: string;
   messageId: string;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   text: string;
@@ -338,7 +385,9 @@ export interface ThinkingBlock {
 
 /** The `thinking_delta` event. */
 export interface ThinkingDeltaEvent {
+  agentId?: string;
   messageId: string;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   text: string;
@@ -348,10 +397,12 @@ export interface ThinkingDeltaEvent {
 
 /** The `tool_call` event. */
 export interface ToolCallEvent {
+  agentId?: string;
   input: Record<string, unknown>;
   kind: "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "other";
   locations?: Location[];
   name: string;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   title: string;
@@ -362,8 +413,10 @@ export interface ToolCallEvent {
 
 /** The `tool_call_update` event. */
 export interface ToolCallUpdate {
+  agentId?: string;
   content?: string;
   diff?: FileDiff;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   status: "pending" | "in_progress" | "completed" | "failed" | "cancelled" | "declined";
@@ -389,7 +442,9 @@ export interface ToolUseBlock {
 
 /** The `turn_completed` event. */
 export interface TurnCompleted {
+  agentId?: string;
   error?: TurnError;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   stopReason: "end_turn" | "max_turns" | "max_tokens" | "aborted" | "refusal" | "error" | "budget_exceeded" | "stuck";
@@ -407,7 +462,9 @@ export interface TurnError {
 
 /** The `turn_limit_reached` event. */
 export interface TurnLimitReached {
+  agentId?: string;
   maxTurns: number;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   turnId?: string;
@@ -417,7 +474,9 @@ export interface TurnLimitReached {
 
 /** The `turn_started` event. */
 export interface TurnStarted {
+  agentId?: string;
   continued?: boolean;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   turnId: string;
@@ -434,6 +493,7 @@ export interface Usage {
 
 /** The `usage` event. */
 export interface UsageEvent {
+  agentId?: string;
   cacheReadTokens: number;
   cacheWriteTokens: number;
   contextTokens: number;
@@ -441,6 +501,7 @@ export interface UsageEvent {
   costUsd?: number;
   inputTokens: number;
   outputTokens: number;
+  parentToolCallId?: string;
   seq: number;
   sessionId: string;
   turnId?: string;
@@ -457,8 +518,8 @@ export interface WireRange {
   start: WirePosition;
 }
 
-/** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn. Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | TurnCompleted;
+/** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn; a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | TurnCompleted;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {

@@ -339,3 +339,32 @@ test("the plan is replaced whole by each plan event and comes back with a resume
   assert.deepEqual(resumed.plan, second);
   assert.deepEqual(reduce(initialState(), { type: "session", sessionId: SESSION }).plan, []);
 });
+
+test("a sub-agent's events fold into its Task card, while its permission request stays in the chat", () => {
+  const child = { parentToolCallId: "task1", agentId: "agent_1" };
+  const state = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      { type: "tool_call", turnId: "t1", toolCallId: "task1", name: "Task", kind: "think", title: "explore agent: find", input: {} },
+      { type: "subagent_started", turnId: "t1", ...child, subagentType: "explore", description: "find" },
+      { type: "text_delta", turnId: "t1", ...child, messageId: "m1", text: "Looking" },
+      { type: "tool_call", turnId: "t1", ...child, toolCallId: "g1", name: "Grep", kind: "search", title: "Grep port", input: {} },
+      { type: "tool_call_update", turnId: "t1", ...child, toolCallId: "g1", status: "completed", content: "app.py:1" },
+      { type: "permission_request", turnId: "t1", ...child, requestId: "p1", toolCallId: "w1", title: "Write x", input: {}, options: [] },
+      { type: "text_delta", turnId: "t1", ...child, messageId: "m2", text: "Found it." },
+      { type: "usage", turnId: "t1", ...child, inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: 12, contextWindow: 100 },
+      { type: "subagent_completed", turnId: "t1", ...child, stopReason: "end_turn", turns: 2, toolCalls: 1, usage: {}, durationMs: 5 },
+    ]),
+  );
+  assert.deepEqual(kinds(state.items), ["tool", "permission"]);
+  const card = state.items[0] as Extract<Item, { kind: "tool" }>;
+  assert.deepEqual(card.agent, {
+    agentId: "agent_1",
+    type: "explore",
+    status: "end_turn",
+    calls: [{ id: "g1", title: "Grep port", status: "completed" }],
+    messageId: "m2",
+    text: "Found it.",
+  });
+  assert.equal(state.usage?.inputTokens, 10);
+});

@@ -37,6 +37,7 @@ from agentls.permissions.gate import PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
 from agentls.tools.base import FileDiff, ProposesChange, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry, validate_input
+from agentls.usage import Usage
 
 log = logging.getLogger(__name__)
 Emit = Callable[[LoopEvent], None]
@@ -97,6 +98,8 @@ class ToolExecutor:
         self._calls: list[_Call] = []
         # Calls the user or a rule refused: their error results are not tool failures.
         self.declined: set[str] = set()
+        # What sub-agents (Task calls) of this message spent: the turn counts it too.
+        self.subagent_usage = Usage()
 
     def submit(self, ready: ToolCallReady) -> None:
         """Validate a complete call, announce it and start it as soon as its lane allows."""
@@ -182,6 +185,7 @@ class ToolExecutor:
             self._context,
             progress=lambda text: self._emit(ToolCallUpdate(block.id, "in_progress", text)),
             ask_user=lambda question, choices: self._ask_user(block.id, question, choices),
+            tool_call_id=block.id,
         )
         try:
             if call.read_only:
@@ -206,6 +210,8 @@ class ToolExecutor:
         )
         if output.plan is not None:
             self._emit(PlanEvent(output.plan))
+        if output.usage is not None:
+            self.subagent_usage = self.subagent_usage + output.usage
         text = output.content or f"({block.name} completed with no output)"
         if output.images:
             return ToolResultBlock(block.id, (TextBlock(text), *output.images), output.is_error)
@@ -217,7 +223,9 @@ class ToolExecutor:
         """The (possibly user-updated) input to run with and a note on the user's revision
         of it for the model, or the refusal result."""
         content = tool.rule_content(args, self._context.cwd)
-        decision = self._gate.decide(tool.name, tool.kind, tool.is_read_only(args), content)
+        # A tool whose own calls meet the gate (Task's agent) is asked about by rules only.
+        harmless = tool.is_read_only(args) or getattr(tool, "calls_are_gated", False)
+        decision = self._gate.decide(tool.name, tool.kind, harmless, content)
         if decision.behavior == "allow":
             return args, None
         if decision.behavior == "deny":

@@ -373,6 +373,7 @@ async def _sample(
         if deps.context is not None and assembler.usage != Usage():
             deps.context.budget.record_usage(assembler.usage.context_tokens, len(state.messages))
         results = await executor.results()
+        state.usage = state.usage + executor.subagent_usage
         state.inflight = None
         return _Sampled(message, assembler.stop_reason or "end_turn", results, executor.declined)
 

@@ -8,7 +8,9 @@ A script is JSONL (or a list of objects), one model turn per entry:
 `tool_calls[].raw_input` streams a string as the tool input verbatim (for broken JSON);
 `error` ({"kind", "message", "retryable", "retry_after", "output_limit"}) fails the call
 after the text;
-`hang: true` streams the text and then goes silent (for watchdog and abort tests).
+`hang: true` streams the text and then goes silent (for watchdog and abort tests);
+`for: "text"` reserves an entry for requests whose first message contains the text (a
+sub-agent's task), so concurrent sub-agents each get their own replies.
 Every request is appended to `request_log` as JSON when a path is given, images included
 (as base64 blocks, or as the note a model without `vision` gets in their place).
 """
@@ -84,6 +86,7 @@ class ScriptedProvider:
     ) -> None:
         self._script = list(script)
         self._played = 0
+        self._unplayed = list(range(len(self._script)))
         self._log = Path(request_log) if request_log else None
         # The `vision` setting; the model table says the scripted model sees images.
         self._vision = vision
@@ -102,16 +105,29 @@ class ScriptedProvider:
         if not supports_vision(request.model, self._vision):
             request = replace(request, messages=without_images(request.messages, request.model))
         self._record(request)
-        if self._played >= len(self._script):
+        index = self._next_for(request)
+        if index is None:
             raise ProviderError(
                 "invalid_request",
                 f"The scripted model has no more turns (it played {self._played}).",
                 retryable=False,
             )
-        entry = self._script[self._played]
+        self._unplayed.remove(index)
         self._played += 1
-        async for event in _play(entry, request):
+        async for event in _play(self._script[index], request):
             yield event
+
+    def _next_for(self, request: ModelRequest) -> int | None:
+        """The entry for this request: the first unplayed one whose `for` text is in the
+        request's first message (how a sub-agent, whose first message is its task, gets its
+        own replies while others run), else the first unplayed one without `for`."""
+        first = message_to_dict(request.messages[0]) if request.messages else {}
+        opening = json.dumps(first, ensure_ascii=False)
+        reserved = [i for i in self._unplayed if "for" in self._script[i]]
+        for index in reserved:
+            if str(self._script[index]["for"]) in opening:
+                return index
+        return next((i for i in self._unplayed if "for" not in self._script[i]), None)
 
     def _record(self, request: ModelRequest) -> None:
         if self._log is None:

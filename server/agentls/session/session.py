@@ -63,9 +63,12 @@ from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.session.records import StateSaved, TurnEnded
 from agentls.session.store import Transcript, title_from
+from agentls.session.subagents import SubagentLimits, SubagentRunner
+from agentls.subagents.types import agent_types
 from agentls.tools.base import SessionData, ToolContext
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.task import TaskTool
 from agentls.usage import Usage
 from agentls.workspace.view import WorkspaceView
 
@@ -122,7 +125,11 @@ class AgentSession:
         self.history: list[Message] = []
         self.usage = Usage()
         self.denials: list[Denial] = []
-        self.registry = ToolRegistry(default_tools(todo=settings.todo_write))
+        self.agent_types = agent_types(project_root or cwd)
+        self.registry = ToolRegistry(
+            [*default_tools(todo=settings.todo_write), TaskTool(self.agent_types)]
+        )
+        self._subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
         self.transcript = transcript
@@ -440,7 +447,7 @@ class AgentSession:
     def _deps(self, turn: _Turn | None) -> LoopDeps:
         settings = self.settings
         context = ToolContext(self.workspace, self.read_cache, self.cwd, data=self.data)
-        return LoopDeps(
+        deps = LoopDeps(
             provider=self.provider,
             registry=self.registry,
             tool_context=context,
@@ -469,6 +476,17 @@ class AgentSession:
             journal=self.transcript,
             context=self.context,
         )
+        if turn is not None and settings.subagent_depth > 0:
+            deps.tool_context.subagents = SubagentRunner(
+                deps,
+                {t.name: t for t in self.agent_types},
+                lambda event, agent_id, call_id: self._on_event(event, turn, (call_id, agent_id)),
+                self.transcript.path.with_suffix("") / "agents",
+                self._subagent_slots,
+                SubagentLimits(settings.subagent_depth, settings.max_subagents),
+                self._masker,
+            )
+        return deps
 
     def _context_window(self) -> ContextWindow:
         window = context_window_for(self.model, self.settings.context_window)
@@ -507,8 +525,12 @@ class AgentSession:
         taken, self._steering = self._steering, []
         return taken
 
-    def _on_event(self, event: LoopEvent, turn: _Turn) -> None:
-        if isinstance(event, TurnCompleted):
+    def _on_event(
+        self, event: LoopEvent, turn: _Turn, origin: tuple[str, str] | None = None
+    ) -> None:
+        """Book-keep and send one event of the turn; `origin`, for a sub-agent's events, is
+        the Task call and the agent's id."""
+        if isinstance(event, TurnCompleted) and origin is None:
             self.last_stop = event.stop_reason
             self.usage = self.usage + event.usage
             self.transcript.touch(turn_done=True)
@@ -521,7 +543,7 @@ class AgentSession:
             self._on_tool_update(event)
         elif isinstance(event, PlanEvent):
             self._save_state()
-        self._emit(event, turn.turn_id)
+        self._emit(event, turn.turn_id, origin)
 
     def _on_tool_update(self, event: ToolCallUpdate) -> None:
         if event.status == "declined":
@@ -556,9 +578,13 @@ class AgentSession:
             )
         )
 
-    def _emit(self, event: LoopEvent, turn_id: str | None) -> None:
+    def _emit(
+        self, event: LoopEvent, turn_id: str | None, origin: tuple[str, str] | None = None
+    ) -> None:
         self._seq += 1
-        envelope = SessionEvent(self.id, self._seq, turn_id, self._masker.mask_value(event))
+        call_id, agent_id = origin if origin is not None else (None, None)
+        masked = self._masker.mask_value(event)
+        envelope = SessionEvent(self.id, self._seq, turn_id, masked, call_id, agent_id)
         try:
             self._sink(envelope)
         except Exception:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from agentls.messages import ImageBlock
 from agentls.tools.read_cache import FileReadCache
+from agentls.usage import Usage
 from agentls.workspace.view import WorkspaceView
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
@@ -52,6 +53,8 @@ class ToolOutput:
     images: tuple[ImageBlock, ...] = ()
     # The plan as the call left it (TodoWrite): sent to clients as a `plan` event.
     plan: tuple[PlanEntry, ...] | None = None
+    # What a sub-agent spent (Task): it counts in the turn's usage and budget.
+    usage: Usage | None = None
 
 
 class ToolError(Exception):
@@ -84,6 +87,23 @@ async def _cannot_ask(question: str, choices: list[str] | None) -> str:
     raise UserQuestionCancelled("This client cannot ask the user questions.")
 
 
+@dataclass(frozen=True, slots=True)
+class SubagentCall:
+    """A Task call: what to do, by which type of agent, for which call of the parent."""
+
+    description: str
+    prompt: str
+    subagent_type: str
+    tool_call_id: str
+
+
+class Subagents(Protocol):
+    """Runs sub-agents for a session's Task tool (the session provides it)."""
+
+    async def run(self, call: SubagentCall, progress: Callable[[str], None]) -> ToolOutput:
+        """Run the child loop to its end; its report (or ToolError)."""
+
+
 @dataclass(slots=True)
 class ToolContext:
     workspace: WorkspaceView
@@ -94,6 +114,9 @@ class ToolContext:
     data: SessionData = field(default_factory=SessionData)
     # Asks the user a question (with optional choices) and returns the answer; bound per call.
     ask_user: AskUser = _cannot_ask
+    # The id of the call being run (bound per call), and the session's sub-agent runner.
+    tool_call_id: str = ""
+    subagents: Subagents | None = None
 
 
 @runtime_checkable

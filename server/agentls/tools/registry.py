@@ -9,7 +9,7 @@ were trained on.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -74,13 +74,16 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 class ToolRegistry:
     """The tools of a session, by name, in the order the model is shown them."""
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    def __init__(self, tools: Iterable[Tool], shown: Sequence[ToolSpec] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"duplicate tool name {tool.name!r}")
             self._tools[tool.name] = tool
-        self._specs = tuple(tool_spec(tool) for tool in self._tools.values())
+        # `shown`: the specs to send instead of these tools' own (a sub-agent shows its
+        # parent's, so their requests share a cached prefix; it can call only its own).
+        specs = shown if shown is not None else (tool_spec(t) for t in self._tools.values())
+        self._specs = tuple(specs)
 
     def get(self, name: str) -> Tool | None:
         """The tool called `name`, or None when there is none."""

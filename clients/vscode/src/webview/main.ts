@@ -241,6 +241,21 @@ function turnEndText(item: Extract<Item, { kind: "turnEnd" }>, state: ViewState)
   return STOPPED[item.stopReason] ?? `Turn ended: ${item.stopReason}`;
 }
 
+/** A sub-agent inside its Task card: its type and state, its calls, its latest words. */
+function drawAgent(agent: NonNullable<Extract<Item, { kind: "tool" }>["agent"]>): HTMLElement {
+  const box = element("div", "agent");
+  box.dataset.status = agent.status;
+  const state = agent.status === "running" ? "working" : agent.status;
+  box.append(element("div", "agent-head", `${agent.type} agent · ${state} · ${agent.calls.length} tool calls`));
+  const calls = element("ul", "agent-calls");
+  for (const call of agent.calls.slice(-8)) {
+    calls.append(element("li", `status ${call.status}`, `${statusIcon(call.status)} ${call.title}`));
+  }
+  if (agent.calls.length) box.append(calls);
+  if (agent.text) box.append(element("div", "agent-text", agent.text.length > 600 ? `…${agent.text.slice(-600)}` : agent.text));
+  return box;
+}
+
 function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): void {
   target.dataset.status = item.status;
   // A card the user opened stays open while its output streams.
@@ -268,6 +283,7 @@ function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): v
     body.push(undo);
   }
   if (item.undone) summary.append(element("span", "undone", "undone"));
+  if (item.agent) body.push(drawAgent(item.agent));
   if (item.output) body.push(element("pre", "output", item.output + (item.truncated ? "\n…" : "")));
   details.replaceChildren(summary, ...body);
   target.replaceChildren(details);

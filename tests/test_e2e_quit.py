@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,7 @@ HANGING = [{"text": "Working on it", "hang": True}]
 
 
 async def start_hanging_turn(tmp_path: Path) -> tuple[RawPipe, Path, str]:
-    os.environ["AGENTLS_HOME"] = str(tmp_path / "home")
-    pipe = await RawPipe.start()
+    pipe = await RawPipe.start({"AGENTLS_HOME": str(tmp_path / "home")})
     pipe.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
     await pipe.response_to(1)
     pipe.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})

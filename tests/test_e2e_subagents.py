@@ -228,3 +228,149 @@ async def test_a_project_agent_type_is_offered_and_used(
     child = read_requests(log)[1]
     assert "You review code and list bugs" in child["system_dynamic"]
     assert "you may use only: Read, Grep" in child["system_dynamic"]
+
+
+# --- background agents, resume, fork -----------------------------------------------------------
+
+
+async def test_a_background_agent_reports_back_to_the_running_turn(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    background = task("t1", "Count the files slowly")
+    background["input"]["run_in_background"] = True
+    script = [
+        calls(background),
+        {"for": "Count the files slowly", "text": "There is one file.", "delay": 0.3},
+        calls({"id": "r1", "name": "Read", "input": {"file_path": "app.py"}}),
+        {"text": "Waiting for the count.", "delay": 0.6},
+        {"text": "One file, port 8000."},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    turn, done = await client.run_turn(session, "count and read")
+    assert done["stopReason"] == "end_turn"
+    started = [e for e in client.events.of_turn(turn) if e["type"] == "tool_call_update"]
+    first = next(e for e in started if e["toolCallId"] == "t1" and e["status"] == "completed")
+    assert "in the background" in first["content"]
+    # The report reached the model as steering of the running turn.
+    said = json.dumps(read_requests(log)[-1]["messages"][-1])
+    assert "taskNotification" in said and "There is one file." in said
+    finished = next(e for e in client.events.of_type("subagent_completed"))
+    assert "turnId" not in finished  # a background agent's events belong to no turn
+    listed = await client.request("agent/listTasks", {"sessionId": session})
+    assert [(t["subagentType"], t["status"]) for t in listed["tasks"]] == [("explore", "completed")]
+
+
+async def test_a_background_agent_wakes_an_idle_session(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    background = task("t1", "Look later")
+    background["input"]["run_in_background"] = True
+    script = [
+        calls(background),
+        {"text": "Started it."},
+        {"for": "Look later", "text": "Found nothing odd.", "delay": 0.2},
+        {"text": "The agent found nothing odd."},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    first, done = await client.run_turn(session, "start a look")
+    assert done["stopReason"] == "end_turn"
+    woken = await client.events.wait_for(
+        lambda e: e["type"] == "turn_started" and e["turnId"] != first
+    )
+    ended = await client.events.turn_completed(woken["turnId"])
+    assert ended["stopReason"] == "end_turn"
+    prompt = read_requests(log)[-1]["messages"][-1]["content"][1]["text"]
+    assert prompt.startswith('<taskNotification agentId="agent_') and "Found nothing odd." in prompt
+
+
+async def test_stop_task_stops_a_background_agent(client: AgentClient, tmp_path: Path) -> None:
+    background = task("t1", "Hang around")
+    background["input"]["run_in_background"] = True
+    script = [
+        calls(background),
+        {"text": "Started."},
+        {"for": "Hang around", "text": "x", "hang": True},
+    ]
+    session, _log = await client.scripted_session(tmp_path, script)
+    await client.run_turn(session, "go")
+    started = await client.events.wait_for(lambda e: e["type"] == "subagent_started")
+    await client.events.wait_for(lambda e: e["type"] == "text_delta" and e.get("agentId"))
+    stop = {"sessionId": session, "agentId": started["agentId"]}
+    assert (await client.request("agent/stopTask", stop)) == {"stopped": True}
+    assert (await client.request("agent/stopTask", stop)) == {"stopped": False}
+    listed = await client.request("agent/listTasks", {"sessionId": session})
+    assert listed["tasks"][0]["status"] == "stopped"
+
+
+async def test_resume_continues_an_agent_with_its_history(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    script = [
+        calls(task("t1", "Remember the number 7")),
+        {"for": "Remember the number 7", "text": "Noted: 7."},
+        {"text": "Asked it."},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    await client.run_turn(session, "tell it a number")
+    agent = next(e for e in client.events.of_type("subagent_started"))["agentId"]
+    again = task("t2", "Which number was it?")
+    again["input"]["resume"] = agent
+    more = [calls(again), {"for": "Remember the number 7", "text": "It was 7."}, {"text": "7."}]
+    script_path = tmp_path / "more.jsonl"
+    script_path.write_text("".join(json.dumps(e) + "\n" for e in more), encoding="utf-8")
+    await client.request("agent/closeSession", {"sessionId": session})
+    await client.request(
+        "agent/resumeSession",
+        {"sessionId": session, "script": str(script_path), "requestLog": str(log)},
+    )
+    await client.run_turn(session, "ask it again")
+    resumed = read_requests(log)[-2]["messages"]
+    texts = [b.get("text") for m in resumed for b in m["content"] if b["type"] == "text"]
+    assert texts == ["Remember the number 7", "Noted: 7.", "Which number was it?"]
+
+
+async def test_a_fork_shares_the_parents_prefix_byte_for_byte(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    script = [
+        calls({"id": "r1", "name": "Read", "input": {"file_path": "app.py"}}),
+        calls(task("t1", "Try port 9000 in your head", "fork")),
+        {"for": "Try port 9000", "text": "9000 would work."},
+        {"text": "Done."},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    _turn, done = await client.run_turn(session, "explore the port")
+    assert done["stopReason"] == "end_turn"
+    parent, child = read_requests(log)[1], read_requests(log)[2]
+    for key in ("system_static", "system_dynamic", "tools"):
+        assert child[key] == parent[key]
+    # Up to the fork point the child's messages are the parent's last request's.
+    assert child["messages"][: len(parent["messages"])] == parent["messages"]
+    assert "You are a fork" in child["messages"][-1]["content"][0]["text"]
+
+
+async def test_usage_adds_up_per_agent_turn_and_session(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    settings = tmp_path / "ws" / ".agentls"
+    settings.mkdir()
+    prices = {"prices": {"scripted": {"input": 1000, "output": 1000}}}
+    (settings / "settings.json").write_text(json.dumps(prices), encoding="utf-8")
+    parent, child = (
+        {"input_tokens": 100, "output_tokens": 10},
+        {"input_tokens": 50, "output_tokens": 5},
+    )
+    script = [
+        {**calls(task("t1", "Count")), "usage": parent},
+        {"for": "Count", "text": "3.", "usage": child},
+        {"text": "Three.", "usage": parent},
+    ]
+    session, _log = await client.scripted_session(tmp_path, script)
+    _turn, done = await client.run_turn(session, "count")
+    finished = next(e for e in client.events.of_type("subagent_completed"))
+    assert (finished["usage"]["inputTokens"], finished["usage"]["outputTokens"]) == (50, 5)
+    assert (done["usage"]["inputTokens"], done["usage"]["outputTokens"]) == (250, 25)
+    listed = await client.request("agent/listSessions", {"cwd": str(tmp_path / "ws")})
+    info = next(s for s in listed["sessions"] if s["sessionId"] == session)
+    assert (info["inputTokens"], info["outputTokens"]) == (250, 25)
+    assert info["costUsd"] == 0.275

@@ -417,6 +417,8 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/noteUserAction": {"sessionId": "sess_1", "text": "The user undid your change."},
     "agent/continueTurn": {"sessionId": "sess_1"},
     "agent/forkSession": {"sessionId": "sess_1", "messageId": "msg_1"},
+    "agent/listTasks": {"sessionId": "sess_1"},
+    "agent/stopTask": {"sessionId": "sess_1", "agentId": "agent_1"},
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -465,6 +467,19 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
     ),
     "agent/noteUserAction": api.EmptyResult(),
     "agent/continueTurn": api.ContinueTurnResult(turn_id="turn_2"),
+    "agent/listTasks": api.ListTasksResult(
+        tasks=[
+            api.TaskInfo(
+                agent_id="agent_1",
+                subagent_type="explore",
+                description="Find the port",
+                status="completed",
+                started_at="2026-11-25T04:00:00.000Z",
+                duration_ms=1234,
+            )
+        ]
+    ),
+    "agent/stopTask": api.StopTaskResult(stopped=True),
     "agent/forkSession": api.ResumeSessionResult(
         session_id="sess_2",
         messages=[],

@@ -75,6 +75,29 @@ class SubmitMessageResult(WireModel):
     queued: bool
 
 
+class TaskInfo(WireModel):
+    agent_id: str
+    subagent_type: str
+    description: str
+    # running, completed, failed or stopped.
+    status: str
+    started_at: str
+    duration_ms: int | None = None
+
+
+class ListTasksResult(WireModel):
+    tasks: list[TaskInfo]
+
+
+class StopTaskParams(WireModel):
+    session_id: str
+    agent_id: str
+
+
+class StopTaskResult(WireModel):
+    stopped: bool
+
+
 class ContinueTurnResult(WireModel):
     turn_id: str
 
@@ -123,6 +146,11 @@ class SessionInfo(WireModel):
     created_at: str
     updated_at: str
     turns: int
+    # What its turns and their sub-agents spent: tokens in (cached ones too) and out, and
+    # dollars when the model's price is known.
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
 
 
 class ListSessionsResult(WireModel):
@@ -235,5 +263,7 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/noteUserAction": (NoteUserActionParams, EmptyResult),
     "agent/continueTurn": (SessionParams, ContinueTurnResult),
     "agent/forkSession": (ForkSessionParams, ResumeSessionResult),
+    "agent/listTasks": (SessionParams, ListTasksResult),
+    "agent/stopTask": (StopTaskParams, StopTaskResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

@@ -127,6 +127,10 @@ export interface ListSessionsResult {
   sessions: SessionInfo[];
 }
 
+export interface ListTasksResult {
+  tasks: TaskInfo[];
+}
+
 export interface Location {
   line?: number;
   path: string;
@@ -294,8 +298,11 @@ export interface ResumeSessionResult {
 }
 
 export interface SessionInfo {
+  costUsd?: number | null;
   createdAt: string;
   cwd: string;
+  inputTokens?: number;
+  outputTokens?: number;
   sessionId: string;
   title: string;
   turns: number;
@@ -315,6 +322,15 @@ export interface SetModelParams {
 export interface SetPermissionModeParams {
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
   sessionId: string;
+}
+
+export interface StopTaskParams {
+  agentId: string;
+  sessionId: string;
+}
+
+export interface StopTaskResult {
+  stopped: boolean;
 }
 
 /** The `subagent_completed` event. */
@@ -358,6 +374,15 @@ export interface SubmitMessageParams {
 export interface SubmitMessageResult {
   queued: boolean;
   turnId: string;
+}
+
+export interface TaskInfo {
+  agentId: string;
+  description: string;
+  durationMs?: number | null;
+  startedAt: string;
+  status: string;
+  subagentType: string;
 }
 
 export interface TextBlock {
@@ -530,6 +555,7 @@ export interface Requests {
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };
   "agent/listSessions": { params: ListSessionsParams; result: ListSessionsResult };
+  "agent/listTasks": { params: SessionParams; result: ListTasksResult };
   "agent/newSession": { params: NewSessionParams; result: NewSessionResult };
   "agent/noteUserAction": { params: NoteUserActionParams; result: EmptyResult };
   "agent/respondAskUser": { params: RespondAskUserParams; result: EmptyResult };
@@ -537,6 +563,7 @@ export interface Requests {
   "agent/resumeSession": { params: ResumeSessionParams; result: ResumeSessionResult };
   "agent/setModel": { params: SetModelParams; result: EmptyResult };
   "agent/setPermissionMode": { params: SetPermissionModeParams; result: EmptyResult };
+  "agent/stopTask": { params: StopTaskParams; result: StopTaskResult };
   "agent/submitMessage": { params: SubmitMessageParams; result: SubmitMessageResult };
 }
 

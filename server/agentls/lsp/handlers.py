@@ -63,6 +63,8 @@ class AgentHandlers:
             "agent/noteUserAction": self.note_user_action,
             "agent/continueTurn": self.continue_turn,
             "agent/forkSession": self.fork_session,
+            "agent/listTasks": self.list_tasks,
+            "agent/stopTask": self.stop_task,
         }
         self.catalog = ModelCatalog()
 
@@ -188,6 +190,9 @@ class AgentHandlers:
                 created_at=_iso(m.created_at),
                 updated_at=_iso(m.updated_at),
                 turns=m.turns,
+                input_tokens=m.input_tokens,
+                output_tokens=m.output_tokens,
+                cost_usd=m.cost_usd,
             )
             for m in metas
         ]
@@ -201,6 +206,26 @@ class AgentHandlers:
         )
         session, display = await self.manager.resume(p.session_id, overrides, _link(client))
         return self._opened(session, display, client)
+
+    async def list_tasks(self, p: api.SessionParams, _client: Client) -> api.ListTasksResult:
+        records = self.manager.get(p.session_id).tasks.records.values()
+        return api.ListTasksResult(
+            tasks=[
+                api.TaskInfo(
+                    agent_id=r.agent_id,
+                    subagent_type=r.subagent_type,
+                    description=r.description,
+                    status=r.status,
+                    started_at=_iso(r.started_at),
+                    duration_ms=r.duration_ms,
+                )
+                for r in records
+            ]
+        )
+
+    async def stop_task(self, p: api.StopTaskParams, _client: Client) -> api.StopTaskResult:
+        session = self.manager.get(p.session_id)
+        return api.StopTaskResult(stopped=await session.tasks.stop(p.agent_id))
 
     async def fork_session(
         self, p: api.ForkSessionParams, client: Client

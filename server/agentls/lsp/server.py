@@ -60,6 +60,8 @@ AGENT_REQUESTS = (
     "agent/noteUserAction",
     "agent/continueTurn",
     "agent/forkSession",
+    "agent/listTasks",
+    "agent/stopTask",
 )
 
 

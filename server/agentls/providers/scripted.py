@@ -9,8 +9,8 @@ A script is JSONL (or a list of objects), one model turn per entry:
 `error` ({"kind", "message", "retryable", "retry_after", "output_limit"}) fails the call
 after the text;
 `hang: true` streams the text and then goes silent (for watchdog and abort tests);
-`for: "text"` reserves an entry for requests whose first message contains the text (a
-sub-agent's task), so concurrent sub-agents each get their own replies.
+`for: "text"` reserves an entry for requests in which a user message's text contains it
+(a sub-agent's task), so concurrent sub-agents each get their own replies.
 Every request is appended to `request_log` as JSON when a path is given, images included
 (as base64 blocks, or as the note a model without `vision` gets in their place).
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agentls.images import IMAGE_TOKENS, supports_vision, without_images
-from agentls.messages import Message, message_to_dict, new_id
+from agentls.messages import Message, TextBlock, message_to_dict, new_id
 from agentls.providers.base import (
     BlockStop,
     MessageStop,
@@ -119,13 +119,18 @@ class ScriptedProvider:
 
     def _next_for(self, request: ModelRequest) -> int | None:
         """The entry for this request: the first unplayed one whose `for` text is in the
-        request's first message (how a sub-agent, whose first message is its task, gets its
-        own replies while others run), else the first unplayed one without `for`."""
-        first = message_to_dict(request.messages[0]) if request.messages else {}
-        opening = json.dumps(first, ensure_ascii=False)
+        text a user wrote in the request (how a sub-agent, whose task is such a text, gets
+        its own replies while others run), else the first unplayed one without `for`."""
+        written = "\n".join(
+            block.text
+            for message in request.messages
+            if message.role == "user"
+            for block in message.content
+            if isinstance(block, TextBlock)
+        )
         reserved = [i for i in self._unplayed if "for" in self._script[i]]
         for index in reserved:
-            if str(self._script[index]["for"]) in opening:
+            if str(self._script[index]["for"]) in written:
                 return index
         return next((i for i in self._unplayed if "for" not in self._script[i]), None)
 

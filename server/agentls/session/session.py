@@ -63,9 +63,14 @@ from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.session.records import StateSaved, TurnEnded
 from agentls.session.store import Transcript, title_from
-from agentls.session.subagents import SubagentLimits, SubagentRunner
+from agentls.session.subagents import (
+    BackgroundTasks,
+    SubagentLimits,
+    SubagentRunner,
+    TaskRecord,
+)
 from agentls.subagents.types import agent_types
-from agentls.tools.base import SessionData, ToolContext
+from agentls.tools.base import SessionData, ToolContext, ToolOutput
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.task import TaskTool
@@ -130,6 +135,8 @@ class AgentSession:
             [*default_tools(todo=settings.todo_write), TaskTool(self.agent_types)]
         )
         self._subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
+        self.tasks = BackgroundTasks(self._task_finished)
+        self._closing = False
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
         self.transcript = transcript
@@ -256,7 +263,32 @@ class AgentSession:
             aborted = aborted or not running.abort.is_set()
             running.abort.set()
             self._steering.clear()
+        if turn_id is None:
+            # Stop means stop: background agents too.
+            aborted = aborted or bool(self.tasks.running())
+            self.tasks.cancel_all()
         return aborted
+
+    def _task_finished(self, record: TaskRecord, output: ToolOutput | None) -> None:
+        """A background agent ended: the model hears of it at its next step, or, when the
+        session is idle, in a turn of its own."""
+        if output is not None and output.usage is not None:
+            self.usage = self.usage + output.usage
+            self.transcript.touch(spent=output.usage, cost=self._cost(output.usage))
+        if self._closing:
+            return
+        if output is None:
+            note = f"The background {record.subagent_type} agent {record.agent_id} was stopped."
+            self._user_actions.append(note)
+            return
+        text = (
+            f'<taskNotification agentId="{record.agent_id}" type="{record.subagent_type}" '
+            f'status="{record.status}">\n{output.content}\n</taskNotification>'
+        )
+        if self._running is not None and not self._running.abort.is_set():
+            self._steering.append(text)
+        else:
+            self.submit(text)
 
     def respond_permission(
         self,
@@ -335,7 +367,9 @@ class AgentSession:
 
     async def close(self) -> None:
         """Abort everything, wait for the turn to settle, close the transcript."""
+        self._closing = True
         self.abort()
+        await self.tasks.stop_all()
         worker = self._worker
         if worker is not None:
             await asyncio.gather(worker, return_exceptions=True)
@@ -480,13 +514,22 @@ class AgentSession:
             deps.tool_context.subagents = SubagentRunner(
                 deps,
                 {t.name: t for t in self.agent_types},
-                lambda event, agent_id, call_id: self._on_event(event, turn, (call_id, agent_id)),
+                lambda event, agent_id, call_id, background: self._on_event(
+                    event, None if background else turn, (call_id, agent_id)
+                ),
                 self.transcript.path.with_suffix("") / "agents",
                 self._subagent_slots,
                 SubagentLimits(settings.subagent_depth, settings.max_subagents),
                 self._masker,
+                self.tasks,
+                lambda: self.history,
             )
         return deps
+
+    def _cost(self, usage: Usage) -> float | None:
+        """What `usage` cost at the current model's price; None without a known price."""
+        price = price_for(self.model, self.settings.prices)
+        return price.cost(usage) if price is not None else None
 
     def _context_window(self) -> ContextWindow:
         window = context_window_for(self.model, self.settings.context_window)
@@ -526,14 +569,14 @@ class AgentSession:
         return taken
 
     def _on_event(
-        self, event: LoopEvent, turn: _Turn, origin: tuple[str, str] | None = None
+        self, event: LoopEvent, turn: _Turn | None, origin: tuple[str, str] | None = None
     ) -> None:
         """Book-keep and send one event of the turn; `origin`, for a sub-agent's events, is
-        the Task call and the agent's id."""
-        if isinstance(event, TurnCompleted) and origin is None:
+        the Task call and the agent's id (a background agent's events have no turn)."""
+        if isinstance(event, TurnCompleted) and turn is not None and origin is None:
             self.last_stop = event.stop_reason
             self.usage = self.usage + event.usage
-            self.transcript.touch(turn_done=True)
+            self.transcript.touch(turn_done=True, spent=event.usage, cost=self._cost(event.usage))
             code = event.error.code if event.error else None
             self.transcript.write(TurnEnded(turn.turn_id, event.stop_reason, event.turns, code))
             turn.ended = True
@@ -543,7 +586,7 @@ class AgentSession:
             self._on_tool_update(event)
         elif isinstance(event, PlanEvent):
             self._save_state()
-        self._emit(event, turn.turn_id, origin)
+        self._emit(event, turn.turn_id if turn is not None else None, origin)
 
     def _on_tool_update(self, event: ToolCallUpdate) -> None:
         if event.status == "declined":

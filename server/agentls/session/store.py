@@ -33,6 +33,7 @@ from agentls.session.records import (
     record_from_json,
     record_to_json,
 )
+from agentls.usage import Usage
 from agentls.workspace.view import write_atomically
 
 log = logging.getLogger(__name__)
@@ -82,14 +83,27 @@ class Transcript:
         for message in history:
             self.write(MessageRecord(message, None, copy=True))
 
-    def touch(self, *, title: str | None = None, turn_done: bool = False) -> None:
-        """Update the listing entry (title, last activity, turn count)."""
+    def touch(
+        self,
+        *,
+        title: str | None = None,
+        turn_done: bool = False,
+        spent: Usage | None = None,
+        cost: float | None = None,
+    ) -> None:
+        """Update the listing entry (title, last activity, turn count, what was spent)."""
         meta = self.meta
         if title and not meta.title:
             meta.title = title
         meta.updated_at = time.time()
         if turn_done:
             meta.turns += 1
+        if spent is not None:
+            meta.input_tokens += spent.input_tokens + spent.cache_read_tokens
+            meta.input_tokens += spent.cache_write_tokens
+            meta.output_tokens += spent.output_tokens
+        if cost is not None:
+            meta.cost_usd = round((meta.cost_usd or 0.0) + cost, 6)
         write_meta(self.meta_path, meta)
 
     def close(self) -> None:
@@ -108,6 +122,10 @@ class SessionMeta:
     turns: int = 0
     provider: str | None = None
     model: str | None = None
+    # What the session's turns (and their sub-agents) spent, summed.
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +137,9 @@ class SessionMeta:
             "turns": self.turns,
             "provider": self.provider,
             "model": self.model,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "costUsd": self.cost_usd,
         }
 
     @classmethod
@@ -132,6 +153,9 @@ class SessionMeta:
             int(data.get("turns") or 0),
             data.get("provider"),
             data.get("model"),
+            int(data.get("inputTokens") or 0),
+            int(data.get("outputTokens") or 0),
+            None if data.get("costUsd") is None else float(data["costUsd"]),
         )
 
 

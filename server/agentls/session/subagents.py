@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from agentls.context.prompt import SystemPrompt
 from agentls.context.window import ContextWindow, overhead_tokens
@@ -27,9 +28,10 @@ from agentls.events import (
     TurnStarted,
 )
 from agentls.loop.run import LoopDeps, QueryState, run_turn
-from agentls.messages import Message, TextBlock, new_id
+from agentls.messages import Message, TextBlock, ToolUseBlock, new_id
 from agentls.redact import Masker
-from agentls.session.store import SessionMeta, Transcript
+from agentls.session.records import SessionStarted
+from agentls.session.store import SessionMeta, Transcript, load_transcript
 from agentls.subagents.types import AgentType
 from agentls.tools.base import SubagentCall, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry
@@ -37,14 +39,75 @@ from agentls.usage import Usage
 
 # Tools a sub-agent never gets: the plan belongs to the main agent.
 MAIN_AGENT_ONLY = ("TodoWrite",)
-# A child event goes to the client with the agent it came from and the Task call.
-ChildEmit = Callable[[LoopEvent, str, str], None]
+# A child event goes to the client with the agent it came from, the Task call, and
+# whether it runs in the background (its events then belong to no turn).
+ChildEmit = Callable[[LoopEvent, str, str, bool], None]
 
 
 @dataclass(frozen=True, slots=True)
 class SubagentLimits:
     depth: int = 3
     concurrent: int = 20
+
+
+@dataclass(slots=True)
+class TaskRecord:
+    """A background sub-agent, as agent/listTasks shows it."""
+
+    agent_id: str
+    subagent_type: str
+    description: str
+    started_at: float
+    status: str = "running"
+    duration_ms: int | None = None
+    task: asyncio.Task[ToolOutput] | None = None
+
+
+class BackgroundTasks:
+    """A session's background sub-agents: started by Task calls, told to the session (and
+    so to the model) when they end, stopped on request or when the session closes."""
+
+    def __init__(self, finished: Callable[[TaskRecord, ToolOutput | None], None]) -> None:
+        self._finished = finished
+        self.records: dict[str, TaskRecord] = {}
+
+    def start(self, record: TaskRecord, work: Coroutine[Any, Any, ToolOutput]) -> None:
+        record.task = asyncio.create_task(work)
+        self.records[record.agent_id] = record
+        record.task.add_done_callback(lambda task: self._done(record, task))
+
+    def _done(self, record: TaskRecord, task: asyncio.Task[ToolOutput]) -> None:
+        record.duration_ms = int((time.time() - record.started_at) * 1000)
+        if task.cancelled():
+            record.status = "stopped"
+            self._finished(record, None)
+            return
+        error = task.exception()
+        output = task.result() if error is None else ToolOutput(f"Failed: {error}", True)
+        record.status = "failed" if output.is_error else "completed"
+        self._finished(record, output)
+
+    def running(self) -> list[TaskRecord]:
+        return [r for r in self.records.values() if r.status == "running"]
+
+    async def stop(self, agent_id: str) -> bool:
+        """Stop one running background agent; False when it is not running."""
+        record = self.records.get(agent_id)
+        if record is None or record.task is None or record.task.done():
+            return False
+        record.task.cancel()
+        await asyncio.gather(record.task, return_exceptions=True)
+        return True
+
+    async def stop_all(self) -> None:
+        for record in self.running():
+            await self.stop(record.agent_id)
+
+    def cancel_all(self) -> None:
+        """Stop every running background agent without waiting (an abort)."""
+        for record in self.running():
+            if record.task is not None:
+                record.task.cancel()
 
 
 @dataclass(slots=True)
@@ -59,39 +122,77 @@ class SubagentRunner:
     slots: asyncio.Semaphore
     limits: SubagentLimits
     masker: Masker
+    background: BackgroundTasks
+    # The history of the loop this runner serves (what a `fork` agent starts from).
+    history: Callable[[], list[Message]]
     depth: int = 1
 
     async def run(self, call: SubagentCall, progress: Callable[[str], None]) -> ToolOutput:
-        agent = self.types.get(call.subagent_type)
-        if agent is None:
-            raise ToolError(f"No agent type {call.subagent_type!r}.")
+        earlier: list[Message] = []
         agent_id = new_id("agent")
-        self.emit(
-            SubagentStarted(agent_id, call.tool_call_id, agent.name, call.description),
-            agent_id,
-            call.tool_call_id,
+        kind = call.subagent_type
+        if call.resume:
+            agent_id, kind, earlier = self._resumed(call.resume, call.subagent_type)
+        agent = self.types.get(kind)
+        if agent is None:
+            raise ToolError(f"No agent type {kind!r}.")
+        if not call.background:
+            return await self._run_agent(agent, agent_id, call, earlier, progress, False)
+        record = TaskRecord(agent_id, agent.name, call.description, time.time())
+        work = self._run_agent(agent, agent_id, call, earlier, lambda _text: None, True)
+        self.background.start(record, work)
+        return ToolOutput(
+            f"Started the {agent.name} agent {agent_id} in the background. Go on with other "
+            "work: you will be told when it finishes, with its report. (Resume it later "
+            f"with resume: {agent_id}.)"
         )
+
+    def _resumed(self, agent_id: str, wanted: str) -> tuple[str, str, list[Message]]:
+        """An earlier agent of this session: its id, type and history."""
+        path = self.folder / f"{agent_id}.jsonl"
+        if not agent_id.startswith("agent_") or not agent_id[6:].isalnum() or not path.is_file():
+            raise ToolError(f"No agent {agent_id!r} to resume in this session.")
+        if agent_id in {r.agent_id for r in self.background.running()}:
+            raise ToolError(f"Agent {agent_id} is still running; wait for its report.")
+        loaded = load_transcript(path)
+        kind = str(loaded.overrides.get("subagentType") or wanted)
+        return agent_id, kind, loaded.history
+
+    async def _run_agent(
+        self,
+        agent: AgentType,
+        agent_id: str,
+        call: SubagentCall,
+        earlier: list[Message],
+        progress: Callable[[str], None],
+        background: bool,
+    ) -> ToolOutput:
+        def emit(event: LoopEvent) -> None:
+            self.emit(event, agent_id, call.tool_call_id, background)
+
+        emit(SubagentStarted(agent_id, call.tool_call_id, agent.name, call.description))
         started = time.monotonic()
-        transcript = Transcript(
-            self.folder / f"{agent_id}.jsonl",
-            SessionMeta(agent_id, str(self.parent.tool_context.cwd), title=call.description),
-            self.masker,
-        )
+        path = self.folder / f"{agent_id}.jsonl"
+        meta = SessionMeta(agent_id, str(self.parent.tool_context.cwd), title=call.description)
+        first_time = not path.exists()
+        transcript = Transcript(path, meta, self.masker)
+        if first_time:
+            identity = {"subagentType": agent.name, "description": call.description}
+            transcript.write(SessionStarted(agent_id, meta.cwd, settings=identity))
         try:
             async with self.slots:
-                state, ended, calls = await self._loop(agent, agent_id, call, transcript, progress)
+                state, ended, calls = await self._loop(
+                    agent, call, earlier, transcript, progress, emit
+                )
         except asyncio.CancelledError:
-            # The parent was aborted: the child stopped with it (its loop settled itself).
+            # The parent was aborted (or the task stopped): the child's loop settled itself.
             elapsed = int((time.monotonic() - started) * 1000)
-            stopped = SubagentCompleted(
-                agent_id, call.tool_call_id, "aborted", 0, 0, Usage(), elapsed
-            )
-            self.emit(stopped, agent_id, call.tool_call_id)
+            emit(SubagentCompleted(agent_id, call.tool_call_id, "aborted", 0, 0, Usage(), elapsed))
             raise
         finally:
             transcript.close()
         duration_ms = int((time.monotonic() - started) * 1000)
-        self.emit(
+        emit(
             SubagentCompleted(
                 agent_id,
                 call.tool_call_id,
@@ -100,24 +201,32 @@ class SubagentRunner:
                 calls,
                 ended.usage,
                 duration_ms,
-            ),
-            agent_id,
-            call.tool_call_id,
+            )
         )
         return _report(agent, agent_id, state.messages, ended, calls, duration_ms)
 
     async def _loop(
         self,
         agent: AgentType,
-        agent_id: str,
         call: SubagentCall,
+        earlier: list[Message],
         transcript: Transcript,
         progress: Callable[[str], None],
+        emit: Callable[[LoopEvent], None],
     ) -> tuple[QueryState, TurnCompleted, int]:
-        deps = self._child_deps(agent, transcript)
-        task = Message("user", (TextBlock(call.prompt),))
-        state = QueryState(new_id("turn"), [task])
+        if agent.fork:
+            # The parent's history up to this call: the child's first request then repeats
+            # the parent's last one byte for byte, and reads it from the cache.
+            earlier = _before_call(self.history(), call.tool_call_id)
+            for message in earlier:
+                transcript.record_message(message, None)
+            text = f"{FORK_NOTE}\n\n{call.prompt}"
+        else:
+            text = call.prompt
+        task = Message("user", (TextBlock(text),))
+        state = QueryState(new_id("turn"), [*earlier, task])
         transcript.record_message(task, state.turn_id)
+        deps = self._child_deps(agent, transcript, state)
         ended: TurnCompleted | None = None
         calls = 0
         async for event in run_turn(state, deps):
@@ -129,11 +238,11 @@ class SubagentRunner:
             if isinstance(event, ToolCallEvent):
                 calls += 1
                 progress(f"{event.title}\n")
-            self.emit(event, agent_id, call.tool_call_id)
+            emit(event)
         assert ended is not None  # run_turn always ends with one
         return state, ended, calls
 
-    def _child_deps(self, agent: AgentType, transcript: Transcript) -> LoopDeps:
+    def _child_deps(self, agent: AgentType, transcript: Transcript, state: QueryState) -> LoopDeps:
         parent = self.parent
         nested = self.depth < self.limits.depth
         names = [
@@ -143,13 +252,17 @@ class SubagentRunner:
         ]
         tools = [tool for tool in (parent.registry.get(n) for n in names) if tool is not None]
         registry = ToolRegistry(tools, shown=parent.registry.specs())
-        allowed = ", ".join(t.name for t in tools)
-        instructions = (
-            f"{agent.instructions}\n\nYou are the {agent.name} agent. Of the tools described, "
-            f"you may use only: {allowed}."
-        )
-        dynamic = "\n\n".join(p for p in (parent.system.dynamic, instructions) if p)
-        system = SystemPrompt(parent.system.static, dynamic)
+        system = parent.system
+        if not agent.fork:
+            # A fork keeps the parent's system prompt whole (its prefix is the cache's);
+            # other agents get their instructions after the static part.
+            allowed = ", ".join(t.name for t in tools)
+            instructions = (
+                f"{agent.instructions}\n\nYou are the {agent.name} agent. Of the tools "
+                f"described, you may use only: {allowed}."
+            )
+            dynamic = "\n\n".join(p for p in (parent.system.dynamic, instructions) if p)
+            system = SystemPrompt(parent.system.static, dynamic)
         child = replace(
             parent,
             registry=registry,
@@ -160,9 +273,32 @@ class SubagentRunner:
             journal=transcript,
             context=_window(parent.context, system, registry) if parent.context else None,
         )
-        runner = replace(self, parent=child, depth=self.depth + 1) if nested else None
+        runner = (
+            replace(self, parent=child, depth=self.depth + 1, history=lambda: state.messages)
+            if nested
+            else None
+        )
         child.tool_context = replace(parent.tool_context, subagents=runner)
         return child
+
+
+FORK_NOTE = (
+    "<fork>You are a fork of the agent whose conversation is above: you know all it knew. "
+    "Do only the task below, then answer with a short report; it is all the other agent "
+    "sees of your work.</fork>"
+)
+
+
+def _before_call(history: list[Message], tool_call_id: str) -> list[Message]:
+    """The history as the model last saw it, without the reply that made this call."""
+    messages = list(history)
+    if (
+        messages
+        and messages[-1].role == "assistant"
+        and any(isinstance(b, ToolUseBlock) and b.id == tool_call_id for b in messages[-1].content)
+    ):
+        messages.pop()
+    return messages
 
 
 def _window(parent: ContextWindow, system: SystemPrompt, registry: ToolRegistry) -> ContextWindow:

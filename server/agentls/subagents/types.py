@@ -36,6 +36,8 @@ class AgentType:
     model: str | None = None
     # Whether it may change files (or run commands): if not, its Task calls run concurrently.
     writes: bool = True
+    # Starts from the parent's history (and keeps its system prompt) instead of afresh.
+    fork: bool = False
 
 
 BUILT_IN: tuple[AgentType, ...] = (
@@ -66,6 +68,14 @@ BUILT_IN: tuple[AgentType, ...] = (
         "report each one: the command, passed or failed, and for failures the exact errors "
         "and where. Never edit files and never try to fix anything: only report.",
         (*READ_TOOLS, "Bash"),
+    ),
+    AgentType(
+        "fork",
+        "A copy of you that knows this whole conversation, for a side task that needs its "
+        "context (try an approach, check a hypothesis); its work stays out of your context "
+        "and its first request reuses your cached prompt.",
+        "",
+        fork=True,
     ),
 )
 
@@ -103,6 +113,8 @@ def parse_agent_file(text: str, default_name: str) -> AgentType:
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"name {name!r} must be letters, digits, - and _")
     instructions = body.strip()
+    if name == "fork":
+        raise ValueError("fork is a built-in type and cannot be redefined")
     if not instructions:
         raise ValueError("the body (the agent's instructions) is empty")
     tools = None

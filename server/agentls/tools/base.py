@@ -95,6 +95,9 @@ class SubagentCall:
     prompt: str
     subagent_type: str
     tool_call_id: str
+    background: bool = False
+    # An earlier agent of the session to continue, with its history.
+    resume: str | None = None
 
 
 class Subagents(Protocol):

@@ -23,6 +23,13 @@ class TaskInput(BaseModel):
         description="The whole task for the agent: it sees nothing of this conversation",
     )
     subagent_type: str = Field(default="general", description="Which type of agent runs it")
+    run_in_background: bool = Field(
+        default=False,
+        description="Return at once and go on; you are told with its report when it ends",
+    )
+    resume: str | None = Field(
+        default=None, description="An earlier agent's id (agent_...) to continue, with its history"
+    )
 
 
 class TaskTool:
@@ -45,13 +52,16 @@ class TaskTool:
             "well-defined change, so that your own context keeps only the result. The agent "
             "sees nothing of this conversation: put everything it needs in `prompt`, and say "
             "what the report should contain. Several Task calls in one message run at once "
-            f"when their agents only read.\nAgent types (subagent_type):\n{listed}"
+            "when their agents only read. With run_in_background the call returns at once "
+            "and you are told when the agent ends; resume continues an earlier agent."
+            f"\nAgent types (subagent_type):\n{listed}"
         )
 
     def is_read_only(self, args: TaskInput) -> bool:
         """Agents that only read run concurrently; the others take the write lane."""
         agent = self.types.get(args.subagent_type)
-        return agent is not None and not agent.writes
+        # A background agent returns at once; its own calls take their own lanes.
+        return args.run_in_background or (agent is not None and not agent.writes)
 
     def title(self, args: TaskInput) -> str:
         return f"{args.subagent_type} agent: {args.description}"
@@ -71,5 +81,12 @@ class TaskTool:
             )
         if ctx.subagents is None:
             raise ToolError("Sub-agents cannot run here (the nesting limit is reached).")
-        call = SubagentCall(args.description, args.prompt, args.subagent_type, ctx.tool_call_id)
+        call = SubagentCall(
+            args.description,
+            args.prompt,
+            args.subagent_type,
+            ctx.tool_call_id,
+            background=args.run_in_background,
+            resume=args.resume,
+        )
         return await ctx.subagents.run(call, ctx.progress)

@@ -374,3 +374,21 @@ async def test_usage_adds_up_per_agent_turn_and_session(
     info = next(s for s in listed["sessions"] if s["sessionId"] == session)
     assert (info["inputTokens"], info["outputTokens"]) == (250, 25)
     assert info["costUsd"] == 0.275
+
+
+async def test_a_turns_budget_counts_its_agents(client: AgentClient, tmp_path: Path) -> None:
+    # 9,000 tokens: the parent's first call (4,050) and the agent's first (about 3,300
+    # asked) fit; after it the turn has spent 8,100, so the agent wraps up, then the parent.
+    spent = {"input_tokens": 4000, "output_tokens": 50}
+    script = [
+        {**calls(task("t1", "Dig deep")), "usage": spent},
+        {"for": "Dig deep", **calls(GREP), "usage": spent},
+        {"for": "Dig deep", "text": "Partial: port in app.py.", "usage": spent},
+        {"text": "Out of budget; the agent found app.py.", "usage": spent},
+    ]
+    session, log = await client.scripted_session(tmp_path, script, maxBudgetTokens=9000)
+    _turn, done = await client.run_turn(session, "dig")
+    assert done["stopReason"] == "budget_exceeded"
+    finished = next(e for e in client.events.of_type("subagent_completed"))
+    assert finished["stopReason"] == "budget_exceeded"
+    assert [r["tool_choice"] for r in read_requests(log)] == ["auto", "auto", "none", "none"]

@@ -18,6 +18,7 @@ from agentls.pricing import Price
 from agentls.providers.base import Provider
 from agentls.tools.base import ToolContext
 from agentls.tools.registry import ToolRegistry
+from agentls.usage import Usage
 
 
 class Clock(Protocol):
@@ -87,6 +88,17 @@ class LoopSettings:
 
 
 @dataclass(slots=True)
+class Spend:
+    """What a turn has spent so far; its sub-agents' loops add to the same object, so the
+    turn's budget counts them too."""
+
+    usage: Usage = field(default_factory=Usage)
+
+    def add(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+
+
+@dataclass(slots=True)
 class LoopDeps:
     provider: Provider
     registry: ToolRegistry
@@ -101,3 +113,5 @@ class LoopDeps:
     journal: Journal = field(default_factory=NoJournal)
     # Token budget, compaction and the tool-result budget; None turns all three off.
     context: ContextWindow | None = None
+    # Shared with the turn's sub-agents (their deps are copies of these).
+    spend: Spend = field(default_factory=Spend)

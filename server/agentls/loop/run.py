@@ -292,7 +292,8 @@ def _over_budget(state: QueryState, deps: LoopDeps, messages: list[Message]) -> 
         prompt = deps.context.budget.estimate(messages)
     else:
         prompt = sum(len(m.text()) for m in messages) // 4
-    return settings.budget.overrun(state.usage, prompt, state.last_prompt, settings.price)
+    # The turn's spending so far, its sub-agents' included (they share `spend`).
+    return settings.budget.overrun(deps.spend.usage, prompt, state.last_prompt, settings.price)
 
 
 def _wrap_up_if_spent(
@@ -650,6 +651,7 @@ def _account(
         return
     state.usage = state.usage + usage
     state.last_prompt = usage.context_tokens
+    deps.spend.add(usage)
     emit(
         UsageEvent(
             usage.input_tokens,

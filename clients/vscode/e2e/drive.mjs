@@ -186,7 +186,7 @@ await step("stop", async () => {
   await chat().locator("#input").press("Enter");
   await chat().locator('.assistant[data-streaming="true"]').waitFor({ timeout: 30_000 });
   await chat().locator("#stop").click();
-  await chat().locator(".turnEnd", { hasText: "aborted" }).waitFor({ timeout: 20_000 });
+  await chat().locator(".turnEnd[data-stop-reason=\"aborted\"]", { hasText: "Stopped." }).waitFor({ timeout: 20_000 });
   await shot("06-stopped");
   // The next message told the model about the undo.
   const transcript = readdirSync(path.join(home, "sessions")).find((f) => f.endsWith(".jsonl"));

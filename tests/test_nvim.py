@@ -336,3 +336,44 @@ def test_the_prompt_under_the_chat_sends_and_the_statusline_follows(editor: Edit
     assert "Hello from the model." in editor.chat_text()
     line = editor.lua("return require('agentls').statusline()")
     assert line.startswith("agentls scripted · default ·") and line.endswith("idle"), line
+
+
+def test_the_plan_agents_and_the_turn_limit_show_in_the_chat(editor: Editor) -> None:
+    (editor.root / "app.py").write_text("port = 8000\n", encoding="utf-8")
+    todos = [
+        {"content": "Find the port", "status": "in_progress"},
+        {"content": "Report it", "status": "pending"},
+    ]
+    explore = {
+        "description": "find the port",
+        "prompt": "Find where the port is set",
+        "subagent_type": "explore",
+    }
+    start(
+        editor,
+        [
+            {"tool_calls": [{"id": "p", "name": "TodoWrite", "input": {"todos": todos}}]},
+            {"tool_calls": [{"id": "t", "name": "Task", "input": explore}]},
+            {
+                "for": "Find where the port",
+                "tool_calls": [{"id": "g", "name": "Grep", "input": {"pattern": "port"}}],
+            },
+            {"for": "Find where the port", "text": "app.py:1 sets it."},
+            {"text": "The port is 8000, in app.py."},
+        ],
+    )
+    editor.lua("require('agentls.config').options.session.maxTurns = 2")
+    editor.nvim.command("AgentAsk find the port")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "max_turns"
+    chat = editor.chat_text()
+    assert "Plan 0/2\n  [~] Find the port\n  [ ] Report it" in chat
+    assert "↳ explore agent: find the port" in chat and "    · Grep" in chat
+    assert "↳ agent end_turn: 2 model calls, 1 tool calls" in chat
+    assert ":AgentContinue goes on" in chat
+    # The agent's answer is not streamed into the chat; the Task call's result is.
+    assert chat.count("app.py:1 sets it.") == 1
+    editor.nvim.command("AgentContinue")
+    ended_again = editor.turn_ended(2)
+    assert ended_again[1]["stopReason"] == "end_turn"
+    assert "The port is 8000, in app.py." in editor.chat_text()

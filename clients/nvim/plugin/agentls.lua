@@ -23,4 +23,6 @@ vim.api.nvim_create_user_command("AgentNew", function() agentls().new() end, { d
 vim.api.nvim_create_user_command("AgentSessions", function() agentls().sessions() end, { desc = "agentls: resume a session" })
 vim.api.nvim_create_user_command("AgentModel", function() agentls().model() end, { desc = "agentls: pick the model" })
 vim.api.nvim_create_user_command("AgentMode", function() agentls().mode() end, { desc = "agentls: pick the permission mode" })
+vim.api.nvim_create_user_command("AgentContinue", function() agentls().continue() end, { desc = "agentls: go on after the turn limit" })
+vim.api.nvim_create_user_command("AgentTasks", function() agentls().tasks() end, { desc = "agentls: background agents" })
 vim.api.nvim_create_user_command("AgentCompact", function(cmd) agentls().compact(cmd.args) end, { nargs = "*", desc = "agentls: compact the context" })

@@ -89,10 +89,14 @@ function M.resume(root, session_id)
   return chat
 end
 
+-- A sub-agent's events that still reach the chat as they are: what the user must answer.
+local FROM_AGENTS = { permission_request = true, permission_resolved = true, ask_user = true, ask_user_resolved = true, notice = true }
+
 function M.on_event(event, client_id)
   local chat = by_session[event.sessionId]
   if not chat or chat.client_id ~= client_id then return end
   local handler = Chat["on_" .. event.type]
+  if event.agentId and not FROM_AGENTS[event.type] then handler = Chat["agent_" .. event.type] end
   if handler then handler(chat, event) end
   vim.api.nvim_exec_autocmds("User", { pattern = "AgentlsEvent", data = event, modeline = false })
 end
@@ -345,6 +349,56 @@ function Chat:on_usage(event)
   usage.output = usage.output + event.outputTokens
   usage.context, usage.window = event.contextTokens, event.contextWindow
   if event.costUsd then usage.cost = (usage.cost or 0) + event.costUsd end
+end
+
+-- Sub-agents, plans and limits -------------------------------------------------------------
+
+function Chat:agent_subagent_started(event)
+  self:block_text(("  ↳ %s agent: %s"):format(event.subagentType, event.description))
+end
+
+function Chat:agent_tool_call(event)
+  self:block_text("    · " .. event.title)
+end
+
+function Chat:agent_usage(event)
+  -- The session's totals count what its agents spent.
+  self:on_usage(event)
+end
+
+function Chat:agent_subagent_completed(event)
+  local row = self:block_text(("  ↳ agent %s: %d model calls, %d tool calls, %.1f s"):format(
+    event.stopReason, event.turns, event.toolCalls, event.durationMs / 1000))
+  if event.stopReason ~= "end_turn" then self.buffer:mark(row, 0, { line_hl_group = "WarningMsg" }) end
+end
+
+local PLAN_MARKS = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
+
+--- The plan, whole, each time the agent rewrites it (its TodoWrite tool).
+function Chat:on_plan(event)
+  self.plan = event.entries
+  local lines, done = {}, 0
+  for _, entry in ipairs(event.entries) do
+    if entry.status == "completed" then done = done + 1 end
+    table.insert(lines, ("  %s %s"):format(PLAN_MARKS[entry.status] or "[ ]", entry.content))
+  end
+  table.insert(lines, 1, ("Plan %d/%d"):format(done, #event.entries))
+  self:block_text(table.concat(lines, "\n"))
+end
+
+function Chat:on_turn_limit_reached(event)
+  self.limit_reached = true
+  self:notice("warning", ("reached the turn limit (%d model calls): :AgentContinue goes on"):format(event.turns))
+end
+
+--- Another round of model calls after a turn stopped at the turn limit.
+function Chat:continue()
+  if not self.limit_reached then
+    vim.notify("agentls: the last turn did not stop at the turn limit", vim.log.levels.WARN)
+    return
+  end
+  self.limit_reached = nil
+  self:request("agent/continueTurn", {})
 end
 
 function Chat:on_turn_completed(event)

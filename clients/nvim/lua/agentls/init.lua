@@ -116,6 +116,29 @@ function M.mode()
   end)
 end
 
+function M.continue()
+  local chat = chat_of(nil, false)
+  if chat then chat:continue() end
+end
+
+--- The session's background agents: pick one to stop it.
+function M.tasks()
+  local chat = chat_of(nil, true)
+  chat:request("agent/listTasks", {}, function(err, result)
+    if err or not result then return end
+    if #result.tasks == 0 then
+      vim.notify("agentls: no background agents in this session")
+      return
+    end
+    vim.ui.select(result.tasks, {
+      prompt = "Background agents (pick a running one to stop it)",
+      format_item = function(t) return ("%s  %s agent: %s"):format(t.status, t.subagentType, t.description) end,
+    }, function(choice)
+      if choice and choice.status == "running" then chat:request("agent/stopTask", { agentId = choice.agentId }) end
+    end)
+  end)
+end
+
 function M.compact(instructions)
   local chat = chat_of(nil, true)
   local params = {}

@@ -166,8 +166,7 @@ def test_a_turn_reads_an_unsaved_buffer_and_an_allowed_edit_lands_saved(editor: 
     assert ended["stopReason"] == "end_turn"
     chat = editor.chat_text()
     for expected in (
-        "## You",
-        "change the port to 9000",
+        "> change the port to 9000",
         "Reading it.",
         "▸ Read app.py",
         "▸ Edit app.py",
@@ -175,6 +174,16 @@ def test_a_turn_reads_an_unsaved_buffer_and_an_allowed_edit_lands_saved(editor: 
         "Changed the port to 9000.",
     ):
         assert expected in chat, chat
+    # Who speaks is virtual text above each part (extmarks), not text in the buffer.
+    headers = editor.lua(
+        "local chat = require('agentls.chat').all()[1] local out = {} "
+        "for _, m in ipairs(vim.api.nvim_buf_get_extmarks(chat.buffer.bufnr, -1, 0, -1, "
+        "{ details = true })) do local lines = m[4].virt_lines "
+        "if lines and m[4].virt_lines_above then table.insert(out, lines[1][1][1]) end end "
+        "return out"
+    )
+    assert headers == ["▍You", "▍agentls"]
+    assert "You" not in chat.replace("you", "")
     # The permission went through vim.ui.select: the chat was not on screen.
     assert editor.lua("return _G.agentls_selects") == ["agentls: Edit app.py"]
     lines, modified = editor.buffer("app.py")
@@ -377,3 +386,84 @@ def test_the_plan_agents_and_the_turn_limit_show_in_the_chat(editor: Editor) -> 
     ended_again = editor.turn_ended(2)
     assert ended_again[1]["stopReason"] == "end_turn"
     assert "The port is 8000, in app.py." in editor.chat_text()
+
+
+def test_ask_user_goes_through_vim_ui_select_and_input(editor: Editor) -> None:
+    question = {"question": "Which port?", "choices": ["8080", "9000"]}
+    start(
+        editor,
+        [
+            {"tool_calls": [{"id": "q1", "name": "AskUser", "input": question}]},
+            {"tool_calls": [{"id": "q2", "name": "AskUser", "input": {"question": "Why?"}}]},
+            {"text": "Noted."},
+        ],
+    )
+    editor.lua(
+        "vim.ui.select = function(items, opts, on_choice) "
+        "  table.insert(_G.agentls_selects, opts.prompt) on_choice(items[2]) end "
+        "vim.ui.input = function(opts, on_confirm) "
+        "  table.insert(_G.agentls_selects, opts.prompt) on_confirm('it is free') end"
+    )
+    editor.nvim.command("AgentAsk pick a port")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    assert editor.lua("return _G.agentls_selects") == ["Which port?", "Why? "]
+    answers = {r["tool_use_id"]: r["content"] for r in tool_results(editor.log)}
+    assert answers == {"q1": "The user answered: 9000", "q2": "The user answered: it is free"}
+    chat = editor.chat_text()
+    assert "? Which port?" in chat and "→ 9000" in chat and "→ it is free" in chat
+
+
+def test_the_editor_state_names_the_file_and_selection_of_this_root(
+    editor: Editor, tmp_path: Path
+) -> None:
+    (editor.root / "app.py").write_text("a = 1\nb = 2\nc = 3\n", encoding="utf-8")
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not in the project\n", encoding="utf-8")
+    start(editor, [{"text": "Seen."}, {"text": "Seen again."}])
+    editor.nvim.command("edit app.py")
+    editor.nvim.command("normal! jVj")  # lines 2-3 selected, still in visual mode
+    editor.lua("require('agentls').ask('what is selected?')")
+    editor.turn_ended()
+    first = read_requests(editor.log)[0]["messages"][0]["content"][0]["text"]
+    assert '<activeFile path="app.py"' in first
+    assert 'startLine="2"' in first and "b = 2\nc = 3" in first
+    # A file outside the project root is never sent as the editor's state.
+    editor.nvim.command('execute "normal! \\<Esc>"')
+    editor.nvim.command(f"edit {outside}")
+    editor.lua("require('agentls').ask('and now?')")
+    editor.turn_ended(2)
+    second = read_requests(editor.log)[1]["messages"][-1]["content"][0]["text"]
+    assert "elsewhere.txt" not in second
+
+
+def test_the_chat_can_float(editor: Editor) -> None:
+    start(editor, [{"text": "Floating answer."}])
+    editor.lua("require('agentls.config').options.chat.position = 'float'")
+    editor.nvim.command("Agent")
+    windows = editor.lua(
+        "local chat = require('agentls.chat').all()[1] "
+        "local out = {} for _, w in ipairs(vim.fn.win_findbuf(chat.buffer.bufnr)) do "
+        "  table.insert(out, vim.api.nvim_win_get_config(w).relative) end return out"
+    )
+    assert windows == ["editor"]
+    prompt = editor.lua(
+        "for _, w in ipairs(vim.api.nvim_list_wins()) do "
+        "  if vim.w[w].agentls_prompt then return vim.api.nvim_win_get_config(w).relative end "
+        "end"
+    )
+    assert prompt == "editor"
+    editor.lua(
+        "for _, w in ipairs(vim.api.nvim_list_wins()) do "
+        "  if vim.w[w].agentls_prompt then vim.api.nvim_set_current_win(w) end end"
+    )
+    editor.nvim.feedkeys("i")
+    editor.wait("vim.bo.buftype == 'prompt'")
+    editor.nvim.input("hello float<CR>")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    assert "Floating answer." in editor.chat_text()
+    editor.nvim.command("Agent")  # toggles it away
+    assert (
+        editor.lua("return #vim.fn.win_findbuf(require('agentls.chat').all()[1].buffer.bufnr)") == 0
+    )

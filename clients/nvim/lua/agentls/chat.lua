@@ -167,9 +167,17 @@ function Chat:on_message_completed(event)
   end
   if #parts == 0 then return end
   local lines = vim.split(table.concat(parts, "\n\n"), "\n", { plain = true })
-  local row = self.buffer:block(vim.list_extend({ "## You" }, lines))
-  self.buffer:mark(row, 0, { line_hl_group = "Title" })
-  self.buffer:block({ "## agentls" })
+  -- Who speaks is virtual text above each part, so the buffer holds only the conversation.
+  -- The user's words as a markdown quote: set apart, and still markdown when yanked.
+  for i, line in ipairs(lines) do lines[i] = "> " .. line end
+  local row = self.buffer:block(lines)
+  self.buffer:mark(row, 0, { virt_lines_above = true, virt_lines = { { { "▍You", "Title" } } } })
+  local answer = self.buffer:tail()
+  self.buffer:mark(answer, 0, {
+    virt_lines_above = true,
+    virt_lines = { { { "▍agentls", "Title" } } },
+    right_gravity = false,
+  })
 end
 
 --- Streamed text or thinking of an assistant message.

@@ -59,17 +59,21 @@ function M.open(chat)
   local from = vim.api.nvim_get_current_win()
   local position = config.options.chat.position
   local bufnr = chat.buffer.bufnr
+  local prompt_cfg = nil
   if position == "float" then
-    local width, height = math.floor(vim.o.columns * 0.7), math.floor(vim.o.lines * 0.7)
+    local width, height = math.floor(vim.o.columns * 0.7), math.floor(vim.o.lines * 0.7) - 4
+    local row, col = math.floor((vim.o.lines - height) / 2) - 3, math.floor((vim.o.columns - width) / 2)
     win = vim.api.nvim_open_win(bufnr, false, {
       relative = "editor",
       width = width,
       height = height,
-      row = math.floor((vim.o.lines - height) / 2) - 2,
-      col = math.floor((vim.o.columns - width) / 2),
+      row = row,
+      col = col,
       border = "rounded",
       title = " agentls ",
     })
+    -- A float cannot be split: the prompt is a float of its own just under it.
+    prompt_cfg = { relative = "editor", width = width, height = 3, row = row + height + 2, col = col, border = "rounded" }
   else
     local split = position == "below" and "below" or position == "left" and "left" or "right"
     local cfg = { split = split, win = -1 }
@@ -81,7 +85,7 @@ function M.open(chat)
   vim.api.nvim_win_set_cursor(win, { count, 0 })
   -- The prompt area at the bottom of the chat.
   local prompt = prompt_buffer(chat.root)
-  local prompt_win = vim.api.nvim_open_win(prompt, false, { split = "below", win = win, height = 3 })
+  local prompt_win = vim.api.nvim_open_win(prompt, false, prompt_cfg or { split = "below", win = win, height = 3 })
   style(prompt_win, false)
   vim.w[prompt_win].agentls_prompt = true
   if vim.api.nvim_win_is_valid(from) then vim.api.nvim_set_current_win(from) end

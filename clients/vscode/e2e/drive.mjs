@@ -38,9 +38,20 @@ const step = async (name, action) => {
 };
 
 const command = async (name) => {
-  await page.keyboard.press("F1");
-  await page.locator(".quick-input-widget input").fill(`>${name}`);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
+  // A slow machine may list the extension's commands only once its extensions are
+  // scanned: the palette is asked again for up to 90 s.
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(`>${name}`);
+    try {
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
+      break;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await page.keyboard.press("Escape");
+    }
+  }
   await page.keyboard.press("Enter");
 };
 /** The extension's log (its output channel, as code-server writes it). */

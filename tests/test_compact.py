@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentls.context.compact import (
+from agentls.context.compaction_steps import (
     COMPACTED_PREFIX,
     SNIP_PREFIX,
     choose_boundary,
@@ -21,8 +21,8 @@ from agentls.context.compact import (
     summary_message,
     summary_request,
 )
-from agentls.loop.history import pairing_problems
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from agentls.pairing import pairing_problems
 
 BIG = "line of output\n" * 200
 MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters omitted to save context \.\.\.\]\n")

@@ -11,7 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from agent_client import read_requests, running_daemon, write_script
-from agentls.loop.history import INTERRUPTED
+from agentls.pairing import INTERRUPTED
 
 
 def paired(request: dict) -> bool:

@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
 
 from agent_client import AgentClient, capabilities, daemon_config, read_requests, write_script
-from agentls.loop.history import INTERRUPTED
+from agentls.pairing import INTERRUPTED
 
 
 @pytest.fixture

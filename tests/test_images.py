@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from agentls.config import Settings, apply_layer
 from agentls.context.budget import estimate_message_tokens
-from agentls.context.compact import microcompact, snip_old_tool_results, summary_request
+from agentls.context.compaction_steps import microcompact, snip_old_tool_results, summary_request
 from agentls.context.prompt import Attachment, attachment_images, user_context
 from agentls.context.results import ResultBudget, apply_result_budget
 from agentls.events import LoopEvent, MessageCompleted

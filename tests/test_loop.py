@@ -11,7 +11,6 @@ import pytest
 from agentls.context.prompt import system_prompt
 from agentls.events import LoopEvent, PermissionRequest, TurnCompleted
 from agentls.loop.executor import PermissionAnswer
-from agentls.loop.history import pairing_problems
 from agentls.loop.run import (
     CONTINUE_TEXT,
     LoopDeps,
@@ -21,6 +20,7 @@ from agentls.loop.run import (
     run_turn,
 )
 from agentls.messages import Message, TextBlock, ToolResultBlock, user_text
+from agentls.pairing import pairing_problems
 from agentls.permissions.gate import PermissionGate
 from agentls.providers.scripted import ScriptedProvider
 from agentls.tools.base import ToolContext

@@ -11,8 +11,8 @@ from agentls.context.budget import BudgetThresholds
 from agentls.context.results import write_spill_file
 from agentls.context.window import CompactionSettings, ContextWindow, overhead_tokens
 from agentls.events import Compaction
-from agentls.loop.history import pairing_problems
 from agentls.messages import Message, TextBlock, user_text
+from agentls.pairing import pairing_problems
 from agentls.providers.anthropic import AnthropicProvider
 from agentls.providers.openai_compat import OpenAIProvider
 from replay_server import (

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from agentls.events import Compaction
-from agentls.loop.history import INTERRUPTED, pairing_problems
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from agentls.pairing import INTERRUPTED, pairing_problems
 from agentls.session.records import SessionStarted, StateSaved, TurnEnded, record_from_json
 from agentls.session.store import SessionMeta, Transcript, list_metas, load_transcript, title_from
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentls.loop.history import pairing_problems
+from agentls.pairing import pairing_problems
 from agentls.providers.base import ModelRequest, StreamEvent
 from agentls.session import session as session_module
 from agentls.session.manager import SessionManager

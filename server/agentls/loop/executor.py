@@ -30,9 +30,9 @@ from agentls.events import (
     ToolCallUpdate,
 )
 from agentls.loop.assemble import ToolCallReady
-from agentls.loop.history import INTERRUPTED
 from agentls.loop.review import revision_note
 from agentls.messages import TextBlock, ToolResultBlock, ToolUseBlock, new_id
+from agentls.pairing import INTERRUPTED
 from agentls.permissions.gate import PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
 from agentls.tools.base import FileDiff, ProposesChange, Tool, ToolContext, ToolError, ToolOutput

@@ -28,13 +28,13 @@ from agentls.events import (
     UsageEvent,
 )
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
-from agentls.loop.compaction import CompactionFailed, apply_compaction, compact
+from agentls.loop.compaction_run import CompactionFailed, apply_compaction, compact
 from agentls.loop.deps import LoopDeps, LoopSettings
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
-from agentls.loop.history import pairing_problems, repair_pairing
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
 from agentls.output_limits import learn_output_limit
+from agentls.pairing import pairing_problems, repair_pairing
 from agentls.providers.base import ModelRequest, ProviderError, StopReason
 from agentls.usage import Usage
 

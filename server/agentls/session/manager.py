@@ -12,8 +12,8 @@ from typing import Any
 
 from agentls.config import Settings, apply_layer, load_settings
 from agentls.errors import InvalidParams, UnknownSession
-from agentls.loop.history import repair_pairing
 from agentls.messages import Message, ToolResultBlock, new_id
+from agentls.pairing import repair_pairing
 from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.redact import Masker

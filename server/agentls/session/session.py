@@ -49,13 +49,13 @@ from agentls.events import (
     TurnStarted,
     TurnStopReason,
 )
-from agentls.loop.compaction import CompactionFailed, apply_compaction, compact
+from agentls.loop.compaction_run import CompactionFailed, apply_compaction, compact
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
-from agentls.loop.history import repair_pairing
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, TextBlock, new_id
 from agentls.output_limits import output_limit_for
+from agentls.pairing import repair_pairing
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for

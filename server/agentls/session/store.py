@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentls.events import Compaction
-from agentls.loop.history import repair_pairing
 from agentls.messages import Message
+from agentls.pairing import repair_pairing
 from agentls.redact import Masker
 from agentls.session.records import (
     CompactBoundary,

@@ -1,4 +1,6 @@
-"""Compaction: cheap steps first (snip and shrink old tool results), then the summary.
+"""Compaction's steps, as pure functions over a history (the run that applies them, with
+a model call for the summary, is agentls.loop.compaction_run): cheap steps first (snip and
+shrink old tool results), then the summary's request, boundary and message.
 
 Tool results are most of a long session's context and the least valuable part of it once
 the model has acted on them, so the loop first stubs old results and shrinks huge ones;
@@ -17,7 +19,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from agentls.images import IMAGE_TOKENS, describe, replace_images
-from agentls.loop.history import repair_pairing
 from agentls.messages import (
     ContentBlock,
     Message,
@@ -26,6 +27,7 @@ from agentls.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from agentls.pairing import repair_pairing
 
 SNIP_PREFIX = "[Old tool result cleared to save context:"
 COMPACTED_PREFIX = "[Conversation compacted:"

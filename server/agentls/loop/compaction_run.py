@@ -1,4 +1,5 @@
-"""Compaction, cheapest first: snip old tool results, shrink oversized ones, then summarise.
+"""Compaction's run in a turn: the steps of agentls.context.compaction_steps, cheapest
+first (snip old tool results, shrink oversized ones), then the summary's model call.
 
 The summary is one model call over the history before a boundary; the most recent turns
 stay verbatim. The journal records the boundary and the history the model sees from now
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentls.context.budget import estimate_message_tokens, estimate_messages_tokens
-from agentls.context.compact import (
+from agentls.context.compaction_steps import (
     choose_boundary,
     compacted_history,
     microcompact,

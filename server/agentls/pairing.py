@@ -1,4 +1,5 @@
-"""The history invariant: every tool_use has exactly one tool_result in the next message."""
+"""The history invariant, beside the messages it is about: every tool_use has exactly one
+tool_result in the next message (the loop, the context and the session all keep it)."""
 
 from __future__ import annotations
 

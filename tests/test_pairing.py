@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentls.loop.history import INTERRUPTED, pairing_problems, repair_pairing
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from agentls.pairing import INTERRUPTED, pairing_problems, repair_pairing
 
 
 def assistant(*calls: str) -> Message:

@@ -12,13 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema.validators import validator_for
 
-from agentls.tools import data as data_tools
+from agentls import json_summary
+from agentls.tools.ask_user import AskUserInput, AskUserTool
 from agentls.tools.base import SessionData, Tool, ToolContext, ToolError, UserQuestionCancelled
 from agentls.tools.data import (
     MAX_RESULT_CHARS,
     NULL_RESULT,
-    AskUserInput,
-    AskUserTool,
     QueryDataInput,
     QueryDataTool,
     SummarizeDataInput,
@@ -84,7 +83,7 @@ def context(data: Any = ORDERS, **kwargs: Any) -> ToolContext:
     )
 
 
-async def call(tool: Tool, ctx: ToolContext, **raw: Any) -> str:
+async def call(tool: Tool[Any], ctx: ToolContext, **raw: Any) -> str:
     args = validate_input(tool, raw)
     assert not isinstance(args, str), args
     output = await tool.run(args, ctx)
@@ -236,7 +235,7 @@ async def test_summary_ranks_the_top_five_by_count_then_value() -> None:
 async def test_summary_counts_distinct_strings_up_to_a_cap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(data_tools, "DISTINCT_CAP", 2)
+    monkeypatch.setattr(json_summary, "DISTINCT_CAP", 2)
     out = await call(SummarizeDataTool(), context(["x", "y", "x", "new", "y", "x"]))
     assert 'over 2 distinct; most common (of the first 2 seen) "x" ×3, "y" ×2; length 1–3' in out
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
+from agentls.tools.base import Tool
 from agentls.tools.bash import BashInput, BashTool
 from agentls.tools.files import EditTool
 from agentls.tools.registry import ToolRegistry, clean_schema, default_tools, validate_input
@@ -103,3 +105,22 @@ def test_validate_input_refuses_a_non_object() -> None:
     message = validate_input(BashTool(), "ls")
     assert isinstance(message, str) and message.startswith("Invalid input for Bash: (input): ")
     assert isinstance(validate_input(BashTool(), {"command": "ls"}), BashInput)
+
+
+def test_a_tool_that_says_nothing_fails_closed(tmp_path: Path) -> None:
+    # A new tool is not read-only (write lane, permission asked), names no file and gives
+    # rules nothing to match until it says otherwise.
+    class Quiet(BaseModel):
+        text: str
+
+    class QuietTool(Tool[Quiet]):
+        name = "Quiet"
+        description = "says nothing"
+        input_model = Quiet
+
+    tool, args = QuietTool(), Quiet(text="x")
+    assert tool.is_read_only(args) is False
+    assert tool.locations(args, tmp_path) == []
+    assert tool.rule_content(args, tmp_path) is None
+    assert tool.title(args) == "Quiet"
+    assert tool.kind == "other"

@@ -67,7 +67,7 @@ def ctx(root: Path) -> ToolContext:
     return ToolContext(WorkspaceView([root]), FileReadCache(), root)
 
 
-async def call(tool: Tool, ctx: ToolContext, **raw: Any) -> ToolOutput:
+async def call(tool: Tool[Any], ctx: ToolContext, **raw: Any) -> ToolOutput:
     return await tool.run(tool.input_model.model_validate(raw), ctx)
 
 

@@ -3,5 +3,3 @@
 __version__ = "0.1.0"
 # The wire contract's version, advertised in initialize (capabilities.experimental.agentls).
 PROTOCOL_VERSION = 1
-# The model providers, named here so the command line need not import the settings.
-PROVIDERS = ("anthropic", "openai", "azure", "scripted")

@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-ProviderName = Literal["anthropic", "openai", "azure", "scripted"]
+from agentls.names import Delivery, ProviderName
+from agentls.names import PermissionMode as PermissionModeName
 
 
 class WireModel(BaseModel):
@@ -64,7 +64,7 @@ class SubmitMessageParams(WireModel):
     data: Any = None
     intent: str | None = None
     attachments: list[AttachmentParam] | None = None
-    delivery: Literal["queue", "steer", "interrupt"] = "queue"
+    delivery: Delivery = "queue"
     # This turn's budget, over the session's (maxBudgetTokens / maxBudgetUsd settings).
     max_budget_tokens: int | None = Field(default=None, ge=1)
     max_budget_usd: float | None = Field(default=None, gt=0)

@@ -6,12 +6,13 @@ import argparse
 import os
 import sys
 
-from agentls import PROVIDERS, __version__
+from agentls import __version__
 
 # `agentls run` through the warm daemon imports only what it needs: pathlib, typing and
 # json cost it milliseconds at every start, so they come in where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
     from typing import Any
 
@@ -89,11 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one agent/event object per line")
     run.add_argument(
         "--permission-mode",
-        choices=["default", "acceptEdits", "plan", "bypassPermissions"],
+        choices=_Names("PERMISSION_MODES"),
         help="how tool calls are approved (default: default)",
     )
     run.add_argument("--model", help="model name (default: AGENTLS_MODEL or the provider's)")
-    run.add_argument("--provider", choices=list(PROVIDERS))
+    run.add_argument("--provider", choices=_Names("PROVIDERS"))
     run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
     run.add_argument("--cwd", type=_path, default=None, help="workspace (default: current dir)")
     earlier = run.add_mutually_exclusive_group()
@@ -200,6 +201,26 @@ def _run_headless(args: argparse.Namespace) -> int:
     configure_logging()
     request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
     return asyncio.run(one_turn(_path(cwd), request, overrides, args.json, answers, progress))
+
+
+class _Names:
+    """One of agentls.names's lists for argparse `choices`, read when argparse first looks
+    (an option that uses it, or --help): the warm path then never imports typing."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def _values(self) -> tuple[str, ...]:
+        from agentls import names
+
+        values: tuple[str, ...] = getattr(names, self._name)
+        return values
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._values()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values())
 
 
 def _path(text: str) -> Path:

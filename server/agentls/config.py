@@ -12,10 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from agentls import PROVIDERS
+from agentls.names import PERMISSION_MODES, PROVIDERS, PermissionMode
 from agentls.pricing import Price
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 # Settings whose value is one of a few names (None, where allowed, unsets them).
@@ -51,7 +50,7 @@ class Settings:
     azure_deployment: str | None = None
     azure_api_version: str = "2024-10-21"
     home: Path = field(default_factory=lambda: default_home())
-    permission_mode: str = "default"
+    permission_mode: PermissionMode = "default"
     max_turns: int = 100
     max_tokens: int = 8192
     thinking_budget: int | None = None

@@ -65,7 +65,7 @@ class PermissionPrompter(Protocol):
 @dataclass(slots=True)
 class _Call:
     block: ToolUseBlock
-    tool: Tool | None
+    tool: Tool[Any] | None
     args: BaseModel | None
     error: str | None
     read_only: bool
@@ -218,7 +218,7 @@ class ToolExecutor:
         return ToolResultBlock(block.id, text, output.is_error)
 
     async def _check_permission(
-        self, tool: Tool, args: BaseModel, block: ToolUseBlock
+        self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock
     ) -> tuple[BaseModel, str | None] | ToolResultBlock:
         """The (possibly user-updated) input to run with and a note on the user's revision
         of it for the model, or the refusal result."""
@@ -266,7 +266,7 @@ class ToolExecutor:
         return args, None
 
     def _reviewed(
-        self, tool: Tool, args: BaseModel, block: ToolUseBlock, diff: FileDiff, accepted: str
+        self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock, diff: FileDiff, accepted: str
     ) -> tuple[BaseModel, str | None] | ToolResultBlock:
         """The call as the user accepted it after review: all of it, part of it, or none."""
         if accepted == diff.new_text:
@@ -299,7 +299,7 @@ class ToolExecutor:
         return ToolResultBlock(block.id, text, is_error)
 
 
-def _title(tool: Tool | None, args: BaseModel | None, block: ToolUseBlock) -> str:
+def _title(tool: Tool[Any] | None, args: BaseModel | None, block: ToolUseBlock) -> str:
     if tool is None or args is None:
         return block.name
     try:
@@ -308,13 +308,13 @@ def _title(tool: Tool | None, args: BaseModel | None, block: ToolUseBlock) -> st
         return block.name
 
 
-def _always_rule(tool: Tool, content: str | None, option_id: str) -> Rule:
+def _always_rule(tool: Tool[Any], content: str | None, option_id: str) -> Rule:
     """The session rule an allow_always / reject_always answer saves."""
     behavior: Literal["allow", "deny"] = "allow" if option_id == "allow_always" else "deny"
     return rule_for_always(tool.name, tool.kind, content, behavior)
 
 
-def _options_with_rules(tool: Tool, content: str | None) -> tuple[PermissionOption, ...]:
+def _options_with_rules(tool: Tool[Any], content: str | None) -> tuple[PermissionOption, ...]:
     """The four options, the "always" ones naming the exact rule they would save."""
     return tuple(
         replace(option, rule=str(_always_rule(tool, content, option.kind)))

@@ -30,11 +30,12 @@ from pygls.protocol import (
 )
 from pygls.protocol.language_server import lsp_method
 
-from agentls import PROTOCOL_VERSION, PROVIDERS, __version__
+from agentls import PROTOCOL_VERSION, __version__
 from agentls.errors import AgentError
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.progress import ToolProgress
+from agentls.names import DELIVERIES, PERMISSION_MODES, PROVIDERS
 from agentls.workspace.view import EditorState, OpenDocument
 
 if TYPE_CHECKING:
@@ -206,8 +207,8 @@ class AgentProtocol(LanguageServerProtocol):
                 "protocolVersion": PROTOCOL_VERSION,
                 "version": __version__,
                 "events": EVENT_METHOD,
-                "deliveries": ["queue", "steer", "interrupt"],
-                "permissionModes": ["default", "acceptEdits", "plan", "bypassPermissions"],
+                "deliveries": list(DELIVERIES),
+                "permissionModes": list(PERMISSION_MODES),
                 "providers": list(PROVIDERS),
             }
         }

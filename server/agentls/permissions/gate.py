@@ -15,8 +15,8 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Literal
 
+from agentls.names import PermissionMode
 from agentls.permissions.rules import (
     COMMAND_KIND,
     EDIT_KINDS,
@@ -31,8 +31,6 @@ from agentls.permissions.rules import (
     rule_applies,
 )
 from agentls.shell_syntax import command_words
-
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 
 _SUBJECT_LIMIT = 120
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")

@@ -54,6 +54,7 @@ from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import Message, TextBlock, new_id
+from agentls.names import Delivery, PermissionMode
 from agentls.output_limits import output_limit_for
 from agentls.pairing import repair_pairing
 from agentls.permissions.gate import PermissionGate
@@ -78,7 +79,6 @@ from agentls.usage import Usage
 from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
-Delivery = Literal["queue", "steer", "interrupt"]
 _CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
 EventSink = Callable[[SessionEvent], None]
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -138,7 +138,7 @@ class AgentSession:
         self.tasks = BackgroundTasks(self._task_finished)
         self._closing = False
         self.read_cache = FileReadCache()
-        self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)  # type: ignore[arg-type]
+        self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
         self.transcript = transcript
         memory = memory_prompt(find_memory_files(project_root or cwd, cwd, settings.home))
         # Built once: the system prompt must stay byte-identical for the whole session.
@@ -355,8 +355,8 @@ class AgentSession:
             self._options.pop(request.request_id, None)
             self._reviewable.discard(request.request_id)
 
-    def set_permission_mode(self, mode: str) -> None:
-        self.gate.mode = mode  # type: ignore[assignment]
+    def set_permission_mode(self, mode: PermissionMode) -> None:
+        self.gate.mode = mode
         self.settings = replace(self.settings, permission_mode=mode)
 
     def set_model(self, settings: Settings, provider: Provider) -> None:

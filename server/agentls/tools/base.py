@@ -1,11 +1,13 @@
-"""The Tool seam: typed input (a pydantic model), a kind, a read-only verdict, a run."""
+"""The Tool seam: typed input (a pydantic model), a kind, a read-only verdict, a run; a
+generic base with fail-closed defaults, and mixins for read-only and path tools."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -133,23 +135,91 @@ class ProposesChange(Protocol):
         """The call changed to leave `accepted` in the file (the user's review of it)."""
 
 
-class Tool(Protocol):
+Args = TypeVar("Args", bound=BaseModel)
+TITLE_CHARS = 80
+
+
+class Tool(Generic[Args]):
+    """A tool: typed input (a pydantic model), a kind, what it says about a call, a run.
+
+    The defaults fail closed: a call is not read-only (it takes the write lane and meets
+    the permission gate), names no file for the client to follow, and gives permission
+    rules nothing to match. A tool says otherwise by overriding, or by taking a mixin.
+    """
+
     name: str
     description: str
     input_model: type[BaseModel]
-    kind: ToolKind
+    kind: ToolKind = "other"
 
-    def is_read_only(self, args: Any) -> bool:
-        """Whether this call may run in the concurrent read lane."""
+    def is_read_only(self, args: Args) -> bool:
+        """Whether this call may run in the concurrent read lane (and skip asking)."""
+        return False
 
-    def title(self, args: Any) -> str:
+    def title(self, args: Args) -> str:
         """A one-line human title such as `Read src/app.py`."""
+        return self.name
 
-    def locations(self, args: Any, cwd: Path) -> list[Location]:
+    def locations(self, args: Args, cwd: Path) -> list[Location]:
         """Files the call touches, for the client to follow."""
+        return []
 
-    def rule_content(self, args: Any, cwd: Path) -> str | None:
+    def rule_content(self, args: Args, cwd: Path) -> str | None:
         """What permission rules match against: a path relative to cwd, or a command."""
+        return None
 
-    async def run(self, args: Any, ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: Args, ctx: ToolContext) -> ToolOutput:
         """Run the call; raise ToolError for failures the model should see."""
+        raise NotImplementedError
+
+
+class ReadOnlyTool(Tool[Args]):
+    """A tool whose every call only reads: concurrent, and never asking unless a rule says."""
+
+    def is_read_only(self, args: Args) -> bool:
+        return True
+
+
+class PathTool(Tool[Args]):
+    """A tool on one path the model names: titled `<Name> <path>`, locating that path, and
+    matched by rules on it relative to cwd (absolute outside it)."""
+
+    def target(self, args: Args) -> str:
+        """The path as the model gave it."""
+        raise NotImplementedError
+
+    def title(self, args: Args) -> str:
+        return f"{self.name} {self.target(args)}"
+
+    def locations(self, args: Args, cwd: Path) -> list[Location]:
+        return [Location(str(absolute_path(self.target(args), cwd)))]
+
+    def rule_content(self, args: Args, cwd: Path) -> str | None:
+        return display_path(absolute_path(self.target(args), cwd), cwd)
+
+
+def absolute_path(raw: str, cwd: Path) -> Path:
+    """`raw` as an absolute, symlink-free path, without any workspace check."""
+    candidate = Path(os.path.expanduser(raw))
+    return Path(os.path.realpath(cwd / candidate))
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """`path` relative to cwd (posix) when it lies inside cwd, else absolute."""
+    real_cwd = Path(os.path.realpath(cwd))
+    if path == real_cwd:
+        return "."
+    if path.is_relative_to(real_cwd):
+        return path.relative_to(real_cwd).as_posix()
+    return str(path)
+
+
+def short_title(prefix: str, text: str | None) -> str:
+    """`prefix: <first line of text>`, the line cut at TITLE_CHARS."""
+    lines = (text or "").strip().splitlines()
+    if not lines:
+        return prefix
+    line = lines[0]
+    if len(line) > TITLE_CHARS:
+        line = line[:TITLE_CHARS] + "…"
+    return f"{prefix}: {line}"

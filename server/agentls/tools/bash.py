@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from agentls.redact import without_provider_keys
 from agentls.shell_syntax import SimpleCommand, parse_script
-from agentls.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -244,7 +244,7 @@ class BashInput(BaseModel):
     )
 
 
-class BashTool:
+class BashTool(Tool[BashInput]):
     """Runs a shell command in the working directory."""
 
     name: str = "Bash"
@@ -269,10 +269,6 @@ class BashTool:
         """The description, or the command shortened to one line."""
         text = args.description or " ".join(args.command.split())
         return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
-
-    def locations(self, args: BashInput, cwd: Path) -> list[Location]:
-        """A command touches no file we can name."""
-        return []
 
     def rule_content(self, args: BashInput, cwd: Path) -> str | None:
         """Permission rules match the command text."""

@@ -18,7 +18,18 @@ from pydantic import BaseModel, Field
 
 from agentls.images import ImageRefused, image_block, sniff_image
 from agentls.textfile import BinaryContent, UnencodableText, decode_bytes
-from agentls.tools.base import FileDiff, Location, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tools.base import (
+    FileDiff,
+    Location,
+    PathTool,
+    ReadOnlyTool,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    absolute_path,
+    display_path,
+)
 from agentls.workspace.paths import PathOutsideWorkspace
 from agentls.workspace.view import EditRejected
 
@@ -26,22 +37,6 @@ DEFAULT_READ_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 _READ_REFUSAL = "Read shows text files and images (PNG, JPEG, GIF, WebP) only."
 _CHANGE_REFUSAL = "Write and Edit change text files only."
-
-
-def absolute_path(raw: str, cwd: Path) -> Path:
-    """`raw` as an absolute, symlink-free path, without any workspace check."""
-    candidate = Path(os.path.expanduser(raw))
-    return Path(os.path.realpath(cwd / candidate))
-
-
-def display_path(path: Path, cwd: Path) -> str:
-    """`path` relative to cwd (posix) when it lies inside cwd, else absolute."""
-    real_cwd = Path(os.path.realpath(cwd))
-    if path == real_cwd:
-        return "."
-    if path.is_relative_to(real_cwd):
-        return path.relative_to(real_cwd).as_posix()
-    return str(path)
 
 
 def resolve_in_workspace(ctx: ToolContext, raw: str) -> Path:
@@ -145,7 +140,7 @@ class ReadInput(BaseModel):
     )
 
 
-class ReadTool:
+class ReadTool(ReadOnlyTool[ReadInput], PathTool[ReadInput]):
     """Shows a text file with line numbers, as the editor has it."""
 
     name: str = "Read"
@@ -162,21 +157,12 @@ class ReadTool:
     input_model: type[BaseModel] = ReadInput
     kind: ToolKind = "read"
 
-    def is_read_only(self, args: ReadInput) -> bool:
-        """Reading never changes anything."""
-        return True
-
-    def title(self, args: ReadInput) -> str:
-        """`Read <path>` as the model gave it."""
-        return f"Read {args.file_path}"
+    def target(self, args: ReadInput) -> str:
+        return args.file_path
 
     def locations(self, args: ReadInput, cwd: Path) -> list[Location]:
         """The file, at the first line shown."""
         return [Location(str(absolute_path(args.file_path, cwd)), line=args.offset)]
-
-    def rule_content(self, args: ReadInput, cwd: Path) -> str | None:
-        """The path relative to cwd, or absolute outside it."""
-        return display_path(absolute_path(args.file_path, cwd), cwd)
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> ToolOutput:
         """Show the file's lines (or the image) and remember what the model has now seen."""
@@ -262,7 +248,7 @@ class WriteInput(BaseModel):
     content: str = Field(description="The complete new text of the file")
 
 
-class WriteTool:
+class WriteTool(PathTool[WriteInput]):
     """Creates a file or replaces all of its text."""
 
     name: str = "Write"
@@ -275,21 +261,8 @@ class WriteTool:
     input_model: type[BaseModel] = WriteInput
     kind: ToolKind = "edit"
 
-    def is_read_only(self, args: WriteInput) -> bool:
-        """Writing always changes the workspace."""
-        return False
-
-    def title(self, args: WriteInput) -> str:
-        """`Write <path>`."""
-        return f"Write {args.file_path}"
-
-    def locations(self, args: WriteInput, cwd: Path) -> list[Location]:
-        """The file written."""
-        return [Location(str(absolute_path(args.file_path, cwd)))]
-
-    def rule_content(self, args: WriteInput, cwd: Path) -> str | None:
-        """The path relative to cwd, or absolute outside it."""
-        return display_path(absolute_path(args.file_path, cwd), cwd)
+    def target(self, args: WriteInput) -> str:
+        return args.file_path
 
     def proposed_change(self, args: WriteInput, ctx: ToolContext) -> FileDiff | None:
         """The current text (buffer first) and the new content."""
@@ -356,7 +329,7 @@ def apply_edit(text: str, args: EditInput, shown: str) -> tuple[str, int]:
     return (text.replace(old, new) if args.replace_all else text.replace(old, new, 1)), count
 
 
-class EditTool:
+class EditTool(PathTool[EditInput]):
     """Replaces exact text in a file the model has read."""
 
     name: str = "Edit"
@@ -371,21 +344,8 @@ class EditTool:
     input_model: type[BaseModel] = EditInput
     kind: ToolKind = "edit"
 
-    def is_read_only(self, args: EditInput) -> bool:
-        """Editing always changes the workspace."""
-        return False
-
-    def title(self, args: EditInput) -> str:
-        """`Edit <path>`."""
-        return f"Edit {args.file_path}"
-
-    def locations(self, args: EditInput, cwd: Path) -> list[Location]:
-        """The file edited."""
-        return [Location(str(absolute_path(args.file_path, cwd)))]
-
-    def rule_content(self, args: EditInput, cwd: Path) -> str | None:
-        """The path relative to cwd, or absolute outside it."""
-        return display_path(absolute_path(args.file_path, cwd), cwd)
+    def target(self, args: EditInput) -> str:
+        return args.file_path
 
     def proposed_change(self, args: EditInput, ctx: ToolContext) -> FileDiff | None:
         """The current text (buffer first) and the text after the replacement."""

@@ -15,9 +15,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agentls.providers.base import ToolSpec
+from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
-from agentls.tools.data import AskUserTool, QueryDataTool, SummarizeDataTool, ValidateDataTool
+from agentls.tools.data import QueryDataTool, SummarizeDataTool, ValidateDataTool
 from agentls.tools.files import EditTool, ReadTool, WriteTool
 from agentls.tools.search import GlobTool, GrepTool
 from agentls.tools.todo import TodoWriteTool
@@ -58,7 +59,7 @@ def clean_schema(schema: Any) -> Any:
     return cleaned
 
 
-def tool_spec(tool: Tool) -> ToolSpec:
+def tool_spec(tool: Tool[Any]) -> ToolSpec:
     """The spec a provider sends for `tool`."""
     return ToolSpec(tool.name, tool.description, input_schema(tool.input_model))
 
@@ -74,8 +75,8 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 class ToolRegistry:
     """The tools of a session, by name, in the order the model is shown them."""
 
-    def __init__(self, tools: Iterable[Tool], shown: Sequence[ToolSpec] | None = None) -> None:
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: Iterable[Tool[Any]], shown: Sequence[ToolSpec] | None = None) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"duplicate tool name {tool.name!r}")
@@ -85,7 +86,7 @@ class ToolRegistry:
         specs = shown if shown is not None else (tool_spec(t) for t in self._tools.values())
         self._specs = tuple(specs)
 
-    def get(self, name: str) -> Tool | None:
+    def get(self, name: str) -> Tool[Any] | None:
         """The tool called `name`, or None when there is none."""
         return self._tools.get(name)
 
@@ -98,9 +99,9 @@ class ToolRegistry:
         return list(self._specs)
 
 
-def default_tools(todo: bool = True) -> list[Tool]:
+def default_tools(todo: bool = True) -> list[Tool[Any]]:
     """The built-in tools, in the order models know them (TodoWrite unless turned off)."""
-    tools: list[Tool] = [
+    tools: list[Tool[Any]] = [
         ReadTool(),
         WriteTool(),
         EditTool(),
@@ -120,7 +121,7 @@ def _error_line(error: Any) -> str:
     return f"{location}: {error['msg']}"
 
 
-def validate_input(tool: Tool, raw: object) -> BaseModel | str:
+def validate_input(tool: Tool[Any], raw: object) -> BaseModel | str:
     """The tool's typed input, or a short message naming the bad fields for the model."""
     try:
         return tool.input_model.model_validate(raw)

@@ -23,8 +23,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentls.textfile import BinaryContent, decode_bytes
-from agentls.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
-from agentls.tools.files import absolute_path, display_path, resolve_in_workspace
+from agentls.tools.base import (
+    PathTool,
+    ReadOnlyTool,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    display_path,
+)
+from agentls.tools.files import resolve_in_workspace
 from agentls.tools.filters import FileFilter, glob_regex, glob_walk, newest_first, split_glob
 from agentls.workspace.view import OpenDocument
 
@@ -41,7 +49,7 @@ class GlobInput(BaseModel):
     )
 
 
-class GlobTool:
+class GlobTool(ReadOnlyTool[GlobInput], PathTool[GlobInput]):
     """Lists files whose paths match a glob, newest first."""
 
     name: str = "Glob"
@@ -56,21 +64,13 @@ class GlobTool:
     input_model: type[BaseModel] = GlobInput
     kind: ToolKind = "search"
 
-    def is_read_only(self, args: GlobInput) -> bool:
-        """Listing files never changes anything."""
-        return True
+    def target(self, args: GlobInput) -> str:
+        """The directory (or file) searched: cwd unless `path` names one."""
+        return args.path or "."
 
     def title(self, args: GlobInput) -> str:
         """`Glob <pattern>` and the directory when one is given."""
         return f"Glob {args.pattern}" + (f" in {args.path}" if args.path else "")
-
-    def locations(self, args: GlobInput, cwd: Path) -> list[Location]:
-        """The directory searched."""
-        return [Location(str(absolute_path(args.path or ".", cwd)))]
-
-    def rule_content(self, args: GlobInput, cwd: Path) -> str | None:
-        """The search directory relative to cwd."""
-        return display_path(absolute_path(args.path or ".", cwd), cwd)
 
     async def run(self, args: GlobInput, ctx: ToolContext) -> ToolOutput:
         """Walk the directory and list the matching files."""
@@ -432,7 +432,7 @@ def _query(args: GrepInput, target: Path) -> GrepQuery:
     )
 
 
-class GrepTool:
+class GrepTool(ReadOnlyTool[GrepInput], PathTool[GrepInput]):
     """Searches file contents (and open buffers) with a regular expression."""
 
     name: str = "Grep"
@@ -455,21 +455,13 @@ class GrepTool:
         if use_ripgrep and self._rg is None:
             raise ValueError("ripgrep (rg) is not installed")
 
-    def is_read_only(self, args: GrepInput) -> bool:
-        """Searching never changes anything."""
-        return True
+    def target(self, args: GrepInput) -> str:
+        """The directory (or file) searched: cwd unless `path` names one."""
+        return args.path or "."
 
     def title(self, args: GrepInput) -> str:
         """`Grep <pattern>` and the path when one is given."""
         return f"Grep {args.pattern}" + (f" in {args.path}" if args.path else "")
-
-    def locations(self, args: GrepInput, cwd: Path) -> list[Location]:
-        """The file or directory searched."""
-        return [Location(str(absolute_path(args.path or ".", cwd)))]
-
-    def rule_content(self, args: GrepInput, cwd: Path) -> str | None:
-        """The search path relative to cwd."""
-        return display_path(absolute_path(args.path or ".", cwd), cwd)
 
     async def _search(self, query: GrepQuery) -> Hits:
         if self._rg is not None:

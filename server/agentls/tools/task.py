@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agentls.subagents.types import AgentType
-from agentls.tools.base import Location, SubagentCall, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tools.base import SubagentCall, Tool, ToolContext, ToolError, ToolKind, ToolOutput
 
 
 class TaskInput(BaseModel):
@@ -32,7 +32,7 @@ class TaskInput(BaseModel):
     )
 
 
-class TaskTool:
+class TaskTool(Tool[TaskInput]):
     """Runs a sub-agent of one of the session's types."""
 
     name: str = "Task"
@@ -65,10 +65,6 @@ class TaskTool:
 
     def title(self, args: TaskInput) -> str:
         return f"{args.subagent_type} agent: {args.description}"
-
-    def locations(self, args: TaskInput, cwd: Path) -> list[Location]:
-        """None of its own (the agent's calls name theirs)."""
-        return []
 
     def rule_content(self, args: TaskInput, cwd: Path) -> str | None:
         """Rules match the agent type, e.g. `Task(explore)`."""

@@ -7,15 +7,13 @@ resume.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, Field
 
 from agentls.tools.base import (
-    Location,
     PlanEntry,
     PlanPriority,
     PlanStatus,
+    ReadOnlyTool,
     ToolContext,
     ToolKind,
     ToolOutput,
@@ -42,7 +40,7 @@ def plan_text(plan: tuple[PlanEntry, ...]) -> str:
     return "\n".join(f"{_MARKS[e.status]} {e.content}" for e in plan)
 
 
-class TodoWriteTool:
+class TodoWriteTool(ReadOnlyTool[TodoWriteInput]):
     """Writes the plan of the task (a checklist) for the user to follow."""
 
     name: str = "TodoWrite"
@@ -56,21 +54,9 @@ class TodoWriteTool:
     input_model: type[BaseModel] = TodoWriteInput
     kind: ToolKind = "think"
 
-    def is_read_only(self, args: TodoWriteInput) -> bool:
-        """It changes only the session's plan."""
-        return True
-
     def title(self, args: TodoWriteInput) -> str:
         done = sum(1 for t in args.todos if t.status == "completed")
         return f"Update the plan ({done}/{len(args.todos)} done)"
-
-    def locations(self, args: TodoWriteInput, cwd: Path) -> list[Location]:
-        """No files."""
-        return []
-
-    def rule_content(self, args: TodoWriteInput, cwd: Path) -> str | None:
-        """Nothing for permission rules to match."""
-        return None
 
     async def run(self, args: TodoWriteInput, ctx: ToolContext) -> ToolOutput:
         plan = tuple(PlanEntry(t.content, t.status, t.priority) for t in args.todos)

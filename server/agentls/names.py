@@ -1,0 +1,21 @@
+"""The fixed lists of the wire and the settings, each written once and typed: permission
+modes, providers, delivery modes. (The agent/* method names are `api.REQUESTS`;
+`lsp/server.py` repeats them so registering them costs no core import, and a test keeps
+the two equal.)
+
+Cheap to import (typing only), but the warm `agentls run` path avoids even that: cli.py
+reads these lists only when an option that needs them is given, or for --help.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
+
+ProviderName = Literal["anthropic", "openai", "azure", "scripted"]
+PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
+
+Delivery = Literal["queue", "steer", "interrupt"]
+DELIVERIES: tuple[Delivery, ...] = get_args(Delivery)

@@ -419,6 +419,12 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/forkSession": {"sessionId": "sess_1", "messageId": "msg_1"},
     "agent/listTasks": {"sessionId": "sess_1"},
     "agent/stopTask": {"sessionId": "sess_1", "agentId": "agent_1"},
+    "agent/listPermissionRules": {"sessionId": "sess_1"},
+    "agent/updatePermissionRules": {
+        "sessionId": "sess_1",
+        "add": [{"rule": "Bash(npm test:*)", "behavior": "allow", "scope": "project"}],
+        "remove": [{"rule": "Read", "behavior": "ask", "scope": "user"}],
+    },
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -480,6 +486,10 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         ]
     ),
     "agent/stopTask": api.StopTaskResult(stopped=True),
+    "agent/listPermissionRules": api.PermissionRulesResult(
+        rules=[api.PermissionRuleInfo(rule="Bash(npm test:*)", behavior="allow", scope="project")]
+    ),
+    "agent/updatePermissionRules": api.PermissionRulesResult(rules=[]),
     "agent/forkSession": api.ResumeSessionResult(
         session_id="sess_2",
         messages=[],

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from agentls.names import Delivery, ProviderName
+from agentls.names import Delivery, ProviderName, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
 
 
@@ -96,6 +96,23 @@ class StopTaskParams(WireModel):
 
 class StopTaskResult(WireModel):
     stopped: bool
+
+
+class PermissionRuleInfo(WireModel):
+    # As in settings: `Bash(npm test:*)`, `Edit(./app.py)`, `Read`.
+    rule: str
+    behavior: Literal["allow", "deny", "ask"]
+    scope: RulesScope
+
+
+class PermissionRulesResult(WireModel):
+    rules: list[PermissionRuleInfo]
+
+
+class UpdatePermissionRulesParams(WireModel):
+    session_id: str
+    add: list[PermissionRuleInfo] | None = None
+    remove: list[PermissionRuleInfo] | None = None
 
 
 class ContinueTurnResult(WireModel):
@@ -265,5 +282,7 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/forkSession": (ForkSessionParams, ResumeSessionResult),
     "agent/listTasks": (SessionParams, ListTasksResult),
     "agent/stopTask": (StopTaskParams, StopTaskResult),
+    "agent/listPermissionRules": (SessionParams, PermissionRulesResult),
+    "agent/updatePermissionRules": (UpdatePermissionRulesParams, PermissionRulesResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from agentls.names import PERMISSION_MODES, PROVIDERS, PermissionMode
+from agentls.names import PERMISSION_MODES, PROVIDERS, PermissionMode, RulesScope
 from agentls.pricing import Price
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 # Settings whose value is one of a few names (None, where allowed, unsets them).
 _CHOICES: dict[str, tuple[str, ...]] = {
+    "permission_rules_scope": get_args(RulesScope),
     "reasoning_effort": get_args(ReasoningEffort),
     "openai_max_tokens_field": get_args(MaxTokensField),
 }
@@ -77,6 +78,8 @@ class Settings:
     stuck_threshold: int = 3
     # Whether the model gets the TodoWrite tool (its plan reaches clients as `plan` events).
     todo_write: bool = True
+    # Where "always" answers are kept: the project's settings file, the user's, or nowhere.
+    permission_rules_scope: RulesScope = "project"
     # Sub-agents (Task): how deep they nest, and how many run at once in a session.
     subagent_depth: int = 3
     max_subagents: int = 20
@@ -180,6 +183,7 @@ _KEYS = {
     "maxBudgetUsd": "max_budget_usd",
     "stuckThreshold": "stuck_threshold",
     "todoWrite": "todo_write",
+    "permissionRulesScope": "permission_rules_scope",
     "subagentDepth": "subagent_depth",
     "maxSubagents": "max_subagents",
     "additionalDirectories": "additional_directories",

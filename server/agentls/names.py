@@ -17,5 +17,8 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 ProviderName = Literal["anthropic", "openai", "azure", "scripted"]
 PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
 
+# Where an "always" answer's permission rule is kept.
+RulesScope = Literal["session", "project", "user"]
+
 Delivery = Literal["queue", "steer", "interrupt"]
 DELIVERIES: tuple[Delivery, ...] = get_args(Delivery)

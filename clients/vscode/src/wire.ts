@@ -244,6 +244,16 @@ export interface PermissionResolved {
   type: "permission_resolved";
 }
 
+export interface PermissionRuleInfo {
+  behavior: "allow" | "deny" | "ask";
+  rule: string;
+  scope: "session" | "project" | "user";
+}
+
+export interface PermissionRulesResult {
+  rules: PermissionRuleInfo[];
+}
+
 export interface PlanEntry {
   content: string;
   priority: "high" | "medium" | "low";
@@ -509,6 +519,12 @@ export interface TurnStarted {
   userMessageId: string;
 }
 
+export interface UpdatePermissionRulesParams {
+  add?: PermissionRuleInfo[] | null;
+  remove?: PermissionRuleInfo[] | null;
+  sessionId: string;
+}
+
 export interface Usage {
   cacheReadTokens: number;
   cacheWriteTokens: number;
@@ -554,6 +570,7 @@ export interface Requests {
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };
+  "agent/listPermissionRules": { params: SessionParams; result: PermissionRulesResult };
   "agent/listSessions": { params: ListSessionsParams; result: ListSessionsResult };
   "agent/listTasks": { params: SessionParams; result: ListTasksResult };
   "agent/newSession": { params: NewSessionParams; result: NewSessionResult };
@@ -565,6 +582,7 @@ export interface Requests {
   "agent/setPermissionMode": { params: SetPermissionModeParams; result: EmptyResult };
   "agent/stopTask": { params: StopTaskParams; result: StopTaskResult };
   "agent/submitMessage": { params: SubmitMessageParams; result: SubmitMessageResult };
+  "agent/updatePermissionRules": { params: UpdatePermissionRulesParams; result: PermissionRulesResult };
 }
 
 export interface Notifications {

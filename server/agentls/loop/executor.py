@@ -250,7 +250,7 @@ class ToolExecutor:
             raise
         self._emit(PermissionResolved(request.request_id, "selected", answer.option_id))
         if answer.option_id in ("allow_always", "reject_always"):
-            self._gate.add_rule(_always_rule(tool, content, answer.option_id))
+            self._gate.remember(_always_rule(tool, content, answer.option_id))
         if answer.option_id.startswith("reject"):
             reason = "The user rejected this tool call."
             if answer.message:

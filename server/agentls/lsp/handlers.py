@@ -27,6 +27,8 @@ from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
 from agentls.lsp.server import AgentServer
 from agentls.messages import Message
+from agentls.names import RulesScope
+from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
@@ -65,6 +67,8 @@ class AgentHandlers:
             "agent/forkSession": self.fork_session,
             "agent/listTasks": self.list_tasks,
             "agent/stopTask": self.stop_task,
+            "agent/listPermissionRules": self.list_permission_rules,
+            "agent/updatePermissionRules": self.update_permission_rules,
         }
         self.catalog = ModelCatalog()
 
@@ -223,6 +227,23 @@ class AgentHandlers:
             ]
         )
 
+    async def list_permission_rules(
+        self, p: api.SessionParams, _client: Client
+    ) -> api.PermissionRulesResult:
+        return _rules_result(self.manager.get(p.session_id))
+
+    async def update_permission_rules(
+        self, p: api.UpdatePermissionRulesParams, _client: Client
+    ) -> api.PermissionRulesResult:
+        session = self.manager.get(p.session_id)
+        add = [_rule_of(r, "add") for r in p.add or []]
+        remove = [_rule_of(r, "remove") for r in p.remove or []]
+        try:
+            session.update_permission_rules(add, remove)
+        except (OSError, ValueError) as exc:
+            raise InvalidParams(f"The rules could not be saved: {exc}") from exc
+        return _rules_result(session)
+
     async def stop_task(self, p: api.StopTaskParams, _client: Client) -> api.StopTaskResult:
         session = self.manager.get(p.session_id)
         return api.StopTaskResult(stopped=await session.tasks.stop(p.agent_id))
@@ -361,3 +382,19 @@ def _range(r: api.WireRange, client: Client, path: Path | None) -> Range:
         return Position(line, column)
 
     return Range(position(r.start.line, r.start.character), position(r.end.line, r.end.character))
+
+
+def _rules_result(session: AgentSession) -> api.PermissionRulesResult:
+    return api.PermissionRulesResult(
+        rules=[
+            api.PermissionRuleInfo(rule=str(rule), behavior=rule.behavior, scope=scope)
+            for rule, scope in session.permission_rules()
+        ]
+    )
+
+
+def _rule_of(info: api.PermissionRuleInfo, field: str) -> tuple[Rule, RulesScope]:
+    try:
+        return parse_rule(info.rule, info.behavior), info.scope
+    except ValueError as exc:
+        raise InvalidParams(str(exc), {"field": field}) from exc

@@ -63,6 +63,8 @@ AGENT_REQUESTS = (
     "agent/forkSession",
     "agent/listTasks",
     "agent/stopTask",
+    "agent/listPermissionRules",
+    "agent/updatePermissionRules",
 )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -58,14 +58,22 @@ class PermissionGate:
     ) -> None:
         self.mode: PermissionMode = mode
         self.rules: list[Rule] = list(rules)
+        # Told of each rule an "always" answer saves (the session keeps it for next time).
+        self.on_remember: Callable[[Rule], None] | None = None
         home_path = Path.home() if home is None else home
         # Without a cwd, cwd-relative rules match relative paths and absolute rules absolute ones.
         self._base = PathBase(_posix(cwd), _posix(home_path))
 
     def add_rule(self, rule: Rule) -> None:
-        """Add a session rule (from an "always" answer); a duplicate is ignored."""
+        """Add a rule for the rest of the session; a duplicate is ignored."""
         if rule not in self.rules:
             self.rules.append(rule)
+
+    def remember(self, rule: Rule) -> None:
+        """An "always" answer's rule: for this session, and beyond it through on_remember."""
+        self.add_rule(rule)
+        if self.on_remember is not None:
+            self.on_remember(rule)
 
     def decide(
         self, tool_name: str, tool_kind: str, read_only: bool, rule_content: str | None

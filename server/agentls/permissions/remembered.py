@@ -1,0 +1,106 @@
+"""Remembered permission rules: what an "always" answer saves, kept in a settings file so
+the next session does not ask again.
+
+Rules live where the settings already read them (`permissions.allow` / `deny` / `ask`):
+the project's `.agentls/settings.json` by default, the user's `$AGENTLS_HOME/settings.json`
+with the `permissionRulesScope` setting "user" ("session" keeps them in the session only).
+The rest of the file is kept as it was; the file is replaced whole, never half written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from agentls.names import RulesScope
+from agentls.permissions.rules import PermissionBehavior, Rule, parse_rule
+
+FILE_SCOPES: tuple[RulesScope, ...] = ("user", "project")
+
+
+def settings_path(scope: RulesScope, cwd: Path, home: Path) -> Path | None:
+    """The settings file of a scope; None for the session's own."""
+    if scope == "user":
+        return home / "settings.json"
+    if scope == "project":
+        return cwd / ".agentls" / "settings.json"
+    return None
+
+
+def read_rules(path: Path) -> list[Rule]:
+    """The rules a settings file holds (unreadable files and bad rules hold none)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    section = data.get("permissions") if isinstance(data, dict) else None
+    rules = []
+    for behavior in ("allow", "deny", "ask"):
+        texts = section.get(behavior) if isinstance(section, dict) else None
+        for text in texts if isinstance(texts, list) else ():
+            try:
+                rules.append(parse_rule(str(text), behavior))
+            except ValueError:
+                continue
+    return rules
+
+
+def save_rule(path: Path, rule: Rule) -> None:
+    """Add `rule` to the file's `permissions.<behavior>` (once)."""
+    text = str(rule)
+    _change(
+        path, lambda texts, behavior: _with(texts, text) if behavior == rule.behavior else texts
+    )
+
+
+def forget_rule(path: Path, rule: Rule) -> bool:
+    """Take `rule` out of the file; whether it was there."""
+    found = rule in read_rules(path)
+    if found:
+        _change(
+            path,
+            lambda texts, behavior: [t for t in texts if not _same(t, rule, behavior)],
+        )
+    return found
+
+
+def _with(texts: list[str], text: str) -> list[str]:
+    return texts if text in texts else [*texts, text]
+
+
+def _same(text: str, rule: Rule, behavior: PermissionBehavior) -> bool:
+    try:
+        return parse_rule(text, behavior) == rule
+    except ValueError:
+        return False
+
+
+def _change(path: Path, edit: Any) -> None:
+    """Rewrite the file's three rule lists with `edit(texts, behavior)`, the rest kept."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        data = {}
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}); the rule was not saved") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object; the rule was not saved")
+    section = data.get("permissions")
+    section = dict(section) if isinstance(section, dict) else {}
+    for behavior in ("allow", "deny", "ask"):
+        current = section.get(behavior)
+        texts = [str(t) for t in current] if isinstance(current, list) else []
+        changed = edit(texts, behavior)
+        if changed:
+            section[behavior] = changed
+        else:
+            section.pop(behavior, None)
+    data["permissions"] = section
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".json")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.replace(temporary, path)

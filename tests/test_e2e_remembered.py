@@ -1,0 +1,111 @@
+"""Remembered permissions over stdio: an "always" answer is saved to the project's
+settings (the narrowest rule, shown before), so the next session does not ask; clients list
+and edit the rules with agent/listPermissionRules and agent/updatePermissionRules."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+
+from agent_client import AgentClient, capabilities, daemon_config
+
+
+@pytest_lsp.fixture(config=daemon_config())
+async def client(lsp_client: AgentClient, tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+BASH = {"tool_calls": [{"name": "Bash", "input": {"command": "touch made.txt"}}]}
+
+
+async def answer(client: AgentClient, session: str, option: str) -> dict[str, Any]:
+    request = await client.events.wait_for(
+        lambda e: e["type"] == "permission_request" and e["sessionId"] == session
+    )
+    await client.request(
+        "agent/respondPermission",
+        {"sessionId": session, "requestId": request["requestId"], "optionId": option},
+    )
+    return request
+
+
+def project_rules(tmp_path: Path) -> dict[str, Any]:
+    settings = json.loads((tmp_path / "ws" / ".agentls" / "settings.json").read_text())
+    permissions: dict[str, Any] = settings["permissions"]
+    return permissions
+
+
+async def test_always_allow_is_saved_and_the_next_session_does_not_ask(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    (tmp_path / "ws" / ".agentls").mkdir()
+    (tmp_path / "ws" / ".agentls" / "settings.json").write_text('{"maxTurns": 50}')
+    first, _log = await client.scripted_session(tmp_path, [BASH, {"text": "ok"}])
+    answering = asyncio.create_task(answer(client, first, "allow_always"))
+    _turn, done = await client.run_turn(first, "run it")
+    request = await answering
+    assert done["stopReason"] == "end_turn"
+    always = next(o for o in request["options"] if o["optionId"] == "allow_always")
+    assert always["rule"] == "Bash(touch:*)"
+    # Saved beside what the file held, as the rule the user was shown.
+    saved = json.loads((tmp_path / "ws" / ".agentls" / "settings.json").read_text())
+    assert saved == {"maxTurns": 50, "permissions": {"allow": ["Bash(touch:*)"]}}
+
+    second, _log = await client.scripted_session(tmp_path, [BASH, {"text": "again"}])
+    turn, done = await client.run_turn(second, "run it again")
+    assert done["stopReason"] == "end_turn"
+    assert not [e for e in client.events.of_turn(turn) if e["type"] == "permission_request"]
+    listed = await client.request("agent/listPermissionRules", {"sessionId": second})
+    assert {"rule": "Bash(touch:*)", "behavior": "allow", "scope": "project"} in listed["rules"]
+
+
+async def test_rules_are_edited_through_the_protocol(client: AgentClient, tmp_path: Path) -> None:
+    session, _log = await client.scripted_session(tmp_path, [BASH, {"text": "ok"}])
+    deny = {"rule": "Bash(rm:*)", "behavior": "deny", "scope": "project"}
+    mine = {"rule": "Read(./secret.txt)", "behavior": "deny", "scope": "session"}
+    result = await client.request(
+        "agent/updatePermissionRules", {"sessionId": session, "add": [deny, mine]}
+    )
+    assert deny in result["rules"] and mine in result["rules"]
+    assert project_rules(tmp_path) == {"deny": ["Bash(rm:*)"]}
+    result = await client.request(
+        "agent/updatePermissionRules", {"sessionId": session, "remove": [deny]}
+    )
+    assert deny not in result["rules"] and mine in result["rules"]
+    assert project_rules(tmp_path) == {}
+    with pytest.raises(JsonRpcException) as bad:
+        await client.request(
+            "agent/updatePermissionRules",
+            {
+                "sessionId": session,
+                "add": [{"rule": "Bash(", "behavior": "allow", "scope": "user"}],
+            },
+        )
+    assert bad.value.code == -32602
+
+
+async def test_a_session_scope_keeps_always_to_the_session(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    (tmp_path / "ws" / ".agentls").mkdir()
+    settings = tmp_path / "ws" / ".agentls" / "settings.json"
+    settings.write_text('{"permissionRulesScope": "session"}')
+    session, _log = await client.scripted_session(tmp_path, [BASH, {"text": "ok"}])
+    answering = asyncio.create_task(answer(client, session, "reject_always"))
+    await client.run_turn(session, "run it")
+    await answering
+    assert json.loads(settings.read_text()) == {"permissionRulesScope": "session"}
+    listed = await client.request("agent/listPermissionRules", {"sessionId": session})
+    assert {"rule": "Bash(touch:*)", "behavior": "deny", "scope": "session"} in listed["rules"]

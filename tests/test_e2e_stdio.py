@@ -79,6 +79,7 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "Read",
         "Write",
         "Edit",
+        "MultiEdit",
         "Glob",
         "Grep",
         "Bash",

@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 
 from agentls.images import sniff_image
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
-from agentls.tools.files import EditInput, EditTool, ReadInput, ReadTool, WriteTool
+from agentls.tools.files import (
+    EditInput,
+    EditStep,
+    EditTool,
+    MultiEditInput,
+    MultiEditTool,
+    ReadInput,
+    ReadTool,
+    WriteTool,
+)
 from agentls.tools.read_cache import FileReadCache
 from agentls.workspace.view import EditRejected, FileEdit, OpenDocument, WorkspaceView
 
@@ -453,3 +462,76 @@ async def test_an_edit_of_an_ascii_marker_changes_exactly_its_bytes(
     ctx = ToolContext(WorkspaceView([root]), FileReadCache(), root)
     await read_then_edit(ctx, "case.txt", _MARKER, _NEW)
     assert path.read_bytes() == head + new + tail
+
+
+# --- MultiEdit ---------------------------------------------------------------------------------
+
+
+async def test_multi_edit_applies_every_edit_in_order(ctx: ToolContext, root: Path) -> None:
+    (root / "conf.py").write_text("host = 'a'\nport = 1\nport_name = 'port'\n")
+    await call(ReadTool(), ctx, file_path="conf.py")
+    out = await call(
+        MultiEditTool(),
+        ctx,
+        file_path="conf.py",
+        edits=[
+            {"old_string": "host = 'a'", "new_string": "host = 'b'"},
+            # The second edit sees the first's result.
+            {"old_string": "host = 'b'\nport = 1", "new_string": "host = 'c'\nport = 2"},
+            {"old_string": "port", "new_string": "PORT", "replace_all": True},
+        ],
+    )
+    assert not out.is_error, out.content
+    assert (root / "conf.py").read_text() == "host = 'c'\nPORT = 2\nPORT_name = 'PORT'\n"
+    assert "3 edits, 5 replacements" in out.content
+    assert out.diff is not None and out.diff.new_text.startswith("host = 'c'")
+
+
+async def test_multi_edit_is_all_or_nothing(ctx: ToolContext, root: Path) -> None:
+    (root / "conf.py").write_text("a = 1\nb = 2\n")
+    await call(ReadTool(), ctx, file_path="conf.py")
+    with pytest.raises(ToolError) as failed:
+        await call(
+            MultiEditTool(),
+            ctx,
+            file_path="conf.py",
+            edits=[
+                {"old_string": "a = 1", "new_string": "a = 10"},
+                {"old_string": "c = 3", "new_string": "c = 30"},
+            ],
+        )
+    assert str(failed.value).startswith("Edit 2 of 2: old_string was not found")
+    assert "Nothing was changed." in str(failed.value)
+    assert (root / "conf.py").read_text() == "a = 1\nb = 2\n"
+
+
+async def test_multi_edit_creates_a_file_from_an_empty_first_edit(
+    ctx: ToolContext, root: Path
+) -> None:
+    edits = [
+        {"old_string": "", "new_string": "x = 1\n"},
+        {"old_string": "x = 1", "new_string": "x = 2"},
+    ]
+    out = await call(MultiEditTool(), ctx, file_path="new.py", edits=edits)
+    assert not out.is_error
+    assert (root / "new.py").read_text() == "x = 2\n"
+    with pytest.raises(ToolError):
+        await call(MultiEditTool(), ctx, file_path="absent.py", edits=edits[1:])
+
+
+def test_multi_edit_proposes_the_whole_change_for_review(ctx: ToolContext, root: Path) -> None:
+    (root / "conf.py").write_text("a = 1\nb = 2\n")
+    tool = MultiEditTool()
+    args = MultiEditInput(
+        file_path="conf.py",
+        edits=[
+            EditStep(old_string="a = 1", new_string="a = 10"),
+            EditStep(old_string="b = 2", new_string="b = 20"),
+        ],
+    )
+    diff = tool.proposed_change(args, ctx)
+    assert diff is not None and diff.new_text == "a = 10\nb = 20\n"
+    revised = tool.revised_input(args, diff.old_text, "a = 10\nb = 2\n")
+    assert [(e.old_string, e.new_string) for e in revised.edits] == [
+        ("a = 1\nb = 2\n", "a = 10\nb = 2\n")
+    ]

@@ -39,6 +39,7 @@ def test_default_tools_come_in_the_order_models_know() -> None:
         "Read",
         "Write",
         "Edit",
+        "MultiEdit",
         "Glob",
         "Grep",
         "Bash",

@@ -375,3 +375,85 @@ class EditTool(PathTool[EditInput]):
         return ToolOutput(
             f"The file {shown} has been updated ({count} replacement{plural}).", diff=diff
         )
+
+
+class EditStep(BaseModel):
+    old_string: str = Field(description="The exact text to replace")
+    new_string: str = Field(description="The text to replace it with (must differ)")
+    replace_all: bool = Field(default=False, description="Replace every occurrence")
+
+
+class MultiEditInput(BaseModel):
+    file_path: str = Field(
+        description="The file to change: absolute, or relative to the working directory"
+    )
+    edits: list[EditStep] = Field(
+        min_length=1,
+        description="Replacements applied in order, each to the result of the one before",
+    )
+
+
+def apply_edits(text: str, args: MultiEditInput, shown: str) -> tuple[str, int]:
+    """The text after every step, in order, and the replacements made; a ToolError naming
+    the step that failed (and then nothing is applied)."""
+    total = 0
+    for number, step in enumerate(args.edits, 1):
+        where = f"Edit {number} of {len(args.edits)}"
+        if step.old_string == step.new_string:
+            raise ToolError(f"{where}: old_string and new_string are the same. Nothing changed.")
+        edit = EditInput(file_path=args.file_path, **step.model_dump())
+        try:
+            text, count = apply_edit(text, edit, shown)
+        except ToolError as exc:
+            raise ToolError(f"{where}: {exc} Nothing was changed.") from exc
+        total += count
+    return text, total
+
+
+class MultiEditTool(PathTool[MultiEditInput]):
+    """Several replacements in one file, all or none."""
+
+    name: str = "MultiEdit"
+    description: str = (
+        "Makes several exact-text replacements in one file in one call: the edits apply in "
+        "order, each to the text the one before left, and either all of them apply or none "
+        "does (the error names the edit that failed). Each edit follows Edit's rules: "
+        "old_string must match exactly and once unless replace_all. Read the file first. "
+        "Prefer it to several Edit calls on one file. A first edit with an empty old_string "
+        "creates a new file."
+    )
+    input_model: type[BaseModel] = MultiEditInput
+    kind: ToolKind = "edit"
+
+    def target(self, args: MultiEditInput) -> str:
+        return args.file_path
+
+    def proposed_change(self, args: MultiEditInput, ctx: ToolContext) -> FileDiff | None:
+        """The current text (buffer first) and the text after every edit."""
+        return _proposed(ctx, args.file_path, lambda old: apply_edits(old or "", args, "")[0])
+
+    def revised_input(
+        self, args: MultiEditInput, old_text: str | None, accepted: str
+    ) -> MultiEditInput:
+        """One replacement of the whole reviewed text: it still fails if the file moved on."""
+        step = EditStep(old_string=old_text or "", new_string=accepted)
+        return MultiEditInput(file_path=args.file_path, edits=[step])
+
+    async def run(self, args: MultiEditInput, ctx: ToolContext) -> ToolOutput:
+        path = resolve_in_workspace(ctx, args.file_path)
+        _refuse_directory(path, ctx.cwd)
+        shown = display_path(path, ctx.cwd)
+        if ctx.workspace.exists(path):
+            current = read_current_text(ctx, path, _CHANGE_REFUSAL)
+            _check_not_stale(ctx, path, current)
+        elif args.edits[0].old_string == "":
+            current = ""
+        else:
+            raise missing_file_error(path, ctx.cwd)
+        new_text, count = apply_edits(current, args, shown)
+        diff = await _write(ctx, path, new_text)
+        return ToolOutput(
+            f"The file {shown} has been updated ({len(args.edits)} edits, {count} "
+            f"replacement{'' if count == 1 else 's'}).",
+            diff=diff,
+        )

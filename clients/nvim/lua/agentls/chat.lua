@@ -169,7 +169,9 @@ function Chat:on_message_completed(event)
   local lines = vim.split(table.concat(parts, "\n\n"), "\n", { plain = true })
   -- Who speaks is virtual text above each part, so the buffer holds only the conversation.
   -- The user's words as a markdown quote: set apart, and still markdown when yanked.
+  -- A blank line ends the quote (else the answer's first line would continue it).
   for i, line in ipairs(lines) do lines[i] = "> " .. line end
+  table.insert(lines, "")
   local row = self.buffer:block(lines)
   self.buffer:mark(row, 0, { virt_lines_above = true, virt_lines = { { { "▍You", "Title" } } } })
   local answer = self.buffer:tail()
@@ -427,6 +429,28 @@ function Chat:on_turn_completed(event)
   vim.cmd.redrawstatus()
 end
 
+--- A resumed tool call's title, as the daemon titles a live one (`Read src/app.py`).
+local function history_title(block)
+  local input = type(block.input) == "table" and block.input or {}
+  local function field(name)
+    local value = input[name]
+    if type(value) == "string" and value ~= "" then return value end
+  end
+  local title = block.name
+  local path = field("file_path") or field("notebook_path") or field("path")
+  if block.name == "Bash" then
+    title = field("description") or (field("command") and vim.trim((field("command"):gsub("%s+", " ")))) or title
+  elseif block.name == "Task" and field("subagent_type") then
+    title = ("%s agent: %s"):format(field("subagent_type"), field("description") or "")
+  elseif field("pattern") then
+    title = ("%s %s"):format(block.name, field("pattern")) .. (field("path") and (" in " .. field("path")) or "")
+  elseif path then
+    title = ("%s %s"):format(block.name, path)
+  end
+  if vim.fn.strchars(title) > 80 then title = vim.fn.strcharpart(title, 0, 79) .. "…" end
+  return title
+end
+
 --- One message of a resumed history.
 function Chat:history(message)
   if message.role == "user" then
@@ -451,7 +475,7 @@ function Chat:history(message)
     if block.type == "text" and block.text ~= "" then
       self:block_text(block.text)
     elseif block.type == "tool_use" then
-      self:on_tool_call({ toolCallId = block.id, name = block.name, title = block.name })
+      self:on_tool_call({ toolCallId = block.id, name = block.name, title = history_title(block) })
     end
   end
 end

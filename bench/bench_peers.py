@@ -1,287 +1,351 @@
-"""The peers on the same fake server as `agentls run`: start → first model request and a
-3-call task (read app.py, search for "port", answer), for Claude Code and Codex.
+"""The peers on the same fake server as `agentls run` (bench_cli.py): process start → the
+first HTTP request, → the first model call, and a 3-call task (read app.py, search for
+"port", answer) start → exit, for Claude Code (`claude -p`) and Codex (`codex exec`).
 
-The peers come from the npm registry into ~/.cache/agentls-bench/peers (installed on first
-use, never by the tests); without npm or the network the section says so and moves on.
-Each runs in a scratch HOME against a local HTTP server that answers its model requests
-with the task's three replies in the peer's own tool names, as SSE streams in the API's
-wire format, and logs when each request arrived. Requests that are not the model call
-(quota checks, token counts, titles) get a short text answer and are counted apart.
+The peers come from the npm registry into ~/.cache/agentls-bench/peers on first use (never
+from the tests); without npm or the network the section prints why and moves on. Each
+runs in a scratch HOME against tests/replay_server.py's server, which answers its model
+calls with the task in the peer's own API (Anthropic Messages, OpenAI Responses) and its
+own tool names, read from the tools the request offers. Anything else a peer sends (a quota
+check, a title, a token count) gets a short answer and is listed apart. Each run checks
+that the tools really ran: the next model call must carry their output.
+
+    python bench/bench_peers.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import TESTS_DIR, Row, timing_rows
 
 sys.path.insert(0, TESTS_DIR)
-from replay_server import ToolCall, anthropic_text_turn, anthropic_tool_turn
+from peers.install import CACHE, CLAUDE, CODEX, Peer, install
+from peers.responses import responses_call, responses_text
+from peers.server import Arrival, PeerServer, Reply
+from replay_server import (
+    RecordedRequest,
+    ScriptedResponse,
+    ToolCall,
+    anthropic_text_turn,
+    anthropic_tool_turn,
+    compact_json,
+)
 
 SECTION = "11 peers"
-CACHE = Path.home() / ".cache" / "agentls-bench" / "peers"
-PACKAGES = ("@anthropic-ai/claude-code@2.1.197", "@openai/codex@0.169.0")
+PROMPT = "find the port"
+ANSWER = "The port is 8000."
+# What the next model call carries once the read, then the search, have run.
+MARKERS = ("PORT = 8000", "port is configurable")
+# Settings that keep the peers off the network (there is none to reach): no telemetry,
+# update checks or error reports.
+QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
 
 
-@dataclass
-class FakeServer:
-    """Answers a peer's model calls with `replies` (one per call), other calls with text."""
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """How one peer runs: its command, environment and what the fake server answers."""
 
-    replies: list[Callable[[], bytes]]
-    is_model_call: Callable[[dict[str, Any]], bool]
-    started: float = 0.0
-    arrivals: list[tuple[float, str, bool]] = field(default_factory=list)
-
-    def serve(self) -> tuple[ThreadingHTTPServer, int]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # model lists and health checks
-                fake.arrivals.append((time.perf_counter() - fake.started, self.path, False))
-                body = b'{"data": [], "object": "list"}'
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self) -> None:
-                size = int(self.headers.get("content-length") or 0)
-                try:
-                    request = json.loads(self.rfile.read(size) or b"{}")
-                except ValueError:
-                    request = {}
-                model_call = fake.is_model_call(request) and bool(fake.replies)
-                fake.arrivals.append((time.perf_counter() - fake.started, self.path, model_call))
-                stream = fake.replies.pop(0)() if model_call else anthropic_chunks("OK")
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.end_headers()
-                self.wfile.write(stream)
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        return server, server.server_address[1]
+    name: str
+    peer: Peer
+    command: list[str]
+    env: Callable[[str, Path], dict[str, str]]
+    replies: Callable[[Path], list[Reply]]
+    is_model_call: Callable[[RecordedRequest], bool]
+    other: Reply
 
 
-def anthropic_chunks(text: str | None = None, *calls: ToolCall) -> bytes:
-    response = anthropic_tool_turn(*calls, text=text) if calls else anthropic_text_turn(text or "")
-    return b"".join(response.stream_chunks())
+@dataclass(frozen=True, slots=True)
+class Sample:
+    first_request: float
+    first_model_call: float
+    total: float
+    arrivals: list[Arrival]
 
 
-def responses_chunks(text: str | None = None, command: str | None = None) -> bytes:
-    """An OpenAI Responses API stream (what Codex speaks): a message, or one exec_command."""
-    usage = {
-        "input_tokens": 1000,
-        "output_tokens": 20,
-        "total_tokens": 1020,
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens_details": {"reasoning_tokens": 0},
-    }
-    if command is not None:
-        arguments = json.dumps({"cmd": command})
-        item: dict[str, Any] = {
-            "type": "function_call",
-            "id": "fc_1",
-            "call_id": f"call_{abs(hash(command)) % 10**8}",
-            "name": "exec_command",
-            "arguments": arguments,
-            "status": "completed",
-        }
-        delta = {"type": "response.function_call_arguments.delta", "item_id": "fc_1"}
-        delta.update(output_index=0, delta=arguments)
-        started = {**item, "arguments": "", "status": "in_progress"}
+def _body(request: RecordedRequest) -> dict[str, Any]:
+    return request.body if isinstance(request.body, dict) else {}
+
+
+def _tool_names(request: RecordedRequest) -> set[str]:
+    tools = _body(request).get("tools") or []
+    return {str(t.get("name")) for t in tools if isinstance(t, dict)}
+
+
+def _base_env(home: Path) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
+
+
+# --- Claude Code: Anthropic Messages ----------------------------------------------------
+
+
+def _claude_search(request: RecordedRequest) -> ScriptedResponse:
+    """Grep when offered; this version's native build offers none, and searches with Bash."""
+    if "Grep" in _tool_names(request):
+        call = ToolCall(
+            "toolu_2", "Grep", {"pattern": "port", "-i": True, "output_mode": "content"}
+        )
     else:
-        content = [{"type": "output_text", "text": text or "", "annotations": []}]
-        item = {"type": "message", "id": "msg_1", "role": "assistant"}
-        item.update(status="completed", content=content)
-        delta = {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0}
-        delta.update(content_index=0, delta=text or "")
-        started = {**item, "status": "in_progress", "content": []}
-    response = {"id": "resp_1", "object": "response", "status": "completed", "output": [item]}
-    response["usage"] = usage
-    events = [
-        {"type": "response.created", "response": {**response, "status": "in_progress"}},
-        {"type": "response.output_item.added", "output_index": 0, "item": started},
-        delta,
-        {"type": "response.output_item.done", "output_index": 0, "item": item},
-        {"type": "response.completed", "response": response},
-    ]
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+        call = ToolCall("toolu_2", "Bash", {"command": "grep -rni port .", "description": "Find"})
+    return anthropic_tool_turn(call)
 
 
-def install() -> str | None:
-    """The peers' folder ready to run, or why not."""
-    if (CACHE / "node_modules" / ".bin" / "claude").exists():
-        return None
-    npm = shutil.which("npm")
-    if npm is None:
-        return "npm is not installed"
-    CACHE.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", *PACKAGES],
-        cwd=CACHE,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0:
-        return f"npm install failed: {done.stderr.strip()[-300:]}"
-    # Claude Code's native binary comes from its postinstall script, which npm may skip.
-    package = CACHE / "node_modules" / "@anthropic-ai" / "claude-code"
-    subprocess.run(["node", "install.cjs"], cwd=package, capture_output=True, timeout=300)
-    return None
-
-
-def claude_task(root: Path) -> list[Callable[[], bytes]]:
-    app = str(root / "app.py")
+def _claude_replies(workspace: Path) -> list[Reply]:
+    read = ToolCall("toolu_1", "Read", {"file_path": str(workspace / "app.py")})
     return [
-        lambda: anthropic_chunks(None, ToolCall("toolu_r1", "Read", {"file_path": app})),
-        lambda: anthropic_chunks(None, ToolCall("toolu_g1", "Grep", {"pattern": "port"})),
-        lambda: anthropic_chunks("The port is 8000."),
+        lambda _: anthropic_tool_turn(read),
+        _claude_search,
+        lambda _: anthropic_text_turn(ANSWER),
     ]
 
 
-def _timed(
-    name: str,
-    command: list[str],
-    root: Path,
-    replies: Callable[[], list[Callable[[], bytes]]],
-    env_for: Callable[[int], dict[str, str]],
-    samples: int,
-) -> tuple[list[float], list[float], str]:
-    """Run a peer `samples` times: spawn → its first model call, and spawn → exit."""
-    firsts, totals, seen = [], [], ""
-    for _ in range(samples):
-        fake = FakeServer(replies(), lambda r: bool(r.get("tools")) and bool(r.get("stream")))
-        server, port = fake.serve()
-        env = env_for(port)
-        fake.started = time.perf_counter()
+def _claude_model_call(request: RecordedRequest) -> bool:
+    body = _body(request)
+    path = request.path.partition("?")[0]
+    return path == "/v1/messages" and bool(body.get("stream")) and bool(body.get("tools"))
+
+
+def _claude_other(request: RecordedRequest) -> ScriptedResponse:
+    """A token count, or a short message (streamed if asked for)."""
+    if "count_tokens" in request.path:
+        payload: dict[str, Any] = {"input_tokens": 1000}
+    elif _body(request).get("stream"):
+        return anthropic_text_turn("OK")
+    else:
+        payload = {
+            "id": "msg_other",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-replay",
+            "content": [{"type": "text", "text": "OK"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        }
+    headers = (("content-type", "application/json"),)
+    return ScriptedResponse(200, headers, body=compact_json(payload).encode())
+
+
+def _claude_env(base_url: str, home: Path) -> dict[str, str]:
+    env = _base_env(home) | QUIET
+    env |= {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-ant-bench"}
+    if os.getuid() == 0:
+        # Claude Code refuses to bypass permissions as root outside a declared sandbox.
+        env["IS_SANDBOX"] = "1"
+    return env
+
+
+CLAUDE_SETUP = Setup(
+    "Claude Code",
+    CLAUDE,
+    [str(CLAUDE.command), "-p", PROMPT, "--permission-mode", "bypassPermissions"],
+    _claude_env,
+    _claude_replies,
+    _claude_model_call,
+    _claude_other,
+)
+
+
+# --- Codex: OpenAI Responses ------------------------------------------------------------
+
+# A model this version knows (no "fallback metadata" warning) whose tools are plain
+# functions; its default model offers a JavaScript `exec` tool instead.
+CODEX_MODEL = "gpt-5.5"
+CODEX_CONFIG = """model = "{model}"
+model_provider = "bench"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[model_providers.bench]
+name = "bench"
+base_url = "{base_url}/v1"
+wire_api = "responses"
+env_key = "BENCH_API_KEY"
+"""
+
+
+def _codex_shell(command: str, call_id: str) -> Reply:
+    """Run `command` with whichever shell tool the request offers."""
+
+    def reply(request: RecordedRequest) -> ScriptedResponse:
+        names = _tool_names(request)
+        if "exec_command" in names:
+            return responses_call(call_id, "exec_command", {"cmd": command})
+        if "shell_command" in names:
+            return responses_call(call_id, "shell_command", {"command": command})
+        return responses_call(call_id, "shell", {"command": ["bash", "-lc", command]})
+
+    return reply
+
+
+def _codex_replies(_workspace: Path) -> list[Reply]:
+    return [
+        _codex_shell("cat app.py", "call_1"),
+        _codex_shell("rg -n -i port", "call_2"),
+        lambda _: responses_text(ANSWER),
+    ]
+
+
+def _codex_model_call(request: RecordedRequest) -> bool:
+    return request.path.endswith("/responses") and bool(_body(request).get("stream"))
+
+
+def _codex_env(base_url: str, home: Path) -> dict[str, str]:
+    codex_home = home / ".codex"
+    codex_home.mkdir(exist_ok=True)
+    config = CODEX_CONFIG.format(model=CODEX_MODEL, base_url=base_url)
+    (codex_home / "config.toml").write_text(config, encoding="utf-8")
+    return _base_env(home) | {"CODEX_HOME": str(codex_home), "BENCH_API_KEY": "bench"}
+
+
+CODEX_SETUP = Setup(
+    "Codex",
+    CODEX,
+    [
+        str(CODEX.command),
+        "exec",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        PROMPT,
+    ],
+    _codex_env,
+    _codex_replies,
+    _codex_model_call,
+    lambda _: responses_text("OK"),
+)
+
+
+# --- measuring --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[tuple[Path, Path]]:
+    """A (HOME, workspace) pair like harness.scratch()'s, outside /tmp: Codex will not set
+    up its helper commands under a temporary folder, as it would in a real HOME."""
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="scratch-", dir=CACHE.parent) as tmp:
+        root = Path(tmp)
+        home, workspace = root / "home", root / "ws"
+        home.mkdir()
+        workspace.mkdir()
+        (workspace / "app.py").write_text("PORT = 8000\nHOST = 'localhost'\n", encoding="utf-8")
+        (workspace / "notes.md").write_text("# notes\nport is configurable\n", encoding="utf-8")
+        yield home, workspace
+
+
+def _once(setup: Setup, home: Path, workspace: Path) -> Sample:
+    """One run of the task: spawn → first request, → first model call, → exit."""
+    server = PeerServer(setup.replies(workspace), setup.is_model_call, setup.other)
+    server.start()
+    try:
+        env = setup.env(server.base_url, home)
+        server.started = time.perf_counter()
         done = subprocess.run(
-            command,
-            cwd=root,
+            setup.command,
+            cwd=workspace,
             env=env,
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=120,
             check=False,
-            stdin=subprocess.DEVNULL,
         )
-        total = time.perf_counter() - fake.started
-        server.shutdown()
-        model_calls = [t for t, _path, model in fake.arrivals if model]
-        if done.returncode != 0 or len(model_calls) < 3:
-            failure = f"exit {done.returncode}, {fake.arrivals}: {done.stderr[-500:]}"
-            raise RuntimeError(f"{name}: {failure}")
-        firsts.append(model_calls[0])
-        totals.append(total)
-        seen = ", ".join(
-            f"{path}{' (model)' if model else ''} at {t * 1000:.0f} ms"
-            for t, path, model in fake.arrivals
+        total = time.perf_counter() - server.started
+    finally:
+        server.stop()
+    arrivals = server.arrivals
+    problem = _check(done, server)
+    if problem:
+        seen = "; ".join(a.describe() for a in arrivals) or "no request"
+        output = " ".join((done.stdout + done.stderr).split())[-300:]
+        raise RuntimeError(f"{problem} (requests: {seen}; output: {output})")
+    first_model = next(a.at for a in arrivals if a.model_call)
+    return Sample(arrivals[0].at, first_model, total, arrivals)
+
+
+def _check(done: subprocess.CompletedProcess[str], server: PeerServer) -> str | None:
+    """Why a run does not count, or None: it must exit 0 after three model calls, each
+    after the first carrying the previous tool's output, and print the answer."""
+    calls = server.model_calls
+    if done.returncode != 0:
+        return f"exit status {done.returncode}"
+    if len(calls) != 3:
+        return f"{len(calls)} model calls instead of 3"
+    for call, marker in zip(calls[1:], MARKERS, strict=True):
+        if marker.encode() not in call.raw_body:
+            return f"a tool did not run: no {marker!r} in the next model call"
+    if ANSWER not in done.stdout:
+        return "the answer is not in the output"
+    return None
+
+
+def _measure(setup: Setup, samples: int) -> list[Row]:
+    name = setup.name
+    with _scratch() as (home, workspace):
+        # The first run in a fresh HOME writes the peer's config and state: shown apart.
+        first = _once(setup, home, workspace)
+        runs = [_once(setup, home, workspace) for _ in range(samples)]
+    rows = timing_rows(
+        SECTION, f"{name}: start → first HTTP request", [r.first_request for r in runs]
+    )
+    rows += timing_rows(
+        SECTION, f"{name}: start → first model request", [r.first_model_call for r in runs]
+    )
+    rows += timing_rows(SECTION, f"{name}: 3-call task, start → exit", [r.total for r in runs])
+    rows.append(
+        Row(
+            SECTION,
+            f"{name}: first run (fresh HOME): task",
+            first.total * 1000,
+            "ms",
+            f"first model request at {first.first_model_call * 1000:.0f} ms",
         )
-    return firsts, totals, seen
-
-
-def run_claude(root: Path, home: Path, samples: int) -> tuple[list[float], list[float], str]:
-    """Claude Code in print mode; it reads and greps without asking."""
-    command = [str(CACHE / "node_modules" / ".bin" / "claude"), "-p", "find the port"]
-    command += ["--permission-mode", "acceptEdits"]
-
-    def env_for(port: int) -> dict[str, str]:
-        return {
-            "PATH": os.environ["PATH"],
-            "HOME": str(home),
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "ANTHROPIC_API_KEY": "sk-ant-bench-key",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-        }
-
-    return _timed("claude", command, root, lambda: claude_task(root), env_for, samples)
-
-
-CODEX_CONFIG = """model = "gpt-5"
-model_provider = "bench"
-[model_providers.bench]
-name = "bench"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-env_key = "BENCH_KEY"
-"""
-
-
-def run_codex(root: Path, home: Path, samples: int) -> tuple[list[float], list[float], str]:
-    """`codex exec` with a model provider pointing at the fake server."""
-    command = [str(CACHE / "node_modules" / ".bin" / "codex"), "exec"]
-    command += ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
-    command += ["find the port"]
-    config = home / ".codex"
-    config.mkdir(exist_ok=True)
-
-    def env_for(port: int) -> dict[str, str]:
-        (config / "config.toml").write_text(CODEX_CONFIG.format(port=port), encoding="utf-8")
-        return {
-            "PATH": os.environ["PATH"],
-            "HOME": str(home),
-            "CODEX_HOME": str(config),
-            "BENCH_KEY": "bench-key",
-        }
-
-    def task() -> list[Callable[[], bytes]]:
-        return [
-            lambda: responses_chunks(command="cat app.py"),
-            lambda: responses_chunks(command="grep -in port app.py"),
-            lambda: responses_chunks("The port is 8000."),
-        ]
-
-    return _timed("codex", command, root, task, env_for, samples)
+    )
+    for n, arrival in enumerate(runs[-1].arrivals, 1):
+        rows.append(Row(SECTION, f"{name}: request {n} (last run)", arrival.describe()))
+    return rows
 
 
 def run(quick: bool) -> list[Row]:
-    why = install()
+    samples = 5 if quick else 10
+    setups = (CODEX_SETUP, CLAUDE_SETUP)
+    why = install(tuple(s.peer for s in setups))
     if why is not None:
-        return [Row(SECTION, "peers skipped", why)]
-    samples = 3 if quick else 10
+        return [Row(SECTION, "peers not measured", why)]
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="agentls-bench-peers-") as tmp:
-        root, home = Path(tmp) / "ws", Path(tmp) / "home"
-        root.mkdir()
-        home.mkdir()
-        (root / "app.py").write_text("PORT = 8000\nHOST = 'localhost'\n", encoding="utf-8")
-        for name, runner in (("Claude Code -p", run_claude), ("codex exec", run_codex)):
-            try:
-                firsts, totals, seen = runner(root, home, samples)
-            except (RuntimeError, subprocess.TimeoutExpired, OSError) as exc:
-                rows.append(Row(SECTION, f"{name} failed", str(exc)[:300]))
-                continue
-            rows += timing_rows(SECTION, f"{name}: start → first model request", firsts)
-            rows += timing_rows(SECTION, f"{name}: 3-call task, start → exit", totals)
-            rows.append(Row(SECTION, f"{name} requests (last run)", seen[:200]))
+    for setup in setups:
+        label = f"{setup.peer.package}@{setup.peer.version}"
+        rows.append(Row(SECTION, f"{setup.name}: version", label, note=" ".join(setup.command)))
+        try:
+            rows += _measure(setup, samples)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+            rows.append(Row(SECTION, f"{setup.name}: not measured", str(exc)[:600]))
     return rows
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
+    parser = argparse.ArgumentParser(description="The peers beside `agentls run`.")
+    parser.add_argument("--quick", action="store_true", help="5 samples instead of 10")
     for row in run(parser.parse_args().quick):
-        value = f"{row.value:>10.2f}" if isinstance(row.value, float) else f"{row.value}"
-        print(f"{row.name:<52} {value} {row.unit:<3} {row.note}")
+        value = f"{row.value:>9.1f} {row.unit}" if isinstance(row.value, float) else row.value
+        print(f"{row.name:<56} {value}  {row.note}".rstrip())

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agentls.tools.base import Tool
+from agentls.tools.base import Tool, ToolContext, ToolOutput
 from agentls.tools.bash import BashInput, BashTool
 from agentls.tools.files import EditTool
 from agentls.tools.registry import ToolRegistry, clean_schema, default_tools, validate_input
@@ -118,6 +118,9 @@ def test_a_tool_that_says_nothing_fails_closed(tmp_path: Path) -> None:
         name = "Quiet"
         description = "says nothing"
         input_model = Quiet
+
+        async def run(self, args: Quiet, ctx: ToolContext) -> ToolOutput:
+            return ToolOutput(args.text)
 
     tool, args = QuietTool(), Quiet(text="x")
     assert tool.is_read_only(args) is False

@@ -4,6 +4,7 @@ generic base with fail-closed defaults, and mixins for read-only and path tools.
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +140,7 @@ Args = TypeVar("Args", bound=BaseModel)
 TITLE_CHARS = 80
 
 
-class Tool(Generic[Args]):
+class Tool(ABC, Generic[Args]):
     """A tool: typed input (a pydantic model), a kind, what it says about a call, a run.
 
     The defaults fail closed: a call is not read-only (it takes the write lane and meets
@@ -168,9 +169,9 @@ class Tool(Generic[Args]):
         """What permission rules match against: a path relative to cwd, or a command."""
         return None
 
+    @abstractmethod
     async def run(self, args: Args, ctx: ToolContext) -> ToolOutput:
         """Run the call; raise ToolError for failures the model should see."""
-        raise NotImplementedError
 
 
 class ReadOnlyTool(Tool[Args]):
@@ -184,9 +185,9 @@ class PathTool(Tool[Args]):
     """A tool on one path the model names: titled `<Name> <path>`, locating that path, and
     matched by rules on it relative to cwd (absolute outside it)."""
 
+    @abstractmethod
     def target(self, args: Args) -> str:
         """The path as the model gave it."""
-        raise NotImplementedError
 
     def title(self, args: Args) -> str:
         return f"{self.name} {self.target(args)}"

@@ -13,7 +13,7 @@ from agentls.loop.assemble import ToolCallReady
 from agentls.loop.executor import ToolExecutor
 from agentls.messages import ToolUseBlock
 from agentls.permissions.gate import PermissionGate
-from agentls.tools.base import Location, ToolContext, ToolError, ToolOutput
+from agentls.tools.base import Location, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry
 from agentls.workspace.view import WorkspaceView
@@ -32,7 +32,7 @@ class Timeline:
         self.peak = 0
 
 
-class FakeTool:
+class FakeTool(Tool[Args]):
     """A tool that sleeps and records when it starts and ends."""
 
     description = "fake"

@@ -20,6 +20,7 @@ from agentls.events import (
     AskUserResolved,
     Compaction,
     LoopEvent,
+    McpStatusEvent,
     MessageCompleted,
     MessageDiscarded,
     Notice,
@@ -229,6 +230,9 @@ def _sample_events() -> list[LoopEvent]:
         MessageDiscarded("msg_1", "retry"),
         Notice("error", "The history had unpaired tool calls; they were repaired."),
         TurnLimitReached(100, 100),
+        McpStatusEvent("docs", "starting", "stdio"),
+        McpStatusEvent("docs", "ready", "http", 12, None, 2),
+        McpStatusEvent("docs", "failed", "stdio", None, "its command was not found", 1),
         SubagentStarted("agent_1", "toolu_1", "explore", "Find the port"),
         SubagentCompleted("agent_1", "toolu_1", "end_turn", 2, 1, Usage(10, 2), 1234),
         PlanEvent(
@@ -418,6 +422,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/continueTurn": {"sessionId": "sess_1"},
     "agent/forkSession": {"sessionId": "sess_1", "messageId": "msg_1"},
     "agent/listTasks": {"sessionId": "sess_1"},
+    "agent/listMcpServers": {"sessionId": "sess_1"},
     "agent/stopTask": {"sessionId": "sess_1", "agentId": "agent_1"},
     "agent/listPermissionRules": {"sessionId": "sess_1"},
     "agent/updatePermissionRules": {
@@ -473,6 +478,44 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
     ),
     "agent/noteUserAction": api.EmptyResult(),
     "agent/continueTurn": api.ContinueTurnResult(turn_id="turn_2"),
+    "agent/listMcpServers": api.ListMcpServersResult(
+        servers=[
+            api.McpServerEntry(
+                name="docs",
+                status="ready",
+                transport="stdio",
+                source=".mcp.json",
+                attempts=1,
+                server_version="1.0.0",
+                tools=[
+                    api.McpToolEntry(
+                        name="mcp__docs__search",
+                        server_name="search",
+                        description="Searches the docs",
+                        read_only=True,
+                    )
+                ],
+                resources=[api.McpResourceEntry(uri="docs://index", name="index")],
+                prompts=[
+                    api.McpPromptEntry(
+                        name="explain",
+                        arguments=[api.McpPromptArgumentEntry(name="topic", required=True)],
+                    )
+                ],
+            ),
+            api.McpServerEntry(
+                name="db",
+                status="failed",
+                transport="http",
+                source="agent/newSession",
+                error="it did not start within 10 s",
+                attempts=3,
+                tools=[],
+                resources=[],
+                prompts=[],
+            ),
+        ]
+    ),
     "agent/listTasks": api.ListTasksResult(
         tasks=[
             api.TaskInfo(

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from agentls.mcp_servers.state import McpServerState, tool_name
 from agentls.names import Delivery, ProviderName, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
 
@@ -264,6 +265,92 @@ class EmptyResult(WireModel):
     pass
 
 
+class McpToolEntry(WireModel):
+    # As the model calls it (mcp__server__tool), and as the server names it.
+    name: str
+    server_name: str
+    description: str
+    read_only: bool
+
+
+class McpResourceEntry(WireModel):
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+
+
+class McpPromptArgumentEntry(WireModel):
+    name: str
+    description: str | None = None
+    required: bool
+
+
+class McpPromptEntry(WireModel):
+    name: str
+    description: str | None = None
+    arguments: list[McpPromptArgumentEntry]
+
+
+class McpServerEntry(WireModel):
+    name: str
+    status: Literal["starting", "ready", "failed", "stopped"]
+    transport: Literal["stdio", "http"]
+    # "user settings", a settings file's path, a .mcp.json path, or "agent/newSession".
+    source: str
+    error: str | None = None
+    attempts: int
+    server_version: str | None = None
+    tools: list[McpToolEntry]
+    resources: list[McpResourceEntry]
+    prompts: list[McpPromptEntry]
+
+
+def mcp_server_entry(state: McpServerState) -> McpServerEntry:
+    """A session's MCP server as agent/listMcpServers shows it."""
+    return McpServerEntry(
+        name=state.name,
+        status=state.status,
+        transport=state.transport,
+        source=state.source,
+        error=state.error,
+        attempts=state.attempts,
+        server_version=state.server_version,
+        tools=[
+            McpToolEntry(
+                name=tool_name(state.name, t.name),
+                server_name=t.name,
+                description=t.description,
+                read_only=t.read_only,
+            )
+            for t in state.tools
+        ],
+        resources=[
+            McpResourceEntry(
+                uri=r.uri, name=r.name, description=r.description, mime_type=r.mime_type
+            )
+            for r in state.resources
+        ],
+        prompts=[
+            McpPromptEntry(
+                name=p.name,
+                description=p.description,
+                arguments=[
+                    McpPromptArgumentEntry(
+                        name=a.name, description=a.description, required=a.required
+                    )
+                    for a in p.arguments
+                ],
+            )
+            for p in state.prompts
+        ],
+    )
+
+
+class ListMcpServersResult(WireModel):
+    servers: list[McpServerEntry]
+
+
 REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
     "agent/submitMessage": (SubmitMessageParams, SubmitMessageResult),
@@ -284,5 +371,6 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/stopTask": (StopTaskParams, StopTaskResult),
     "agent/listPermissionRules": (SessionParams, PermissionRulesResult),
     "agent/updatePermissionRules": (UpdatePermissionRulesParams, PermissionRulesResult),
+    "agent/listMcpServers": (SessionParams, ListMcpServersResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from agentls.mcp_servers.config import McpServerConfig, merge_servers, parse_servers
 from agentls.names import PERMISSION_MODES, PROVIDERS, PermissionMode, RulesScope
 from agentls.pricing import Price
 
@@ -83,6 +84,11 @@ class Settings:
     # Sub-agents (Task): how deep they nest, and how many run at once in a session.
     subagent_depth: int = 3
     max_subagents: int = 20
+    # MCP servers (by name, across the layers); a tool call's limit; how long a turn
+    # waits for servers still starting before its first model call.
+    mcp_servers: tuple[McpServerConfig, ...] = ()
+    mcp_tool_timeout: float = 600.0
+    mcp_startup_timeout: float = 10.0
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
@@ -186,6 +192,8 @@ _KEYS = {
     "permissionRulesScope": "permission_rules_scope",
     "subagentDepth": "subagent_depth",
     "maxSubagents": "max_subagents",
+    "mcpToolTimeout": "mcp_tool_timeout",
+    "mcpStartupTimeout": "mcp_startup_timeout",
     "additionalDirectories": "additional_directories",
     "appendSystemPrompt": "append_system_prompt",
     "script": "script",
@@ -276,6 +284,16 @@ def apply_layer(
     """`settings` updated by one layer of camelCase keys; unknown or bad keys are reported."""
     changes: dict[str, Any] = {}
     for key, value in layer.items():
+        if key == "mcpServers":
+            # Servers add up across layers (a later one replaces a server of its name).
+            try:
+                layer_servers = parse_servers(value, source, os.environ)
+            except ValueError as exc:
+                problems.append(f"{source}: mcpServers {exc}; ignored")
+                continue
+            base = changes.get("mcp_servers", settings.mcp_servers)
+            changes["mcp_servers"] = merge_servers(base, layer_servers)
+            continue
         if key == "permissions" and isinstance(value, dict):
             for rule_kind in ("allow", "deny", "ask"):
                 if rule_kind in value:
@@ -329,6 +347,10 @@ def load_settings(
     settings = apply_layer(
         settings, _read_json(home / "settings.json", found), "user settings", found
     )
+    mcp_json = _read_json(cwd / ".mcp.json", found)
+    if "mcpServers" in mcp_json:
+        servers = {"mcpServers": mcp_json["mcpServers"]}
+        settings = apply_layer(settings, servers, str(cwd / ".mcp.json"), found)
     project = cwd / ".agentls" / "settings.json"
     settings = apply_layer(settings, _read_json(project, found), str(project), found)
     env_changes = {}

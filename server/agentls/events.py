@@ -217,6 +217,21 @@ class TurnLimitReached:
 
 
 @dataclass(frozen=True, slots=True)
+class McpStatusEvent:
+    """An MCP server of the session changed status: starting, ready (with its tool count),
+    failed (with why; it is restarted unless it failed every start), stopped. Outside turns."""
+
+    server: str
+    status: Literal["starting", "ready", "failed", "stopped"]
+    transport: Literal["stdio", "http"]
+    tool_count: int | None = None
+    error: str | None = None
+    # The how-manieth start this is; above 1 after a restart.
+    attempt: int | None = None
+    type: Literal["mcp_status"] = "mcp_status"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnError:
     code: str
     message: str
@@ -253,6 +268,7 @@ LoopEvent: TypeAlias = (
     | Notice
     | TurnLimitReached
     | TurnCompleted
+    | McpStatusEvent
 )
 
 

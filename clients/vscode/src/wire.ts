@@ -105,6 +105,10 @@ export interface ImageBlock {
   width?: number;
 }
 
+export interface ListMcpServersResult {
+  servers: McpServerEntry[];
+}
+
 export interface ListModelsParams {
   refresh?: boolean;
   sessionId?: string | null;
@@ -134,6 +138,61 @@ export interface ListTasksResult {
 export interface Location {
   line?: number;
   path: string;
+}
+
+export interface McpPromptArgumentEntry {
+  description?: string | null;
+  name: string;
+  required: boolean;
+}
+
+export interface McpPromptEntry {
+  arguments: McpPromptArgumentEntry[];
+  description?: string | null;
+  name: string;
+}
+
+export interface McpResourceEntry {
+  description?: string | null;
+  mimeType?: string | null;
+  name: string;
+  uri: string;
+}
+
+export interface McpServerEntry {
+  attempts: number;
+  error?: string | null;
+  name: string;
+  prompts: McpPromptEntry[];
+  resources: McpResourceEntry[];
+  serverVersion?: string | null;
+  source: string;
+  status: "starting" | "ready" | "failed" | "stopped";
+  tools: McpToolEntry[];
+  transport: "stdio" | "http";
+}
+
+/** The `mcp_status` event. */
+export interface McpStatusEvent {
+  agentId?: string;
+  attempt?: number;
+  error?: string;
+  parentToolCallId?: string;
+  seq: number;
+  server: string;
+  sessionId: string;
+  status: "starting" | "ready" | "failed" | "stopped";
+  toolCount?: number;
+  transport: "stdio" | "http";
+  turnId?: string;
+  type: "mcp_status";
+}
+
+export interface McpToolEntry {
+  description: string;
+  name: string;
+  readOnly: boolean;
+  serverName: string;
 }
 
 /** The `message_completed` event. */
@@ -560,7 +619,7 @@ export interface WireRange {
 }
 
 /** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn; a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | TurnCompleted;
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | TurnCompleted | McpStatusEvent;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {
@@ -569,6 +628,7 @@ export interface Requests {
   "agent/compact": { params: CompactParams; result: CompactResult };
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
+  "agent/listMcpServers": { params: SessionParams; result: ListMcpServersResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };
   "agent/listPermissionRules": { params: SessionParams; result: PermissionRulesResult };
   "agent/listSessions": { params: ListSessionsParams; result: ListSessionsResult };

@@ -224,7 +224,8 @@ class ToolExecutor:
         of it for the model, or the refusal result."""
         content = tool.rule_content(args, self._context.cwd)
         # A tool whose own calls meet the gate (Task's agent) is asked about by rules only.
-        harmless = tool.is_read_only(args) or getattr(tool, "calls_are_gated", False)
+        read_only = tool.is_read_only(args) and tool.read_only_skips_asking
+        harmless = read_only or getattr(tool, "calls_are_gated", False)
         decision = self._gate.decide(tool.name, tool.kind, harmless, content)
         if decision.behavior == "allow":
             return args, None

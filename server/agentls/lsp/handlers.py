@@ -66,6 +66,7 @@ class AgentHandlers:
             "agent/continueTurn": self.continue_turn,
             "agent/forkSession": self.fork_session,
             "agent/listTasks": self.list_tasks,
+            "agent/listMcpServers": self.list_mcp_servers,
             "agent/stopTask": self.stop_task,
             "agent/listPermissionRules": self.list_permission_rules,
             "agent/updatePermissionRules": self.update_permission_rules,
@@ -121,6 +122,7 @@ class AgentHandlers:
             "max_budget_tokens",
             "max_budget_usd",
             "append_system_prompt",
+            "mcp_servers",
             "script",
             "request_log",
         }
@@ -210,6 +212,14 @@ class AgentHandlers:
         )
         session, display = await self.manager.resume(p.session_id, overrides, _link(client))
         return self._opened(session, display, client)
+
+    async def list_mcp_servers(
+        self, p: api.SessionParams, _client: Client
+    ) -> api.ListMcpServersResult:
+        mcp = self.manager.get(p.session_id).mcp
+        return api.ListMcpServersResult(
+            servers=[api.mcp_server_entry(state) for state in (mcp.states() if mcp else [])]
+        )
 
     async def list_tasks(self, p: api.SessionParams, _client: Client) -> api.ListTasksResult:
         records = self.manager.get(p.session_id).tasks.records.values()

@@ -65,6 +65,7 @@ AGENT_REQUESTS = (
     "agent/stopTask",
     "agent/listPermissionRules",
     "agent/updatePermissionRules",
+    "agent/listMcpServers",
 )
 
 

@@ -31,7 +31,8 @@ READ_KINDS: Final = frozenset({"read", "search"})
 PATH_KINDS: Final = EDIT_KINDS | READ_KINDS
 COMMAND_KIND: Final = "execute"
 
-_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*|mcp__[A-Za-z0-9_-]+__\*")
+MCP_PREFIX: Final = "mcp__"
 _RULE_TEXT = re.compile(r"(?P<tool>[^()\s]+)(?:\((?P<specifier>.*)\))?", re.DOTALL)
 
 
@@ -107,6 +108,10 @@ def rule_applies(rule: Rule, tool_name: str, tool_kind: str) -> bool:
     """Whether `rule` is about this tool: by name, or Edit/Read rules for their tool families."""
     if rule.tool == tool_name:
         return True
+    if rule.tool.startswith(MCP_PREFIX):
+        # `mcp__server` and `mcp__server__*` cover every tool of that server.
+        server = rule.tool.removesuffix("__*")
+        return tool_name.startswith(server + "__") and tool_name.count("__") >= 2
     if rule.tool == "Edit":
         return tool_kind in EDIT_KINDS
     return rule.tool == "Read" and tool_kind in READ_KINDS

@@ -224,6 +224,7 @@ class SessionManager:
             session_id, root, settings, provider, view, self._sink, transcript, project, self.masker
         )
         self.sessions[session_id] = session
+        session.start_mcp_servers()
         return session
 
     def attach(self, session_id: str, link: EditorLink) -> AgentSession:

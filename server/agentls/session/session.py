@@ -38,6 +38,7 @@ from agentls.errors import (
 from agentls.events import (
     AskUserRequest,
     LoopEvent,
+    McpStatusEvent,
     MessageCompleted,
     PermissionRequest,
     PlanEvent,
@@ -53,6 +54,8 @@ from agentls.loop.compaction_run import CompactionFailed, apply_compaction, comp
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
+from agentls.mcp_servers.servers import McpServers
+from agentls.mcp_servers.state import McpServerState
 from agentls.messages import Message, TextBlock, new_id
 from agentls.names import Delivery, PermissionMode, RulesScope
 from agentls.output_limits import output_limit_for
@@ -138,9 +141,9 @@ class AgentSession:
         self.usage = Usage()
         self.denials: list[Denial] = []
         self.agent_types = agent_types(project_root or cwd)
-        self.registry = ToolRegistry(
-            [*default_tools(todo=settings.todo_write), TaskTool(self.agent_types)]
-        )
+        self.mcp: McpServers | None = None
+        self._mcp_version = 0
+        self.registry = self._registry()
         self._subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
         self.tasks = BackgroundTasks(self._task_finished)
         self._closing = False
@@ -192,6 +195,42 @@ class AgentSession:
         self.data.plan = state.plan
         if save:
             self._save_state()
+
+    def start_mcp_servers(self) -> None:
+        """Start the configured MCP servers in the background (their tools join the
+        session's once ready; a turn waits a little for servers still starting)."""
+        if not self.settings.mcp_servers or self.mcp is not None:
+            return
+        self.mcp = McpServers(
+            self.settings.mcp_servers,
+            self.cwd,
+            self.transcript.path.with_suffix("") / "mcp",
+            self._mcp_status,
+            self.settings.mcp_tool_timeout,
+            self.settings.mcp_startup_timeout,
+        )
+        self.mcp.start()
+
+    def _mcp_status(self, state: McpServerState) -> None:
+        count = len(state.tools) if state.status == "ready" else None
+        attempt = state.attempts or None
+        event = McpStatusEvent(
+            state.name, state.status, state.transport, count, state.error, attempt
+        )
+        self._emit(event, None)
+
+    def _registry(self) -> ToolRegistry:
+        mcp_tools = self.mcp.tools() if self.mcp is not None else []
+        builtin = default_tools(todo=self.settings.todo_write)
+        return ToolRegistry([*builtin, TaskTool(self.agent_types), *mcp_tools])
+
+    def _sync_mcp_tools(self) -> None:
+        """Take the MCP servers' tools when their set changed (between turns' calls)."""
+        if self.mcp is None or self.mcp.version == self._mcp_version:
+            return
+        self._mcp_version = self.mcp.version
+        self.registry = self._registry()
+        self.context = self._context_window()
 
     @property
     def model(self) -> str:
@@ -414,6 +453,8 @@ class AgentSession:
         self._closing = True
         self.abort()
         await self.tasks.stop_all()
+        if self.mcp is not None:
+            await self.mcp.close()
         worker = self._worker
         if worker is not None:
             await asyncio.gather(worker, return_exceptions=True)
@@ -473,6 +514,8 @@ class AgentSession:
             self._start_continuation(turn)
         else:
             await self._start_with_message(turn)
+        if self.mcp is not None:
+            await self.mcp.wait_started(self.settings.mcp_startup_timeout)
         state = QueryState(turn.turn_id, self.history)
         deps = self._deps(turn)
         async for event in run_turn(state, deps):
@@ -523,6 +566,7 @@ class AgentSession:
         self._on_event(MessageCompleted(user.id, "user", user.content), turn)
 
     def _deps(self, turn: _Turn | None) -> LoopDeps:
+        self._sync_mcp_tools()
         settings = self.settings
         context = ToolContext(self.workspace, self.read_cache, self.cwd, data=self.data)
         deps = LoopDeps(

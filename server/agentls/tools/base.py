@@ -152,10 +152,17 @@ class Tool(ABC, Generic[Args]):
     description: str
     input_model: type[BaseModel]
     kind: ToolKind = "other"
+    # Whether a read-only call also skips asking (a tool whose read-only verdict is only
+    # a third party's word, such as an MCP server's, shares the lane and still asks).
+    read_only_skips_asking: bool = True
 
     def is_read_only(self, args: Args) -> bool:
         """Whether this call may run in the concurrent read lane (and skip asking)."""
         return False
+
+    def spec_schema(self) -> dict[str, Any] | None:
+        """The input's JSON Schema as the model sees it, when not made from `input_model`."""
+        return None
 
     def title(self, args: Args) -> str:
         """A one-line human title such as `Read src/app.py`."""

@@ -61,7 +61,8 @@ def clean_schema(schema: Any) -> Any:
 
 def tool_spec(tool: Tool[Any]) -> ToolSpec:
     """The spec a provider sends for `tool`."""
-    return ToolSpec(tool.name, tool.description, input_schema(tool.input_model))
+    schema = tool.spec_schema()
+    return ToolSpec(tool.name, tool.description, schema or input_schema(tool.input_model))
 
 
 @functools.cache

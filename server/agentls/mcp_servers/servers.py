@@ -1,0 +1,160 @@
+"""A session's MCP servers: started in the background (newSession never waits for them),
+their tools offered once they are ready, all stopped with the session.
+
+The tools' order and specs change only when a server's tool list does (a restart that
+offers the same tools leaves the requests' cached prefix alone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentls.mcp_servers.config import McpServerConfig
+from agentls.mcp_servers.state import McpPromptInfo, McpServerState
+
+if TYPE_CHECKING:
+    from agentls.mcp_servers.connection import McpConnection
+    from agentls.tools.base import Tool
+
+log = logging.getLogger(__name__)
+
+
+class McpServers:
+    def __init__(
+        self,
+        configs: tuple[McpServerConfig, ...],
+        cwd: Path,
+        log_dir: Path,
+        on_status: Callable[[McpServerState], None],
+        tool_timeout: float,
+        startup_timeout: float,
+    ) -> None:
+        self.configs = configs
+        self._cwd = cwd
+        self._log_dir = log_dir
+        self._on_status = on_status
+        self._tool_timeout = tool_timeout
+        self._startup_timeout = startup_timeout
+        self._connections: dict[str, McpConnection] = {}
+        self._started = asyncio.Event()
+        self._starter: asyncio.Task[None] | None = None
+        # What each server offered when last ready; `version` moves when that changes.
+        self._offered: dict[str, tuple[str, ...]] = {}
+        self.version = 0
+
+    def start(self) -> None:
+        """Start every server in the background (their first status comes from that task,
+        after the request that made the session has been answered)."""
+        self._starter = asyncio.create_task(self._start_all(), name="mcp:start")
+
+    async def _start_all(self) -> None:
+        try:
+            # The SDK takes about a second to import: not on the event loop.
+            module = await asyncio.to_thread(
+                importlib.import_module, "agentls.mcp_servers.connection"
+            )
+            for config in self.configs:
+                connection = module.McpConnection(
+                    config, self._cwd, self._log_dir, self._changed, self._startup_timeout
+                )
+                self._connections[config.name] = connection
+                connection.start()
+        except Exception as exc:
+            log.exception("MCP servers could not start")
+            for config in self.configs:
+                error = f"the MCP client did not load: {exc}"
+                self._on_status(
+                    McpServerState(
+                        config.name, config.transport, config.source, "failed", error=error
+                    )
+                )
+        finally:
+            self._started.set()
+
+    def _changed(self, state: McpServerState) -> None:
+        offered = tuple(t.name for t in state.tools) + tuple(r.uri for r in state.resources)
+        if state.status == "ready" and self._offered.get(state.name) != offered:
+            self._offered[state.name] = offered
+            self.version += 1
+        self._on_status(state)
+
+    def states(self) -> list[McpServerState]:
+        """Every configured server, in configuration order."""
+        states = []
+        for config in self.configs:
+            connection = self._connections.get(config.name)
+            states.append(
+                connection.state
+                if connection is not None
+                else McpServerState(config.name, config.transport, config.source)
+            )
+        return states
+
+    async def wait_started(self, timeout: float) -> None:
+        """Until every server is ready or has failed, at most `timeout` seconds in all
+        (a turn's first model call should see the tools of servers that are coming)."""
+        if all(s.status != "starting" for s in self.states()) and self._started.is_set():
+            return
+        deadline = time.monotonic() + timeout
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._started.wait(), timeout)
+        for connection in list(self._connections.values()):
+            await connection.wait_settled(max(0.0, deadline - time.monotonic()))
+
+    def tools(self) -> list[Tool[Any]]:
+        """The tools of every server that has been ready (a restarting server's calls fail
+        with a message), then the resource tools when a server offers resources."""
+        if not self._offered:
+            return []
+        from agentls.mcp_servers import tools as mcp_tools
+
+        offered: list[Tool[Any]] = []
+        has_resources = False
+        for name, connection in self._connections.items():
+            if name not in self._offered or connection.state.status == "stopped":
+                continue
+            has_resources = has_resources or bool(connection.state.resources)
+            offered += [
+                mcp_tools.McpTool(connection, info, self._tool_timeout)
+                for info in connection.state.tools
+            ]
+        if has_resources:
+            offered += [
+                mcp_tools.ListMcpResourcesTool(self._connections),
+                mcp_tools.ReadMcpResourceTool(self._connections),
+            ]
+        return offered
+
+    def prompts(self) -> list[tuple[str, McpPromptInfo]]:
+        """(server, prompt) for every ready server's prompts."""
+        return [
+            (name, prompt)
+            for name, connection in self._connections.items()
+            if connection.state.status == "ready"
+            for prompt in connection.state.prompts
+        ]
+
+    async def prompt_text(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """A server's prompt, filled in, as the text of a user message."""
+        connection = self._connections.get(server)
+        if connection is None:
+            raise ValueError(f"No MCP server is called {server!r}.")
+        from agentls.mcp_servers.tools import tool_output
+
+        result = await connection.get_prompt(name, arguments)
+        parts = [tool_output([m.content], None, False).content for m in result.messages]
+        return "\n\n".join(p for p in parts if p)
+
+    async def close(self) -> None:
+        if self._starter is not None:
+            await asyncio.gather(self._starter, return_exceptions=True)
+        await asyncio.gather(
+            *(c.close() for c in self._connections.values()), return_exceptions=True
+        )

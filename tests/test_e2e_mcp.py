@@ -1,0 +1,380 @@
+"""MCP servers as tools, over stdio, against a real MCP server written with the official SDK
+(tests/mcp_fixture_server.py), reached over stdio and over streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+
+from agent_client import AgentClient, capabilities, daemon_config, read_requests
+
+SERVER = Path(__file__).parent / "mcp_fixture_server.py"
+FIXTURE = {"command": sys.executable, "args": [str(SERVER)]}
+TOOLS = ["echo", "add", "pid", "count", "fail", "picture", "crash", "sleep"]
+
+
+@pytest_lsp.fixture(config=daemon_config())
+async def client(lsp_client: AgentClient, tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def settings(tmp_path: Path, **values: Any) -> None:
+    folder = tmp_path / "ws" / ".agentls"
+    folder.mkdir(exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps(values), encoding="utf-8")
+
+
+def call(name: str, call_id: str = "c1", **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"id": call_id, "name": name, "input": arguments}]}
+
+
+def results(request: dict[str, Any]) -> dict[str, Any]:
+    return {
+        b["tool_use_id"]: b
+        for b in request["messages"][-1]["content"]
+        if b["type"] == "tool_result"
+    }
+
+
+def text_of(result: dict[str, Any]) -> str:
+    content = result["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content)
+
+
+async def ready(client: AgentClient, session: str, server: str = "fx") -> dict[str, Any]:
+    return await client.events.wait_for(
+        lambda e: (
+            e["type"] == "mcp_status"
+            and e["sessionId"] == session
+            and e["server"] == server
+            and e["status"] == "ready"
+        ),
+        timeout=40,
+    )
+
+
+async def test_a_project_server_is_started_in_the_background_and_its_tools_are_called(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    (tmp_path / "ws" / ".mcp.json").write_text(json.dumps({"mcpServers": {"fx": FIXTURE}}))
+    script = [call("mcp__fx__add", a=2, b=3), {"text": "five"}]
+    started = time.monotonic()
+    session, log = await client.scripted_session(tmp_path, script)
+    answered_in = time.monotonic() - started
+    # newSession does not wait for the server (which takes about a second to start).
+    assert not [e for e in client.events.of_type("mcp_status") if e["status"] == "ready"]
+    status = await ready(client, session)
+    assert status["toolCount"] == len(TOOLS) and status["transport"] == "stdio"
+    assert "turnId" not in status and status["attempt"] == 1
+    assert answered_in < time.monotonic() - started
+
+    answering = asyncio.create_task(answer(client, session, "allow_once"))
+    turn, done = await client.run_turn(session, "add 2 and 3")
+    request = await answering
+    assert done["stopReason"] == "end_turn"
+    assert request["title"] == 'fx: add: {"a": 2, "b": 3}'
+    always = next(o for o in request["options"] if o["optionId"] == "allow_always")
+    assert always["rule"] == "mcp__fx__add"
+    first, second = read_requests(log)
+    assert [f"mcp__fx__{t}" for t in TOOLS] == first["tools"][-len(TOOLS) - 2 : -2]
+    assert first["tools"][-2:] == ["ListMcpResources", "ReadMcpResource"]
+    assert text_of(results(second)["c1"]) == "5"
+    completed = [e for e in client.events.of_turn(turn) if e["type"] == "tool_call_update"]
+    assert completed[-1]["status"] == "completed"
+
+
+async def answer(client: AgentClient, session: str, option: str) -> dict[str, Any]:
+    request = await client.events.wait_for(
+        lambda e: e["type"] == "permission_request" and e["sessionId"] == session
+    )
+    await client.request(
+        "agent/respondPermission",
+        {"sessionId": session, "requestId": request["requestId"], "optionId": option},
+    )
+    return request
+
+
+async def test_rules_name_a_server_or_one_of_its_tools_and_read_only_calls_still_ask(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    settings(
+        tmp_path,
+        mcpServers={"fx": FIXTURE},
+        permissions={"allow": ["mcp__fx__*"], "deny": ["mcp__fx__pid"]},
+    )
+    script = [
+        {
+            "tool_calls": [
+                {"id": "e", "name": "mcp__fx__echo", "input": {"text": "hi"}},
+                {"id": "p", "name": "mcp__fx__pid", "input": {}},
+                {"id": "bad", "name": "mcp__fx__add", "input": {"a": "two"}},
+            ]
+        },
+        {"text": "done"},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    await ready(client, session)
+    turn, done = await client.run_turn(session, "go")
+    assert done["stopReason"] == "end_turn"
+    assert not [e for e in client.events.of_turn(turn) if e["type"] == "permission_request"]
+    got = results(read_requests(log)[1])
+    assert text_of(got["e"]) == "echo: hi" and not got["e"]["is_error"]
+    assert got["p"]["is_error"] and "Denied by rule mcp__fx__pid" in text_of(got["p"])
+    # Checked against the server's schema before anyone is asked.
+    bad = text_of(got["bad"])
+    assert got["bad"]["is_error"] and "'b' is a required property" in bad
+    assert "'two' is not of type 'integer'" in bad
+
+    # Without an allow rule, a tool the server marks read-only still asks.
+    settings(tmp_path, mcpServers={"fx": FIXTURE})
+    second, _log = await client.scripted_session(
+        tmp_path, [call("mcp__fx__echo", text="x"), {"text": "ok"}]
+    )
+    await ready(client, second)
+    answering = asyncio.create_task(answer(client, second, "reject_once"))
+    _turn, done = await client.run_turn(second, "echo")
+    assert (await answering)["toolCallId"] == "c1" and done["stopReason"] == "end_turn"
+
+
+async def test_progress_errors_images_and_resources_reach_the_model(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    settings(tmp_path, mcpServers={"fx": FIXTURE}, permissions={"allow": ["mcp__fx"]})
+    script = [
+        {
+            "tool_calls": [
+                {"id": "n", "name": "mcp__fx__count", "input": {"steps": 3}},
+                {"id": "f", "name": "mcp__fx__fail", "input": {"reason": "testing"}},
+                {"id": "i", "name": "mcp__fx__picture", "input": {}},
+                {"id": "l", "name": "ListMcpResources", "input": {}},
+                {
+                    "id": "r",
+                    "name": "ReadMcpResource",
+                    "input": {"server": "fx", "uri": "note://readme"},
+                },
+                {"id": "x", "name": "ReadMcpResource", "input": {"server": "nope", "uri": "a://b"}},
+            ]
+        },
+        {"text": "done"},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    await ready(client, session)
+    turn, done = await client.run_turn(session, "go")
+    assert done["stopReason"] == "end_turn"
+    progress = [
+        e["content"]
+        for e in client.events.of_turn(turn)
+        if e["type"] == "tool_call_update" and e["toolCallId"] == "n" and e.get("content")
+    ]
+    assert progress[:3] == ["1/3 step 1", "2/3 step 2", "3/3 step 3"]
+    got = results(read_requests(log)[1])
+    assert text_of(got["n"]) == "counted to 3"
+    assert got["f"]["is_error"] and text_of(got["f"]).endswith("failed on purpose: testing")
+    picture = got["i"]["content"]
+    assert [p["type"] for p in picture] == ["text", "image"]
+    assert text_of(got["l"]) == "fx note://readme readme (text/plain)"
+    assert 'uri="note://readme"' in text_of(got["r"])
+    assert "The fixture's readme." in text_of(got["r"])
+    assert got["x"]["is_error"] and "the servers are: fx" in text_of(got["x"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie has exited; only its parent's wait is missing.
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] != "Z"
+    return True
+
+
+async def test_a_crashed_server_is_restarted_and_the_turn_goes_on(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    settings(tmp_path, mcpServers={"fx": FIXTURE}, permissions={"allow": ["mcp__fx"]})
+    script = [
+        call("mcp__fx__pid", "p1"),
+        call("mcp__fx__crash", "boom"),
+        call("mcp__fx__pid", "p2"),
+        {"text": "survived"},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    await ready(client, session)
+    restarted = asyncio.create_task(
+        client.events.wait_for(
+            lambda e: e["type"] == "mcp_status" and e["status"] == "ready" and e["attempt"] == 2,
+            timeout=40,
+        )
+    )
+    _turn, done = await client.run_turn(
+        session,
+        "go",
+    )
+    assert done["stopReason"] == "end_turn"
+    await restarted
+    failed = next(e for e in client.events.of_type("mcp_status") if e["status"] == "failed")
+    assert "the server closed the connection" in failed["error"]
+    assert "fixture: crashing now" in failed["error"]
+    requests = read_requests(log)
+    first_pid = int(text_of(results(requests[1])["p1"]))
+    crash = results(requests[2])["boom"]
+    assert crash["is_error"] and "closed the connection during the call" in text_of(crash)
+    # The next call waited for the restart and reached a new process.
+    second_pid = int(text_of(results(requests[3])["p2"]))
+    assert second_pid != first_pid and not _alive(first_pid)
+
+    await client.request("agent/closeSession", {"sessionId": session})
+    deadline = time.monotonic() + 10
+    while _alive(second_pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not _alive(second_pid)
+    assert await client.events.wait_for(
+        lambda e: e["type"] == "mcp_status" and e["status"] == "stopped"
+    )
+
+
+async def test_a_server_that_cannot_start_is_given_up_and_never_blocks_a_turn(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    broken = {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no config')"]}
+    settings(tmp_path, mcpServers={"broken": broken, "missing": {"command": "/no/such/mcp"}})
+    session, log = await client.scripted_session(tmp_path, [{"text": "still here"}])
+    _turn, done = await client.run_turn(session, "hello")
+    assert done["stopReason"] == "end_turn"
+    assert read_requests(log)[0]["tools"][-1] == "Task"
+    await client.events.wait_for(
+        lambda e: (
+            e["type"] == "mcp_status"
+            and e["server"] == "broken"
+            and "gave up after 3 tries" in e.get("error", "")
+        ),
+        timeout=40,
+    )
+    listed = await client.request("agent/listMcpServers", {"sessionId": session})
+    by_name = {s["name"]: s for s in listed["servers"]}
+    assert by_name["broken"]["status"] == "failed" and "no config" in by_name["broken"]["error"]
+    assert by_name["missing"]["status"] == "failed"
+    assert "its command was not found" in by_name["missing"]["error"]
+
+
+@contextlib.contextmanager
+def http_server() -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_an_http_server_from_new_session_is_listed_with_its_resources_and_prompts(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    with http_server() as url:
+        servers = [
+            {
+                "name": "web",
+                "type": "http",
+                "url": url,
+                "headers": [{"name": "X-Token", "value": "t"}],
+            }
+        ]
+        session, log = await client.scripted_session(
+            tmp_path,
+            [call("mcp__web__echo", text="over http"), {"text": "ok"}],
+            mcpServers=servers,
+            permissionMode="bypassPermissions",
+        )
+        status = await ready(client, session, "web")
+        assert status["transport"] == "http"
+        _turn, done = await client.run_turn(session, "go")
+        assert done["stopReason"] == "end_turn"
+        assert text_of(results(read_requests(log)[1])["c1"]) == "echo: over http"
+        listed = await client.request("agent/listMcpServers", {"sessionId": session})
+        (web,) = listed["servers"]
+        assert web["source"] == "agent/newSession" and web["serverVersion"] == "1.2.3"
+        echo = next(t for t in web["tools"] if t["serverName"] == "echo")
+        assert echo == {
+            "name": "mcp__web__echo",
+            "serverName": "echo",
+            "description": "Says the text back.",
+            "readOnly": True,
+        }
+        assert web["resources"] == [
+            {"uri": "note://readme", "name": "readme", "mimeType": "text/plain"}
+        ]
+        assert web["prompts"][0]["name"] == "review"
+        assert web["prompts"][0]["arguments"] == [{"name": "code", "required": True}]
+
+
+async def test_a_resumed_session_starts_its_servers_again(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    session, _log = await client.scripted_session(
+        tmp_path, [{"text": "one"}, {"text": "two"}], mcpServers=[{"name": "fx", **FIXTURE}]
+    )
+    await ready(client, session)
+    await client.request("agent/closeSession", {"sessionId": session})
+    await client.request("agent/resumeSession", {"sessionId": session})
+    await client.events.wait_for(
+        lambda e: (
+            e["type"] == "mcp_status"
+            and e["status"] == "ready"
+            and e["sessionId"] == session
+            and e["seq"] > 0
+            and len([x for x in client.events.of_type("mcp_status") if x["status"] == "ready"]) == 2
+        ),
+        timeout=40,
+    )
+
+
+async def test_bad_server_settings_are_refused_with_the_field(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    with pytest.raises(JsonRpcException) as bad:
+        await client.scripted_session(
+            tmp_path, [{"text": "x"}], mcpServers=[{"name": "a b", "command": "x"}]
+        )
+    assert bad.value.code == -32602 and "a server name is" in str(bad.value)
+    with pytest.raises(JsonRpcException) as bad:
+        await client.scripted_session(
+            tmp_path, [{"text": "x"}], mcpServers=[{"name": "h", "type": "http", "url": "ftp://x"}]
+        )
+    assert "needs a url starting http://" in str(bad.value)
+    with pytest.raises(JsonRpcException) as unknown:
+        await client.request("agent/listMcpServers", {"sessionId": "sess_nope"})
+    assert unknown.value.code == 1001

@@ -19,6 +19,7 @@ from agentls.events import (
     AskUserRequest,
     AskUserResolved,
     Compaction,
+    HookResult,
     LoopEvent,
     MessageCompleted,
     MessageDiscarded,
@@ -229,6 +230,9 @@ def _sample_events() -> list[LoopEvent]:
         MessageDiscarded("msg_1", "retry"),
         Notice("error", "The history had unpaired tool calls; they were repaired."),
         TurnLimitReached(100, 100),
+        HookResult("PreToolUse", "./guard.sh", "blocked", "no rm here", "toolu_1"),
+        HookResult("SessionStart", "git branch", "success", "main"),
+        HookResult("Stop", "./slow.sh", "timeout", "Timed out after 60 s"),
         SubagentStarted("agent_1", "toolu_1", "explore", "Find the port"),
         SubagentCompleted("agent_1", "toolu_1", "end_turn", 2, 1, Usage(10, 2), 1234),
         PlanEvent(

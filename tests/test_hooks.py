@@ -327,6 +327,72 @@ def alive(pid: int) -> bool:
         return False
 
 
+async def test_an_abort_kills_a_running_hook_and_ends_the_turn(
+    tmp_path: Path, ws: Path, home: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    body = f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\nimport time\ntime.sleep(30)\n"
+    user_hooks(home, on("UserPromptSubmit", hook(tmp_path, "slow", body)))
+    async with daemon(ws, home) as client:
+        session, log = await client.scripted_session(tmp_path, [{"text": "ok"}])
+        result = await client.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+        while not pid_file.exists() or not pid_file.read_text():
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await client.request("agent/abort", {"sessionId": session})
+        done = await client.events.turn_completed(result["turnId"], timeout=5)
+    assert done["stopReason"] == "aborted" and time.monotonic() - started < 3
+    assert not alive(int(pid_file.read_text())) and read_requests(log) == []
+
+
+async def test_an_abort_while_trust_is_asked_cancels_the_question(
+    tmp_path: Path, ws: Path, home: Path
+) -> None:
+    write_settings(ws / ".agentls" / "settings.json", {"hooks": on("Stop", "true")})
+    async with daemon(ws, home) as client:
+        session, _log = await client.scripted_session(tmp_path, [{"text": "ok"}])
+        result = await client.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+        asked = await client.events.wait_for(lambda e: e["type"] == "permission_request")
+        assert asked["toolCallId"].startswith("hooks_")
+        await client.request("agent/abort", {"sessionId": session})
+        done = await client.events.turn_completed(result["turnId"])
+    assert done["stopReason"] == "aborted"
+    resolved = [e for e in client.events.items if e["type"] == "permission_resolved"]
+    assert [(e["requestId"], e["outcome"]) for e in resolved] == [(asked["requestId"], "cancelled")]
+    assert not (home / "hooks-trust.json").exists()
+
+
+async def test_a_subagent_stop_hook_sends_the_agent_back_once(
+    tmp_path: Path, ws: Path, home: Path
+) -> None:
+    seen = tmp_path / "seen.jsonl"
+    body = dump_input(seen) + (
+        "if not data['stop_hook_active']:\n"
+        "    sys.stderr.write('count the hidden files too')\n"
+        "    sys.exit(2)\n"
+    )
+    user_hooks(home, on("SubagentStop", hook(tmp_path, "substop", body), matcher="explore"))
+    task = {"description": "count", "prompt": "Count the files", "subagent_type": "explore"}
+    script = [
+        {"tool_calls": [{"id": "t1", "name": "Task", "input": task}]},
+        {"for": "Count the files", "text": "3 files"},
+        {"for": "Count the files", "text": "4 files, one hidden"},
+        {"text": "There are 4."},
+    ]
+    async with daemon(ws, home) as client:
+        session, log = await client.scripted_session(tmp_path, script)
+        turn, done = await client.run_turn(session, "how many files?")
+    assert done["stopReason"] == "end_turn"
+    requests = read_requests(log)
+    assert "count the hidden files too" in last_user_text(requests[2])
+    assert "4 files, one hidden" in tool_results(requests[3])[0]["content"]
+    first, second = records(seen)
+    assert first["hook_event_name"] == "SubagentStop" and first["agent_type"] == "explore"
+    assert first["agent_id"].startswith("agent_") and second["stop_hook_active"] is True
+    [shown] = [e for e in client.events.of_turn(turn) if e["type"] == "hook_result"]
+    assert shown["event"] == "SubagentStop" and shown["agentId"] == first["agent_id"]
+
+
 async def test_project_hooks_ask_for_trust_once_remember_it_and_ask_again_when_changed(
     tmp_path: Path, ws: Path, home: Path
 ) -> None:

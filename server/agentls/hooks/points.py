@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from xml.sax.saxutils import escape
 
+from agentls.config import project_settings_file
 from agentls.events import Compaction, HookResult, LoopEvent, PermissionRequest
 from agentls.hooks import trust
 from agentls.hooks.callbacks import (
@@ -102,15 +103,13 @@ class CommandHooks:
         if remembered is not None:
             self.project_trusted = remembered
             return
+        settings_file = project_settings_file(self.cwd)
         request = PermissionRequest(
             new_id("perm"),
             new_id("hooks"),
-            f"Run the hooks of {self.cwd}/.agentls/settings.json? They run these commands "
-            f"with your rights: {'; '.join(commands)}",
-            {
-                "settingsFile": str(self.cwd / ".agentls" / "settings.json"),
-                "hooks": self.config.project_hooks,
-            },
+            f"Run the hooks of {settings_file}? They run these commands with your rights: "
+            + "; ".join(commands),
+            {"settingsFile": str(settings_file), "hooks": self.config.project_hooks},
             trust.TRUST_OPTIONS,
         )
         answer = await ask_permission(prompter, emit, request)

@@ -299,6 +299,21 @@ async def test_a_stop_hook_makes_the_model_go_on_once_then_lets_it_stop(
     assert records(seen)[0]["last_assistant_message"] == "done"
 
 
+async def test_a_stop_hook_that_always_blocks_meets_the_stuck_detector(
+    tmp_path: Path, ws: Path, home: Path
+) -> None:
+    body = "sys.stderr.write('not yet')\nsys.exit(2)\n"
+    user_hooks(home, on("Stop", hook(tmp_path, "never", body)))
+    async with daemon(ws, home) as client:
+        session, log = await client.scripted_session(tmp_path, [{"text": "done"}] * 10)
+        turn, done = await client.run_turn(session, "finish")
+    assert done["stopReason"] == "stuck"
+    requests = read_requests(log)
+    assert len(requests) == 4 and "repeated the same step" in last_user_text(requests[3])
+    blocked = [e for e in client.events.of_turn(turn) if e["type"] == "hook_result"]
+    assert len(blocked) == 4 and all(e["outcome"] == "blocked" for e in blocked)
+
+
 async def test_a_hook_past_its_timeout_is_killed_with_its_children(
     tmp_path: Path, ws: Path, home: Path
 ) -> None:

@@ -230,6 +230,8 @@ class LoopHooks:
         step: tuple[str | None, str | None],
         usage: Usage,
     ) -> None:
+        if self.callbacks.on_iteration_complete is None:
+            return
         transition, stop_reason = step
         info = IterationComplete(
             turn_id, iteration, tool_calls, transition, stop_reason, usage, self.agent_id

@@ -297,8 +297,13 @@ async def _stop_hooks(
     text = await deps.hooks.stop(reply, state.stop_hook_active, emit)
     if text is None or state.turn_count >= limit:
         return TurnStop("end_turn")
+    # The same reply to a hook that keeps blocking is a loop: nudged, then stopped.
+    verdict = state.stuck.see_reply(reply)
+    if verdict == "stop":
+        return _stuck(state, emit)
+    nudge = (TextBlock(state.stuck.nudge_text()),) if verdict == "nudge" else ()
     state.stop_hook_active = True
-    _append(state, deps, emit, Message("user", (TextBlock(text),)))
+    _append(state, deps, emit, Message("user", (TextBlock(text), *nudge)))
     return "stop_hook_blocking"
 
 

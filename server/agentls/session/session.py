@@ -538,6 +538,8 @@ class AgentSession:
     async def _prompt_hooks(self, turn: _Turn) -> PromptVerdict | None:
         """The hooks before a message (trust, SessionStart, UserPromptSubmit); None when
         they refused it or the turn was aborted meanwhile (the turn is then ended)."""
+        if self.hooks.commands is None:
+            return PromptVerdict()
         source = "resume" if self._resumed else "startup"
         work = self.hooks.before_prompt(
             turn.text, source, lambda event: self._on_event(event, turn), self

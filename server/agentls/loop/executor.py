@@ -180,15 +180,11 @@ class ToolExecutor:
         block = call.block
         if call.error is not None or call.tool is None or call.args is None:
             return self._finish(block, "failed", call.error or "Invalid tool call.", True)
-        tool, args = call.tool, call.args
-        hooked = await self._pre_tool_use(tool, args, block)
-        if isinstance(hooked, ToolResultBlock):
-            return hooked
-        args, block, hook = hooked
-        approved = await self._check_permission(tool, args, block, hook)
+        tool = call.tool
+        approved = await self._approve(tool, call.args, block)
         if isinstance(approved, ToolResultBlock):
             return approved
-        args, revision = approved
+        args, block, revision = approved
         self._emit(ToolCallUpdate(block.id, "in_progress"))
         context = replace(
             self._context,
@@ -227,6 +223,21 @@ class ToolExecutor:
         if output.images:
             return ToolResultBlock(block.id, (TextBlock(text), *output.images), output.is_error)
         return ToolResultBlock(block.id, text, output.is_error)
+
+    async def _approve(
+        self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock
+    ) -> tuple[BaseModel, ToolUseBlock, str | None] | ToolResultBlock:
+        """PreToolUse hooks, then the permission check: the input to run (as the hooks or
+        the user revised it), the call as it runs, a note on the user's revision; or the
+        refusal."""
+        hooked = await self._pre_tool_use(tool, args, block)
+        if isinstance(hooked, ToolResultBlock):
+            return hooked
+        args, block, hook = hooked
+        approved = await self._check_permission(tool, args, block, hook)
+        if isinstance(approved, ToolResultBlock):
+            return approved
+        return approved[0], block, approved[1]
 
     async def _pre_tool_use(
         self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock

@@ -31,7 +31,8 @@ from agentls.hooks.points import LoopHooks
 from agentls.hooks.runner import HookRun
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.messages import user_text
-from agentls.permissions.gate import PermissionGate
+from agentls.permissions.gate import Decision, PermissionGate
+from agentls.permissions.rules import parse_rule
 from agentls.providers.scripted import ScriptedProvider
 from agentls.tools.base import ToolContext
 from agentls.tools.read_cache import FileReadCache
@@ -603,3 +604,28 @@ def test_the_strictest_pre_tool_use_decision_wins_and_the_first_rewrite_is_kept(
     assert tool_verdict([reply(allow), reply(deny)]) == ToolVerdict("deny", "no")
     failed = read_run(HookRun(HookCommand("h"), 1, "", "boom"), "PreToolUse")
     assert failed.outcome == "error" and tool_verdict([failed]) == ToolVerdict()
+
+
+@pytest.mark.parametrize(
+    ("mode", "rules", "hook", "expected"),
+    [
+        ("default", [], "allow", "allow"),
+        ("default", ["deny:Bash(rm:*)"], "allow", "deny"),
+        ("default", ["ask:Bash(rm:*)"], "allow", "ask"),
+        ("plan", [], "allow", "deny"),
+        ("default", ["allow:Bash(rm:*)"], "deny", "deny"),
+        ("bypassPermissions", [], "deny", "deny"),
+        ("bypassPermissions", [], "ask", "ask"),
+        ("default", ["allow:Bash(rm:*)"], "ask", "ask"),
+        ("default", ["deny:Bash(rm:*)"], "ask", "deny"),
+    ],
+)
+def test_how_a_hook_decision_meets_the_rules_and_the_mode(
+    mode: str, rules: list[str], hook: str, expected: str
+) -> None:
+    parsed = [parse_rule(text.split(":", 1)[1], text.split(":", 1)[0]) for text in rules]
+    gate = PermissionGate(mode, parsed, cwd="/w")  # type: ignore[arg-type]
+    decision = gate.decide("Bash", "execute", False, "rm -f x", Decision(hook, "said so"))  # type: ignore[arg-type]
+    assert decision.behavior == expected
+    if expected == hook and hook != "ask":
+        assert "said so" in decision.reason

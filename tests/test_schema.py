@@ -19,6 +19,7 @@ from agentls.events import (
     AskUserRequest,
     AskUserResolved,
     Compaction,
+    HookResult,
     LoopEvent,
     McpStatusEvent,
     MessageCompleted,
@@ -233,6 +234,9 @@ def _sample_events() -> list[LoopEvent]:
         McpStatusEvent("docs", "starting", "stdio"),
         McpStatusEvent("docs", "ready", "http", 12, None, 2),
         McpStatusEvent("docs", "failed", "stdio", None, "its command was not found", 1),
+        HookResult("PreToolUse", "./guard.sh", "blocked", "no rm here", "toolu_1"),
+        HookResult("SessionStart", "git branch", "success", "main"),
+        HookResult("Stop", "./slow.sh", "timeout", "Timed out after 60 s"),
         SubagentStarted("agent_1", "toolu_1", "explore", "Find the port"),
         SubagentCompleted("agent_1", "toolu_1", "end_turn", 2, 1, Usage(10, 2), 1234),
         PlanEvent(

@@ -89,6 +89,9 @@ def summary_line(event: Event) -> str | None:
         return "[the text above was cut short and is asked for again]"
     if kind == "notice":
         return f"[{event['level']}] {event['message']}"
+    if kind == "hook_result":
+        message = f": {event['message']}" if event.get("message") else ""
+        return f"[{event['event']} hook {event['outcome']}: {event['command']}]{message}"
     if kind == "subagent_started":
         return f"  ↳ {event['subagentType']} agent started: {event['description']}"
     if kind == "subagent_completed":

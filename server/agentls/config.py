@@ -96,6 +96,9 @@ class Settings:
     append_system_prompt: str | None = None
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None
+    # Each layer's `hooks` object with the layer's name: hooks add up across layers instead
+    # of replacing each other (agentls.hooks reads them; the project's need the user's trust).
+    hook_layers: tuple[tuple[str, Any], ...] = ()
 
     def resolved_provider(self) -> str | None:
         """The provider to use: the configured one, else the one whose credentials are set."""
@@ -305,6 +308,9 @@ def apply_layer(
                         problems,
                     )
             continue
+        if key == "hooks":
+            changes["hook_layers"] = (*settings.hook_layers, (source, value))
+            continue
         name = _KEYS.get(key)
         if name is None:
             problems.append(f"{source}: unknown setting {key!r} ignored")
@@ -334,6 +340,11 @@ def _read_json(path: Path, problems: list[str]) -> Mapping[str, Any]:
     return data
 
 
+def project_settings_file(cwd: Path) -> Path:
+    """The project's settings file; its layer is named by this path."""
+    return cwd / ".agentls" / "settings.json"
+
+
 def load_settings(
     cwd: Path,
     env: Mapping[str, str],
@@ -351,7 +362,7 @@ def load_settings(
     if "mcpServers" in mcp_json:
         servers = {"mcpServers": mcp_json["mcpServers"]}
         settings = apply_layer(settings, servers, str(cwd / ".mcp.json"), found)
-    project = cwd / ".agentls" / "settings.json"
+    project = project_settings_file(cwd)
     settings = apply_layer(settings, _read_json(project, found), str(project), found)
     env_changes = {}
     for var, name in _ENV.items():

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from agentls.messages import ContentBlock
+from agentls.names import HookEvent
 from agentls.tools.base import FileDiff, Location, PlanEntry, ToolKind
 from agentls.usage import Usage
 
@@ -232,6 +233,20 @@ class McpStatusEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class HookResult:
+    """A user-configured hook blocked, failed, timed out or said something (a hook that
+    succeeded without output is not reported)."""
+
+    event: HookEvent
+    command: str
+    outcome: Literal["success", "blocked", "error", "timeout"]
+    message: str | None = None
+    # The tool call a PreToolUse or PostToolUse hook ran for.
+    tool_call_id: str | None = None
+    type: Literal["hook_result"] = "hook_result"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnError:
     code: str
     message: str
@@ -267,6 +282,7 @@ LoopEvent: TypeAlias = (
     | UsageEvent
     | Notice
     | TurnLimitReached
+    | HookResult
     | TurnCompleted
     | McpStatusEvent
 )

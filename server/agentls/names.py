@@ -22,3 +22,15 @@ RulesScope = Literal["session", "project", "user"]
 
 Delivery = Literal["queue", "steer", "interrupt"]
 DELIVERIES: tuple[Delivery, ...] = get_args(Delivery)
+
+# The events user-configured command hooks run on (settings `hooks`), as Claude Code names them.
+HookEvent = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+]
+HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)

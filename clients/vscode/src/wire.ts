@@ -96,6 +96,21 @@ export interface ForkSessionParams {
   sessionId: string;
 }
 
+/** The `hook_result` event. */
+export interface HookResult {
+  agentId?: string;
+  command: string;
+  event: "PreToolUse" | "PostToolUse" | "UserPromptSubmit" | "Stop" | "SubagentStop" | "PreCompact" | "SessionStart";
+  message?: string;
+  outcome: "success" | "blocked" | "error" | "timeout";
+  parentToolCallId?: string;
+  seq: number;
+  sessionId: string;
+  toolCallId?: string;
+  turnId?: string;
+  type: "hook_result";
+}
+
 export interface ImageBlock {
   data: string;
   height?: number;
@@ -619,7 +634,7 @@ export interface WireRange {
 }
 
 /** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn; a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | TurnCompleted | McpStatusEvent;
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | TurnCompleted | McpStatusEvent;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {

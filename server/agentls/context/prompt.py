@@ -117,6 +117,7 @@ def user_context(
     recap: Recap | None = None,
     user_actions: Sequence[str] = (),
     now: dt.datetime | None = None,
+    hook_context: Sequence[str] = (),
 ) -> str:
     """The <userContext> block for one user message; the first one also carries git status."""
     moment = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
@@ -135,6 +136,8 @@ def user_context(
     if recap is not None:
         parts.extend(_recap_parts(recap))
     parts.extend(user_action_note(action) for action in user_actions)
+    # What SessionStart and UserPromptSubmit hooks added (already rendered as blocks).
+    parts.extend(hook_context)
     return "<userContext>\n" + "\n".join(parts) + "\n</userContext>"
 
 

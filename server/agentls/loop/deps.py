@@ -10,6 +10,7 @@ from typing import Protocol
 from agentls.context.prompt import SystemPrompt
 from agentls.context.window import ContextWindow
 from agentls.events import Compaction
+from agentls.hooks.points import LoopHooks
 from agentls.loop.executor import PermissionPrompter
 from agentls.loop.guards import Budget
 from agentls.messages import Message
@@ -115,3 +116,5 @@ class LoopDeps:
     context: ContextWindow | None = None
     # Shared with the turn's sub-agents (their deps are copies of these).
     spend: Spend = field(default_factory=Spend)
+    # User-configured command hooks and an embedder's callbacks (none by default).
+    hooks: LoopHooks = field(default_factory=LoopHooks)

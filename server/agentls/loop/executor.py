@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -33,11 +33,14 @@ from agentls.loop.assemble import ToolCallReady
 from agentls.loop.review import revision_note
 from agentls.messages import TextBlock, ToolResultBlock, ToolUseBlock, new_id
 from agentls.pairing import INTERRUPTED
-from agentls.permissions.gate import PermissionGate, rule_for_always
+from agentls.permissions.gate import Decision, PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
 from agentls.tools.base import FileDiff, ProposesChange, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry, validate_input
 from agentls.usage import Usage
+
+if TYPE_CHECKING:
+    from agentls.hooks.points import LoopHooks
 
 log = logging.getLogger(__name__)
 Emit = Callable[[LoopEvent], None]
@@ -86,8 +89,10 @@ class ToolExecutor:
         emit: Emit,
         read_concurrency: int = 10,
         refusal: str | None = None,
+        hooks: LoopHooks | None = None,
     ) -> None:
         self._registry = registry
+        self._hooks = hooks
         # When set, no call runs: each fails with this reason (a turn forced to finish).
         self._refusal = refusal
         self._context = context
@@ -175,11 +180,11 @@ class ToolExecutor:
         block = call.block
         if call.error is not None or call.tool is None or call.args is None:
             return self._finish(block, "failed", call.error or "Invalid tool call.", True)
-        tool, args = call.tool, call.args
-        approved = await self._check_permission(tool, args, block)
+        tool = call.tool
+        approved = await self._approve(tool, call.args, block)
         if isinstance(approved, ToolResultBlock):
             return approved
-        args, revision = approved
+        args, block, revision = approved
         self._emit(ToolCallUpdate(block.id, "in_progress"))
         context = replace(
             self._context,
@@ -213,12 +218,47 @@ class ToolExecutor:
         if output.usage is not None:
             self.subagent_usage = self.subagent_usage + output.usage
         text = output.content or f"({block.name} completed with no output)"
+        if self._hooks is not None and not output.is_error:
+            text = await self._hooks.post_tool_use(block, text, self._emit)
         if output.images:
             return ToolResultBlock(block.id, (TextBlock(text), *output.images), output.is_error)
         return ToolResultBlock(block.id, text, output.is_error)
 
-    async def _check_permission(
+    async def _approve(
         self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock
+    ) -> tuple[BaseModel, ToolUseBlock, str | None] | ToolResultBlock:
+        """PreToolUse hooks, then the permission check: the input to run (as the hooks or
+        the user revised it), the call as it runs, a note on the user's revision; or the
+        refusal."""
+        hooked = await self._pre_tool_use(tool, args, block)
+        if isinstance(hooked, ToolResultBlock):
+            return hooked
+        args, block, hook = hooked
+        approved = await self._check_permission(tool, args, block, hook)
+        if isinstance(approved, ToolResultBlock):
+            return approved
+        return approved[0], block, approved[1]
+
+    async def _pre_tool_use(
+        self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock
+    ) -> tuple[BaseModel, ToolUseBlock, Decision | None] | ToolResultBlock:
+        """The PreToolUse hooks' decision for the gate, and the input they rewrote (checked
+        like the model's), or the failure of a rewritten input."""
+        if self._hooks is None:
+            return args, block, None
+        verdict = await self._hooks.pre_tool_use(block, self._emit)
+        if verdict.updated_input is not None:
+            updated = validate_input(tool, verdict.updated_input)
+            if isinstance(updated, str):
+                text = f"A PreToolUse hook rewrote this call's input, and it is invalid: {updated}"
+                return self._finish(block, "failed", text, True)
+            args, block = updated, replace(block, input=verdict.updated_input)
+        if verdict.behavior is None:
+            return args, block, None
+        return args, block, Decision(verdict.behavior, verdict.reason)
+
+    async def _check_permission(
+        self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock, hook: Decision | None
     ) -> tuple[BaseModel, str | None] | ToolResultBlock:
         """The (possibly user-updated) input to run with and a note on the user's revision
         of it for the model, or the refusal result."""
@@ -226,7 +266,7 @@ class ToolExecutor:
         # A tool whose own calls meet the gate (Task's agent) is asked about by rules only.
         read_only = tool.is_read_only(args) and tool.read_only_skips_asking
         harmless = read_only or getattr(tool, "calls_are_gated", False)
-        decision = self._gate.decide(tool.name, tool.kind, harmless, content)
+        decision = self._gate.decide(tool.name, tool.kind, harmless, content, hook)
         if decision.behavior == "allow":
             return args, None
         if decision.behavior == "deny":
@@ -243,13 +283,7 @@ class ToolExecutor:
             _options_with_rules(tool, content),
             diff,
         )
-        self._emit(request)
-        try:
-            answer = await self._prompter.wait_for_answer(request)
-        except asyncio.CancelledError:
-            self._emit(PermissionResolved(request.request_id, "cancelled"))
-            raise
-        self._emit(PermissionResolved(request.request_id, "selected", answer.option_id))
+        answer = await ask_permission(self._prompter, self._emit, request)
         if answer.option_id in ("allow_always", "reject_always"):
             self._gate.remember(_always_rule(tool, content, answer.option_id))
         if answer.option_id.startswith("reject"):
@@ -298,6 +332,20 @@ class ToolExecutor:
         if status == "declined":
             self.declined.add(block.id)
         return ToolResultBlock(block.id, text, is_error)
+
+
+async def ask_permission(
+    prompter: PermissionPrompter, emit: Emit, request: PermissionRequest
+) -> PermissionAnswer:
+    """Send a permission request and wait for the answer; its resolution is sent either way."""
+    emit(request)
+    try:
+        answer = await prompter.wait_for_answer(request)
+    except asyncio.CancelledError:
+        emit(PermissionResolved(request.request_id, "cancelled"))
+        raise
+    emit(PermissionResolved(request.request_id, "selected", answer.option_id))
+    return answer
 
 
 def _title(tool: Tool[Any] | None, args: BaseModel | None, block: ToolUseBlock) -> str:

@@ -28,7 +28,7 @@ from agentls.events import (
     UsageEvent,
 )
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
-from agentls.loop.compaction_run import CompactionFailed, apply_compaction, compact
+from agentls.loop.compaction_run import Compacted, CompactionFailed, apply_compaction, compact
 from agentls.loop.deps import LoopDeps, LoopSettings
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
@@ -56,6 +56,7 @@ Transition = Literal[
     "output_limit_retry",
     "budget_wrap_up",
     "stuck_nudge",
+    "stop_hook_blocking",
 ]
 
 CONTINUE_TEXT = (
@@ -102,6 +103,8 @@ class QueryState:
     # Tokens of the last request and reply: the prefix the next request sends again.
     last_prompt: int = 0
     stuck: StuckDetector = field(default_factory=lambda: StuckDetector(0))
+    # A Stop hook sent the model back to work in this turn (hooks are told, to avoid loops).
+    stop_hook_active: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,7 @@ def _turn_limit(settings: LoopSettings) -> int:
 
 async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], None]) -> TurnStop:
     limit = _turn_limit(deps.settings)
+    await deps.hooks.loop_started(state.turn_id, deps.settings.model, len(state.messages))
     if limit == 0:
         message = "Chat is disabled for this session (maxTurns is 0). Set maxTurns to 1 or more."
         return TurnStop("error", TurnError("chat_disabled", message, False))
@@ -191,6 +195,9 @@ async def _loop(state: QueryState, deps: LoopDeps, emit: Callable[[LoopEvent], N
             step = _after_tools(state, deps, emit, sampled, limit)
         else:
             step = _after_reply(state, deps, emit, sampled, limit)
+        if isinstance(step, TurnStop) and step.reason == "end_turn":
+            step = await _stop_hooks(state, deps, emit, sampled.message, limit)
+        await _iteration_completed(state, deps, sampled, step)
         if last_call and not isinstance(step, TurnStop):
             return TurnStop("budget_exceeded")
         if isinstance(step, TurnStop):
@@ -278,6 +285,36 @@ def _after_reply(
     return transition
 
 
+async def _stop_hooks(
+    state: QueryState,
+    deps: LoopDeps,
+    emit: Callable[[LoopEvent], None],
+    reply: Message,
+    limit: int,
+) -> TurnStop | Transition:
+    """The model would end the turn: a blocking Stop hook sends it back to work, within the
+    turn limit (the hook is told when it already did, so it can let the model stop)."""
+    text = await deps.hooks.stop(reply, state.stop_hook_active, emit)
+    if text is None or state.turn_count >= limit:
+        return TurnStop("end_turn")
+    # The same reply to a hook that keeps blocking is a loop: nudged, then stopped.
+    verdict = state.stuck.see_reply(reply)
+    if verdict == "stop":
+        return _stuck(state, emit)
+    nudge = (TextBlock(state.stuck.nudge_text()),) if verdict == "nudge" else ()
+    state.stop_hook_active = True
+    _append(state, deps, emit, Message("user", (TextBlock(text), *nudge)))
+    return "stop_hook_blocking"
+
+
+async def _iteration_completed(
+    state: QueryState, deps: LoopDeps, sampled: _Sampled, step: TurnStop | Transition
+) -> None:
+    done = (None, step.reason) if isinstance(step, TurnStop) else (step, None)
+    calls = len(sampled.message.tool_uses())
+    await deps.hooks.iteration_completed(state.turn_id, state.turn_count, calls, done, state.usage)
+
+
 def _stuck(state: QueryState, emit: Callable[[LoopEvent], None]) -> TurnStop:
     emit(Notice("warning", f"Stopped: the model kept repeating {state.stuck.repeated}."))
     return TurnStop("stuck")
@@ -354,6 +391,7 @@ async def _sample(
             emit,
             deps.settings.read_concurrency,
             refusal=BUDGET_SPENT if state.wrapping_up else None,
+            hooks=deps.hooks,
         )
         inflight = state.inflight = _Inflight(AssistantAssembler(), executor)
         try:
@@ -439,6 +477,7 @@ async def _prepare_context(
                 )
             )
         return None
+    await deps.hooks.pre_compact("auto", None, emit)
     while True:
         try:
             compacted = await compact(state.messages, deps, window, summarize=False)
@@ -452,8 +491,7 @@ async def _prepare_context(
                 return None
             emit(Notice("warning", f"Compaction failed ({exc}); trying again."))
             continue
-        _account(state, deps, emit, compacted.usage)
-        emit(apply_compaction(state.messages, deps, compacted, "auto"))
+        await _compacted(state, deps, emit, compacted, "auto")
         state.transitions.append("auto_compact")
         return None
 
@@ -580,16 +618,30 @@ async def _reactive_compact(
     if state.inflight is not None and state.inflight.assembler.dispatched_calls():
         return False
     state.reactive_tried = True
+    await deps.hooks.pre_compact("auto", None, emit)
     try:
         compacted = await compact(state.messages, deps, window, summarize=True)
     except CompactionFailed as failure:
         window.failures += 1
         emit(Notice("warning", f"Compaction after a too-long prompt failed: {failure}"))
         return False
-    _account(state, deps, emit, compacted.usage)
-    emit(apply_compaction(state.messages, deps, compacted, "reactive"))
+    await _compacted(state, deps, emit, compacted, "reactive")
     state.transitions.append("reactive_compact_retry")
     return True
+
+
+async def _compacted(
+    state: QueryState,
+    deps: LoopDeps,
+    emit: Callable[[LoopEvent], None],
+    compacted: Compacted,
+    trigger: Literal["auto", "reactive"],
+) -> None:
+    """Make the compacted history the turn's, count its summary call, tell everyone."""
+    _account(state, deps, emit, compacted.usage)
+    event = apply_compaction(state.messages, deps, compacted, trigger)
+    emit(event)
+    await deps.hooks.compacted(event, state.turn_id)
 
 
 def _budgeted(deps: LoopDeps, results: list[ToolResultBlock]) -> list[ToolResultBlock]:

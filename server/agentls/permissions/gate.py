@@ -76,15 +76,24 @@ class PermissionGate:
             self.on_remember(rule)
 
     def decide(
-        self, tool_name: str, tool_kind: str, read_only: bool, rule_content: str | None
+        self,
+        tool_name: str,
+        tool_kind: str,
+        read_only: bool,
+        rule_content: str | None,
+        hook: Decision | None = None,
     ) -> Decision:
-        """Allow, deny or ask for one call; `rule_content` is its path or command."""
+        """Allow, deny or ask for one call; `rule_content` is its path or command, `hook`
+        the PreToolUse hooks' decision: its deny wins over everything but a deny rule, its
+        ask and allow over allow rules and the mode, never over plan mode or ask rules."""
         call = CallTarget(tool_name, tool_kind, rule_content)
         return (
             self._by_rules("deny", call)
+            or _by_hook(hook, ("deny",))
             or self._plan_refusal(call, read_only)
             or self._unsure_command(call)
             or self._by_rules("ask", call)
+            or _by_hook(hook, ("ask", "allow"))
             or self._by_rules("allow", call)
             or _by_mode(self.mode, call, read_only)
         )
@@ -120,6 +129,17 @@ class PermissionGate:
             f"{_subject(call)} would. Keep to read-only tools, then present your plan to the "
             "user and wait for approval instead.",
         )
+
+
+def _by_hook(hook: Decision | None, behaviors: tuple[PermissionBehavior, ...]) -> Decision | None:
+    if hook is None or hook.behavior not in behaviors:
+        return None
+    if hook.behavior == "deny":
+        return Decision("deny", hook.reason or "Denied by a PreToolUse hook.")
+    said = f" It said: {hook.reason}" if hook.reason else ""
+    if hook.behavior == "ask":
+        return Decision("ask", f"A PreToolUse hook asks the user to approve this call.{said}")
+    return Decision("allow", f"Allowed by a PreToolUse hook.{said}")
 
 
 def _by_mode(mode: PermissionMode, call: CallTarget, read_only: bool) -> Decision:

@@ -12,6 +12,7 @@ from typing import Any
 
 from agentls.config import Settings, apply_layer, load_settings
 from agentls.errors import InvalidParams, UnknownSession
+from agentls.hooks.callbacks import LoopCallbacks
 from agentls.messages import Message, ToolResultBlock, new_id
 from agentls.pairing import repair_pairing
 from agentls.providers.base import Provider
@@ -42,8 +43,11 @@ class SessionManager:
         env: Mapping[str, str] | None = None,
         documents: dict[Path, OpenDocument] | None = None,
         editor: EditorState | None = None,
+        callbacks: LoopCallbacks | None = None,
     ) -> None:
         self.sessions: dict[str, AgentSession] = {}
+        # An embedder's in-process hooks, for every session of this manager.
+        self.callbacks = callbacks
         self.documents: dict[Path, OpenDocument] = {} if documents is None else documents
         self.editor = EditorState() if editor is None else editor
         self.client_options: dict[str, Any] = {}
@@ -221,7 +225,16 @@ class SessionManager:
         # Memory files are read from the editor's workspace root down to the session's cwd.
         project = next((r for r in link.roots if root.is_relative_to(r)), root)
         session = AgentSession(
-            session_id, root, settings, provider, view, self._sink, transcript, project, self.masker
+            session_id,
+            root,
+            settings,
+            provider,
+            view,
+            self._sink,
+            transcript,
+            project,
+            self.masker,
+            self.callbacks,
         )
         self.sessions[session_id] = session
         session.start_mcp_servers()

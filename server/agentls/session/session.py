@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from agentls.config import Settings
+from agentls.config import Settings, project_settings_file
 from agentls.context.budget import context_window_for
 from agentls.context.memory import find_memory_files, memory_prompt
 from agentls.context.prompt import (
@@ -50,6 +50,9 @@ from agentls.events import (
     TurnStarted,
     TurnStopReason,
 )
+from agentls.hooks.callbacks import LoopCallbacks
+from agentls.hooks.config import parse_hooks
+from agentls.hooks.points import Aborted, LoopHooks, PromptVerdict, command_hooks, unless_aborted
 from agentls.loop.compaction_run import CompactionFailed, apply_compaction, compact
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
@@ -131,6 +134,7 @@ class AgentSession:
         transcript: Transcript,
         project_root: Path | None = None,
         masker: Masker | None = None,
+        callbacks: LoopCallbacks | None = None,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -155,6 +159,7 @@ class AgentSession:
         # Built once: the system prompt must stay byte-identical for the whole session.
         self.system = system_prompt(settings.append_system_prompt, memory)
         self.context = self._context_window()
+        self.hooks = self._make_hooks(callbacks or LoopCallbacks())
         self._sink = sink
         self._masker = masker or Masker()
         self._seq = 0
@@ -512,8 +517,8 @@ class AgentSession:
     async def _run(self, turn: _Turn) -> None:
         if turn.continued:
             self._start_continuation(turn)
-        else:
-            await self._start_with_message(turn)
+        elif not await self._start_with_message(turn):
+            return
         if self.mcp is not None:
             await self.mcp.wait_started(self.settings.mcp_startup_timeout)
         state = QueryState(turn.turn_id, self.history)
@@ -534,7 +539,14 @@ class AgentSession:
         self.transcript.record_message(user, turn.turn_id)
         self._on_event(MessageCompleted(user.id, "user", user.content), turn)
 
-    async def _start_with_message(self, turn: _Turn) -> None:
+    async def _start_with_message(self, turn: _Turn) -> bool:
+        """Add the turn's user message (False: hooks refused it, or the turn was aborted
+        while they ran, and the turn has ended)."""
+        user_id = new_id("msg")
+        self._emit(TurnStarted(turn.turn_id, user_id), turn.turn_id)
+        hooked = await self._prompt_hooks(turn)
+        if hooked is None:
+            return False
         first = not self.history
         if turn.data is not None or turn.intent is not None:
             if turn.data is not None:
@@ -555,15 +567,53 @@ class AgentSession:
             attachments=turn.attachments,
             recap=recap,
             user_actions=actions,
+            hook_context=hooked.context,
         )
         images = await asyncio.to_thread(
             attachment_images, self.workspace, self.cwd, turn.attachments
         )
-        user = Message("user", (TextBlock(context), TextBlock(turn.text), *images))
-        self._emit(TurnStarted(turn.turn_id, user.id), turn.turn_id)
+        user = Message("user", (TextBlock(context), TextBlock(turn.text), *images), user_id)
         self.history.append(user)
         self.transcript.record_message(user, turn.turn_id)
         self._on_event(MessageCompleted(user.id, "user", user.content), turn)
+        return True
+
+    async def _prompt_hooks(self, turn: _Turn) -> PromptVerdict | None:
+        """The hooks before a message (trust, SessionStart, UserPromptSubmit); None when
+        they refused it or the turn was aborted meanwhile (the turn is then ended)."""
+        if self.hooks.commands is None:
+            return PromptVerdict()
+        source = "resume" if self._resumed else "startup"
+        work = self.hooks.before_prompt(
+            turn.text, source, lambda event: self._on_event(event, turn), self
+        )
+        try:
+            verdict = await unless_aborted(turn.abort, work)
+        except Aborted:
+            self._end_broken_turn(turn, "aborted", None)
+            return None
+        if verdict.blocked is None:
+            return verdict
+        message = f"A UserPromptSubmit hook refused the message: {verdict.blocked}"
+        self._end_broken_turn(turn, "error", TurnError("prompt_blocked", message, False))
+        return None
+
+    def _make_hooks(self, callbacks: LoopCallbacks) -> LoopHooks:
+        """The session's hooks: those the settings configure, and an embedder's callbacks."""
+        problems: list[str] = []
+        project = str(project_settings_file(self.cwd))
+        config = parse_hooks(self.settings.hook_layers, project, problems)
+        for problem in problems:
+            log.warning("settings: %s", problem)
+        commands = command_hooks(
+            config,
+            self.id,
+            self.transcript.path,
+            self.cwd,
+            self.settings.home,
+            lambda: self.gate.mode,
+        )
+        return LoopHooks(commands, callbacks)
 
     def _deps(self, turn: _Turn | None) -> LoopDeps:
         self._sync_mcp_tools()
@@ -597,6 +647,7 @@ class AgentSession:
             take_steering=self._take_steering,
             journal=self.transcript,
             context=self.context,
+            hooks=self.hooks,
         )
         if turn is not None and settings.subagent_depth > 0:
             deps.tool_context.subagents = SubagentRunner(
@@ -633,6 +684,7 @@ class AgentSession:
                 "or abort it first."
             )
         deps = self._deps(None)
+        await self.hooks.pre_compact("manual", instructions, lambda event: self._emit(event, None))
         try:
             compacted = await compact(
                 self.history,
@@ -649,7 +701,9 @@ class AgentSession:
                 f"A turn started in session {self.id} while it was being compacted; "
                 "nothing was changed. Compact again when the turn has finished."
             )
-        self._emit(apply_compaction(self.history, deps, compacted, "manual"), None)
+        event = apply_compaction(self.history, deps, compacted, "manual")
+        self._emit(event, None)
+        await self.hooks.compacted(event, None)
         return compacted.tokens_before, compacted.tokens_after
 
     def _take_steering(self) -> list[str]:

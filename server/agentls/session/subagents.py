@@ -272,6 +272,8 @@ class SubagentRunner:
             take_steering=lambda: [],
             journal=transcript,
             context=_window(parent.context, system, registry) if parent.context else None,
+            # Its Stop hooks are SubagentStop hooks; the transcript is named by the agent.
+            hooks=parent.hooks.for_subagent(transcript.meta.session_id, agent.name),
         )
         runner = (
             replace(self, parent=child, depth=self.depth + 1, history=lambda: state.messages)

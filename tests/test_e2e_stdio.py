@@ -83,6 +83,8 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "Glob",
         "Grep",
         "Bash",
+        "BashOutput",
+        "KillShell",
         "QueryData",
         "SummarizeData",
         "ValidateData",

@@ -217,6 +217,18 @@ class TurnLimitReached:
 
 
 @dataclass(frozen=True, slots=True)
+class ShellStatus:
+    """A background shell started (`running`) or ended: it exited by itself (`exitCode`,
+    negative for a signal) or was `killed` (KillShell, or the session closing)."""
+
+    shell_id: str
+    command: str
+    status: Literal["running", "exited", "killed"]
+    exit_code: int | None = None
+    type: Literal["shell_status"] = "shell_status"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnError:
     code: str
     message: str
@@ -252,6 +264,7 @@ LoopEvent: TypeAlias = (
     | UsageEvent
     | Notice
     | TurnLimitReached
+    | ShellStatus
     | TurnCompleted
 )
 

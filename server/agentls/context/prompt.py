@@ -117,6 +117,7 @@ def user_context(
     recap: Recap | None = None,
     user_actions: Sequence[str] = (),
     now: dt.datetime | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """The <userContext> block for one user message; the first one also carries git status."""
     moment = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
@@ -135,6 +136,8 @@ def user_context(
     if recap is not None:
         parts.extend(_recap_parts(recap))
     parts.extend(user_action_note(action) for action in user_actions)
+    # The daemon's own notes (a background shell exited), already XML.
+    parts.extend(notes)
     return "<userContext>\n" + "\n".join(parts) + "\n</userContext>"
 
 

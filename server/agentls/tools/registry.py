@@ -21,6 +21,7 @@ from agentls.tools.bash import BashTool
 from agentls.tools.data import QueryDataTool, SummarizeDataTool, ValidateDataTool
 from agentls.tools.files import EditTool, MultiEditTool, ReadTool, WriteTool
 from agentls.tools.search import GlobTool, GrepTool
+from agentls.tools.shells import BashOutputTool, KillShellTool
 from agentls.tools.todo import TodoWriteTool
 
 
@@ -109,6 +110,8 @@ def default_tools(todo: bool = True) -> list[Tool[Any]]:
         GlobTool(),
         GrepTool(),
         BashTool(),
+        BashOutputTool(),
+        KillShellTool(),
         QueryDataTool(),
         SummarizeDataTool(),
         ValidateDataTool(),

@@ -14,7 +14,13 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 
-from agent_client import AgentClient, capabilities, daemon_config, read_requests
+from agent_client import (
+    AgentClient,
+    capabilities,
+    daemon_config,
+    read_requests,
+    running_daemon,
+)
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.bash import BashTool
 from agentls.tools.read_cache import FileReadCache
@@ -386,3 +392,18 @@ async def test_closing_the_session_kills_its_shells(client: AgentClient, tmp_pat
     await client.request("agent/closeSession", {"sessionId": session})
     for pid in pids + members:
         await until(lambda pid=pid: is_gone(pid), within=5)
+
+
+async def test_the_daemon_exiting_kills_the_shells(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = [bash_call("b1", "sleep 60"), {"text": "Started."}]
+    async with running_daemon(workspace) as daemon:
+        session, _log = await daemon.scripted_session(
+            tmp_path, script, permissionMode="bypassPermissions"
+        )
+        await daemon.run_turn(session, "start it")
+        [listed] = await list_shells(daemon, session)
+        assert not is_gone(listed["pid"])
+    # running_daemon sent shutdown and exit, as an editor does when it quits.
+    await until(lambda: is_gone(listed["pid"]), within=5)

@@ -80,6 +80,7 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "Write",
         "Edit",
         "MultiEdit",
+        "NotebookEdit",
         "Glob",
         "Grep",
         "Bash",

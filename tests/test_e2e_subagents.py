@@ -202,7 +202,7 @@ async def test_nesting_stops_at_the_depth_limit(client: AgentClient, tmp_path: P
     assert nested[-1]["status"] == "failed" and "Unknown tool 'Task'" in nested[-1]["content"]
     assert [e["type"] for e in client.events.of_turn(turn)].count("subagent_started") == 1
     assert (
-        "you may use only: Read, Write, Edit, MultiEdit, Glob, Grep, Bash"
+        "you may use only: Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash"
         in read_requests(log)[1]["system_dynamic"]
     )
 

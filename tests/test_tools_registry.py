@@ -40,6 +40,7 @@ def test_default_tools_come_in_the_order_models_know() -> None:
         "Write",
         "Edit",
         "MultiEdit",
+        "NotebookEdit",
         "Glob",
         "Grep",
         "Bash",

@@ -353,6 +353,8 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       return { ...state, plan: event.entries };
     case "subagent_started":
     case "subagent_completed":
+    // Background shells are listed on demand (agent/listShells); the chat shows no card.
+    case "shell_status":
       return state;
     case "turn_limit_reached":
       return { ...state, limitReached: { turns: event.turns, maxTurns: event.maxTurns } };

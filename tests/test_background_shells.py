@@ -407,3 +407,21 @@ async def test_the_daemon_exiting_kills_the_shells(tmp_path: Path) -> None:
         assert not is_gone(listed["pid"])
     # running_daemon sent shutdown and exit, as an editor does when it quits.
     await until(lambda: is_gone(listed["pid"]), within=5)
+
+
+async def test_aborting_the_turn_leaves_the_shell_running(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    script = [bash_call("b1", "sleep 60"), {"text": "Waiting", "hang": True}]
+    session, _log = await client.scripted_session(
+        tmp_path, script, permissionMode="bypassPermissions"
+    )
+    result = await client.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+    await client.events.wait_for(lambda e: e["type"] == "text_delta")
+    assert (await client.request("agent/abort", {"sessionId": session}))["aborted"]
+    done = await client.events.turn_completed(result["turnId"])
+    assert done["stopReason"] == "aborted"
+    [listed] = await list_shells(client, session)
+    assert listed["status"] == "running" and not is_gone(listed["pid"])
+    await client.request("agent/closeSession", {"sessionId": session})
+    await until(lambda: is_gone(listed["pid"]), within=5)

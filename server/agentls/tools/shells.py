@@ -108,12 +108,23 @@ class BackgroundShell:
         return ended[0].lower() + ended[1:]
 
 
+class _NoProgress(ProgressLines):
+    """A background shell's output goes to no tool call: nothing is queued for progress
+    (a shell that never ends a line would otherwise grow the queue for as long as it runs)."""
+
+    def feed(self, text: str) -> None:
+        return None
+
+    def flush(self, partial: bool) -> None:
+        return None
+
+
 async def _follow(
     process: asyncio.subprocess.Process, reader: asyncio.StreamReader, output: UnreadOutput
 ) -> int:
     """Keep the shell's output until it exits; its exit code. Cancelled (the daemon ends
     without closing the session), it kills the shell's group first."""
-    pump = asyncio.create_task(pump_output(reader, output, ProgressLines(lambda _text: None)))
+    pump = asyncio.create_task(pump_output(reader, output, _NoProgress(lambda _text: None)))
     try:
         return await wait_for_exit(process, pump)
     except asyncio.CancelledError:

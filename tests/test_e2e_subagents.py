@@ -202,7 +202,7 @@ async def test_nesting_stops_at_the_depth_limit(client: AgentClient, tmp_path: P
     assert nested[-1]["status"] == "failed" and "Unknown tool 'Task'" in nested[-1]["content"]
     assert [e["type"] for e in client.events.of_turn(turn)].count("subagent_started") == 1
     assert (
-        "you may use only: Read, Write, Edit, MultiEdit, Glob, Grep, Bash"
+        "you may use only: Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash"
         in read_requests(log)[1]["system_dynamic"]
     )
 
@@ -377,8 +377,9 @@ async def test_usage_adds_up_per_agent_turn_and_session(
 
 
 async def test_a_turns_budget_counts_its_agents(client: AgentClient, tmp_path: Path) -> None:
-    # 9,000 tokens: the parent's first call (4,050) and the agent's first (about 3,300
-    # asked) fit; after it the turn has spent 8,100, so the agent wraps up, then the parent.
+    # 12,000 tokens: the parent's first call (4,050) and the agent's first (about 5,300
+    # asked, the tools' specs being most of it) fit; after it the turn has spent 8,100, so
+    # the agent wraps up, then the parent.
     spent = {"input_tokens": 4000, "output_tokens": 50}
     script = [
         {**calls(task("t1", "Dig deep")), "usage": spent},
@@ -386,7 +387,7 @@ async def test_a_turns_budget_counts_its_agents(client: AgentClient, tmp_path: P
         {"for": "Dig deep", "text": "Partial: port in app.py.", "usage": spent},
         {"text": "Out of budget; the agent found app.py.", "usage": spent},
     ]
-    session, log = await client.scripted_session(tmp_path, script, maxBudgetTokens=9000)
+    session, log = await client.scripted_session(tmp_path, script, maxBudgetTokens=12000)
     _turn, done = await client.run_turn(session, "dig")
     assert done["stopReason"] == "budget_exceeded"
     finished = next(e for e in client.events.of_type("subagent_completed"))

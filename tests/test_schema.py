@@ -28,6 +28,7 @@ from agentls.events import (
     PermissionRequest,
     PermissionResolved,
     PlanEvent,
+    ShellStatus,
     SubagentCompleted,
     SubagentStarted,
     TextDeltaEvent,
@@ -237,6 +238,9 @@ def _sample_events() -> list[LoopEvent]:
         HookResult("PreToolUse", "./guard.sh", "blocked", "no rm here", "toolu_1"),
         HookResult("SessionStart", "git branch", "success", "main"),
         HookResult("Stop", "./slow.sh", "timeout", "Timed out after 60 s"),
+        ShellStatus("shell_1", "npm run dev", "running"),
+        ShellStatus("shell_1", "npm run dev", "exited", 1),
+        ShellStatus("shell_2", "sleep 60", "killed", -15),
         SubagentStarted("agent_1", "toolu_1", "explore", "Find the port"),
         SubagentCompleted("agent_1", "toolu_1", "end_turn", 2, 1, Usage(10, 2), 1234),
         PlanEvent(
@@ -427,6 +431,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/forkSession": {"sessionId": "sess_1", "messageId": "msg_1"},
     "agent/listTasks": {"sessionId": "sess_1"},
     "agent/listMcpServers": {"sessionId": "sess_1"},
+    "agent/listShells": {"sessionId": "sess_1"},
     "agent/stopTask": {"sessionId": "sess_1", "agentId": "agent_1"},
     "agent/listPermissionRules": {"sessionId": "sess_1"},
     "agent/updatePermissionRules": {
@@ -533,6 +538,28 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         ]
     ),
     "agent/stopTask": api.StopTaskResult(stopped=True),
+    "agent/listShells": api.ListShellsResult(
+        shells=[
+            api.ShellInfo(
+                shell_id="shell_1",
+                command="npm run dev",
+                description="Start the dev server",
+                status="running",
+                pid=4242,
+                started_at="2026-11-25T04:00:00.000Z",
+                output_chars=1280,
+            ),
+            api.ShellInfo(
+                shell_id="shell_2",
+                command="npm test",
+                status="exited",
+                exit_code=1,
+                pid=4250,
+                started_at="2026-11-25T04:01:00.000Z",
+                output_chars=0,
+            ),
+        ]
+    ),
     "agent/listPermissionRules": api.PermissionRulesResult(
         rules=[api.PermissionRuleInfo(rule="Bash(npm test:*)", behavior="allow", scope="project")]
     ),

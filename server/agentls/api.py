@@ -99,6 +99,23 @@ class StopTaskResult(WireModel):
     stopped: bool
 
 
+class ShellInfo(WireModel):
+    shell_id: str
+    command: str
+    description: str | None = None
+    # running, exited or killed; exit_code is negative when a signal ended it.
+    status: str
+    exit_code: int | None = None
+    pid: int
+    started_at: str
+    # Characters it has written so far, read or not.
+    output_chars: int
+
+
+class ListShellsResult(WireModel):
+    shells: list[ShellInfo]
+
+
 class PermissionRuleInfo(WireModel):
     # As in settings: `Bash(npm test:*)`, `Edit(./app.py)`, `Read`.
     rule: str
@@ -369,6 +386,7 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/forkSession": (ForkSessionParams, ResumeSessionResult),
     "agent/listTasks": (SessionParams, ListTasksResult),
     "agent/stopTask": (StopTaskParams, StopTaskResult),
+    "agent/listShells": (SessionParams, ListShellsResult),
     "agent/listPermissionRules": (SessionParams, PermissionRulesResult),
     "agent/updatePermissionRules": (UpdatePermissionRulesParams, PermissionRulesResult),
     "agent/listMcpServers": (SessionParams, ListMcpServersResult),

@@ -247,6 +247,18 @@ class HookResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ShellStatus:
+    """A background shell started (`running`) or ended: it exited by itself (`exitCode`,
+    negative for a signal) or was `killed` (KillShell, or the session closing)."""
+
+    shell_id: str
+    command: str
+    status: Literal["running", "exited", "killed"]
+    exit_code: int | None = None
+    type: Literal["shell_status"] = "shell_status"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnError:
     code: str
     message: str
@@ -283,6 +295,7 @@ LoopEvent: TypeAlias = (
     | Notice
     | TurnLimitReached
     | HookResult
+    | ShellStatus
     | TurnCompleted
     | McpStatusEvent
 )

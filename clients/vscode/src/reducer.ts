@@ -353,12 +353,41 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       return { ...state, plan: event.entries };
     case "subagent_started":
     case "subagent_completed":
+    // Background shells are listed on demand (agent/listShells); the chat shows no card.
+    case "shell_status":
       return state;
+    case "mcp_status":
+      return mcpStatus(state, event);
+    case "hook_result":
+      return hookResult(state, event);
     case "turn_limit_reached":
       return { ...state, limitReached: { turns: event.turns, maxTurns: event.maxTurns } };
     case "turn_completed":
       return turnCompleted(state, event.turnId, event.stopReason, event.error);
   }
+}
+
+type McpStatus = Extract<AgentEvent, { type: "mcp_status" }>;
+type HookOutcome = Extract<AgentEvent, { type: "hook_result" }>;
+
+/** An MCP server that fails, or comes back after failing, is worth a line in the chat;
+ * one starting or ready at first is not (the status bar lists the servers). */
+function mcpStatus(state: ViewState, event: McpStatus): ViewState {
+  const id = `notice-${event.seq}`;
+  if (event.status === "failed") {
+    return append(state, { kind: "notice", id, level: "warning", message: `MCP server ${event.server} failed: ${event.error ?? "no reason given"}` });
+  }
+  if (event.status === "ready" && (event.attempt ?? 1) > 1) {
+    return append(state, { kind: "notice", id, level: "info", message: `MCP server ${event.server} is back (${event.toolCount ?? 0} tools).` });
+  }
+  return state;
+}
+
+function hookResult(state: ViewState, event: HookOutcome): ViewState {
+  const level = event.outcome === "success" ? "info" : "warning";
+  const what = event.outcome === "success" ? "said" : event.outcome === "blocked" ? "blocked" : event.outcome === "timeout" ? "timed out" : "failed";
+  const detail = event.message ? `: ${event.message}` : "";
+  return append(state, { kind: "notice", id: `notice-${event.seq}`, level, message: `${event.event} hook \`${event.command}\` ${what}${detail}` });
 }
 
 function turnCompleted(state: ViewState, turnId: string, stopReason: string, error?: TurnError): ViewState {

@@ -146,6 +146,10 @@ export interface ListSessionsResult {
   sessions: SessionInfo[];
 }
 
+export interface ListShellsResult {
+  shells: ShellInfo[];
+}
+
 export interface ListTasksResult {
   tasks: TaskInfo[];
 }
@@ -408,6 +412,31 @@ export interface SetPermissionModeParams {
   sessionId: string;
 }
 
+export interface ShellInfo {
+  command: string;
+  description?: string | null;
+  exitCode?: number | null;
+  outputChars: number;
+  pid: number;
+  shellId: string;
+  startedAt: string;
+  status: string;
+}
+
+/** The `shell_status` event. */
+export interface ShellStatus {
+  agentId?: string;
+  command: string;
+  exitCode?: number;
+  parentToolCallId?: string;
+  seq: number;
+  sessionId: string;
+  shellId: string;
+  status: "running" | "exited" | "killed";
+  turnId?: string;
+  type: "shell_status";
+}
+
 export interface StopTaskParams {
   agentId: string;
   sessionId: string;
@@ -634,7 +663,7 @@ export interface WireRange {
 }
 
 /** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn; a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | TurnCompleted | McpStatusEvent;
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | ShellStatus | TurnCompleted | McpStatusEvent;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {
@@ -647,6 +676,7 @@ export interface Requests {
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };
   "agent/listPermissionRules": { params: SessionParams; result: PermissionRulesResult };
   "agent/listSessions": { params: ListSessionsParams; result: ListSessionsResult };
+  "agent/listShells": { params: SessionParams; result: ListShellsResult };
   "agent/listTasks": { params: SessionParams; result: ListTasksResult };
   "agent/newSession": { params: NewSessionParams; result: NewSessionResult };
   "agent/noteUserAction": { params: NoteUserActionParams; result: EmptyResult };

@@ -368,3 +368,21 @@ test("a sub-agent's events fold into its Task card, while its permission request
   });
   assert.equal(state.usage?.inputTokens, 10);
 });
+
+test("an MCP server's failure and its return, and a blocking hook, become notices; quiet starts do not", () => {
+  const state = run(
+    numbered([
+      { type: "mcp_status", server: "docs", status: "starting", transport: "stdio", attempt: 1 },
+      { type: "mcp_status", server: "docs", status: "ready", transport: "stdio", toolCount: 3, attempt: 1 },
+      { type: "mcp_status", server: "docs", status: "failed", transport: "stdio", error: "it exited", attempt: 1 },
+      { type: "mcp_status", server: "docs", status: "ready", transport: "stdio", toolCount: 3, attempt: 2 },
+      { type: "hook_result", event: "PreToolUse", command: "./guard.sh", outcome: "blocked", message: "no rm" },
+    ]),
+  );
+  const notices = state.items.flatMap((i) => (i.kind === "notice" ? [[i.level, i.message]] : []));
+  assert.deepEqual(notices, [
+    ["warning", "MCP server docs failed: it exited"],
+    ["info", "MCP server docs is back (3 tools)."],
+    ["warning", "PreToolUse hook `./guard.sh` blocked: no rm"],
+  ]);
+});

@@ -118,6 +118,7 @@ def user_context(
     user_actions: Sequence[str] = (),
     now: dt.datetime | None = None,
     hook_context: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> str:
     """The <userContext> block for one user message; the first one also carries git status."""
     moment = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
@@ -138,6 +139,8 @@ def user_context(
     parts.extend(user_action_note(action) for action in user_actions)
     # What SessionStart and UserPromptSubmit hooks added (already rendered as blocks).
     parts.extend(hook_context)
+    # The daemon's own notes (a background shell exited), already XML.
+    parts.extend(notes)
     return "<userContext>\n" + "\n".join(parts) + "\n</userContext>"
 
 

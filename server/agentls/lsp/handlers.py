@@ -68,6 +68,7 @@ class AgentHandlers:
             "agent/listTasks": self.list_tasks,
             "agent/listMcpServers": self.list_mcp_servers,
             "agent/stopTask": self.stop_task,
+            "agent/listShells": self.list_shells,
             "agent/listPermissionRules": self.list_permission_rules,
             "agent/updatePermissionRules": self.update_permission_rules,
         }
@@ -234,6 +235,24 @@ class AgentHandlers:
                     duration_ms=r.duration_ms,
                 )
                 for r in records
+            ]
+        )
+
+    async def list_shells(self, p: api.SessionParams, _client: Client) -> api.ListShellsResult:
+        shells = self.manager.get(p.session_id).shells.shells.values()
+        return api.ListShellsResult(
+            shells=[
+                api.ShellInfo(
+                    shell_id=s.shell_id,
+                    command=s.command,
+                    description=s.description,
+                    status=s.state,
+                    exit_code=s.exit_code,
+                    pid=s.pid,
+                    started_at=_iso(s.started_at),
+                    output_chars=s.output.total,
+                )
+                for s in shells
             ]
         )
 

@@ -63,6 +63,7 @@ AGENT_REQUESTS = (
     "agent/forkSession",
     "agent/listTasks",
     "agent/stopTask",
+    "agent/listShells",
     "agent/listPermissionRules",
     "agent/updatePermissionRules",
     "agent/listMcpServers",

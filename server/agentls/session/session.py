@@ -43,6 +43,7 @@ from agentls.events import (
     PermissionRequest,
     PlanEvent,
     SessionEvent,
+    ShellStatus,
     ToolCallEvent,
     ToolCallUpdate,
     TurnCompleted,
@@ -87,6 +88,7 @@ from agentls.subagents.types import agent_types
 from agentls.tools.base import SessionData, ToolContext, ToolOutput
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.shells import BackgroundShell, BackgroundShells, exit_note
 from agentls.tools.task import TaskTool
 from agentls.usage import Usage
 from agentls.workspace.view import WorkspaceView
@@ -150,6 +152,9 @@ class AgentSession:
         self.registry = self._registry()
         self._subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
         self.tasks = BackgroundTasks(self._task_finished)
+        self.shells = BackgroundShells(self._shell_changed)
+        # Background shells that exited: the model hears at its next step or message.
+        self._shell_notes: list[str] = []
         self._closing = False
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
@@ -342,6 +347,19 @@ class AgentSession:
         else:
             self.submit(text)
 
+    def _shell_changed(self, shell: BackgroundShell) -> None:
+        """Tell clients a shell started or ended; an exit nobody asked for is noted for the
+        model (at the running turn's next step, else in the next message: no turn of its own)."""
+        status = ShellStatus(shell.shell_id, shell.command, shell.state, shell.exit_code)
+        self._emit(status, None)
+        if shell.state != "exited" or shell.stopping or self._closing:
+            return
+        self._shell_notes.append(exit_note(shell))
+
+    def _steering_and_notes(self) -> list[str]:
+        notes, self._shell_notes = self._shell_notes, []
+        return [*self._take_steering(), *notes]
+
     def respond_permission(
         self,
         request_id: str,
@@ -460,6 +478,7 @@ class AgentSession:
         await self.tasks.stop_all()
         if self.mcp is not None:
             await self.mcp.close()
+        await self.shells.kill_all()
         worker = self._worker
         if worker is not None:
             await asyncio.gather(worker, return_exceptions=True)
@@ -557,6 +576,7 @@ class AgentSession:
         self.transcript.touch(title=title_from(turn.text))
         recap = self._take_resume_recap()
         actions, self._user_actions = self._user_actions, []
+        notes, self._shell_notes = self._shell_notes, []
         context = await asyncio.to_thread(
             user_context,
             self.workspace,
@@ -568,6 +588,7 @@ class AgentSession:
             recap=recap,
             user_actions=actions,
             hook_context=hooked.context,
+            notes=notes,
         )
         images = await asyncio.to_thread(
             attachment_images, self.workspace, self.cwd, turn.attachments
@@ -618,7 +639,9 @@ class AgentSession:
     def _deps(self, turn: _Turn | None) -> LoopDeps:
         self._sync_mcp_tools()
         settings = self.settings
-        context = ToolContext(self.workspace, self.read_cache, self.cwd, data=self.data)
+        context = ToolContext(
+            self.workspace, self.read_cache, self.cwd, data=self.data, shells=self.shells
+        )
         deps = LoopDeps(
             provider=self.provider,
             registry=self.registry,
@@ -644,7 +667,7 @@ class AgentSession:
                 stuck_threshold=settings.stuck_threshold,
             ),
             abort=turn.abort if turn is not None else asyncio.Event(),
-            take_steering=self._take_steering,
+            take_steering=self._steering_and_notes,
             journal=self.transcript,
             context=self.context,
             hooks=self.hooks,

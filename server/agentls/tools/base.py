@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -16,6 +16,9 @@ from agentls.messages import ImageBlock
 from agentls.tools.read_cache import FileReadCache
 from agentls.usage import Usage
 from agentls.workspace.view import WorkspaceView
+
+if TYPE_CHECKING:
+    from agentls.tools.shells import BackgroundShells
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 
@@ -123,6 +126,8 @@ class ToolContext:
     # The id of the call being run (bound per call), and the session's sub-agent runner.
     tool_call_id: str = ""
     subagents: Subagents | None = None
+    # The session's background shells (Bash run_in_background, BashOutput, KillShell).
+    shells: BackgroundShells | None = None
 
 
 @runtime_checkable

@@ -17,6 +17,7 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -97,8 +98,14 @@ class ProgressLines:
         self._emit(ready)
 
 
+class TextSink(Protocol):
+    """Where a command's decoded output goes (an OutputBuffer, a background shell's)."""
+
+    def append(self, text: str) -> None: ...
+
+
 async def pump_output(
-    stream: asyncio.StreamReader, buffer: OutputBuffer, progress: ProgressLines
+    stream: asyncio.StreamReader, buffer: TextSink, progress: ProgressLines
 ) -> None:
     """Read the merged output until EOF into the buffer and the progress stream."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -166,14 +173,14 @@ async def kill_process_group(pgid: int) -> None:
         await asyncio.sleep(KILL_POLL_SECONDS)
 
 
-async def _wait_for_exit(process: asyncio.subprocess.Process, pump: asyncio.Task[None]) -> int:
+async def wait_for_exit(process: asyncio.subprocess.Process, pump: asyncio.Task[None]) -> int:
     code = await process.wait()
     # Background children (`server &`) may keep the pipe open: take what they wrote so far.
     await asyncio.wait({pump}, timeout=DRAIN_AFTER_EXIT_SECONDS)
     return code
 
 
-def _exit_text(code: int) -> str:
+def exit_text(code: int) -> str:
     if code < 0:
         try:
             return f"Terminated by signal {signal.Signals(-code).name}"
@@ -186,7 +193,7 @@ def _result(output: str, code: int, truncated: bool) -> ToolOutput:
     output = output.rstrip("\n")
     if code == 0:
         return ToolOutput(output or "(Bash completed with no output)", truncated=truncated)
-    text = f"{output}\n{_exit_text(code)}" if output else _exit_text(code)
+    text = f"{output}\n{exit_text(code)}" if output else exit_text(code)
     return ToolOutput(text, is_error=True, truncated=truncated)
 
 
@@ -197,7 +204,7 @@ def _timed_out(buffer: OutputBuffer, timeout_ms: int) -> ToolOutput:
 
 
 @contextlib.asynccontextmanager
-async def _spawn(
+async def spawn_shell(
     command: str, cwd: Path
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, asyncio.StreamReader]]:
     """Start bash with stdout and stderr on one pipe that we own and close when done.
@@ -242,6 +249,11 @@ class BashInput(BaseModel):
     description: str | None = Field(
         default=None, description="What the command does, in 5-10 words"
     )
+    run_in_background: bool = Field(
+        default=False,
+        description="Run it in the background and return its shell id at once; read its "
+        "output with BashOutput, stop it with KillShell",
+    )
 
 
 class BashTool(Tool[BashInput]):
@@ -256,7 +268,11 @@ class BashTool(Tool[BashInput]):
         "are killed. Output over 30000 characters keeps its head and tail. A non-zero exit "
         "code is reported as an error. Quote paths that contain spaces. Prefer Read, Glob, "
         "Grep, Edit and Write over cat, find, grep, sed and echo redirection for file work. "
-        "Give a short description of what the command does."
+        "Give a short description of what the command does. With run_in_background the "
+        "command starts in a background shell and the call returns its id at once (timeout "
+        "does not apply): use it for servers and long jobs, read its output with "
+        "BashOutput and stop it with KillShell; it runs until it exits, is killed, or the "
+        "session ends. Do not append `&` yourself."
     )
     input_model: type[BaseModel] = BashInput
     kind: ToolKind = "execute"
@@ -268,7 +284,8 @@ class BashTool(Tool[BashInput]):
     def title(self, args: BashInput) -> str:
         """The description, or the command shortened to one line."""
         text = args.description or " ".join(args.command.split())
-        return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+        text = text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+        return f"{text} (in the background)" if args.run_in_background else text
 
     def rule_content(self, args: BashInput, cwd: Path) -> str | None:
         """Permission rules match the command text."""
@@ -276,13 +293,15 @@ class BashTool(Tool[BashInput]):
 
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput:
         """Run the command; kill its process group on timeout or cancellation."""
+        if args.run_in_background:
+            return await _start_in_background(args, ctx)
         timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
         buffer = OutputBuffer()
-        async with _spawn(args.command, ctx.cwd) as (process, output):
+        async with spawn_shell(args.command, ctx.cwd) as (process, output):
             pump = asyncio.create_task(pump_output(output, buffer, ProgressLines(ctx.progress)))
             try:
                 async with asyncio.timeout(timeout_ms / 1000):
-                    code = await _wait_for_exit(process, pump)
+                    code = await wait_for_exit(process, pump)
             except TimeoutError:
                 # Shielded (here and below) so a cancel cannot leave the group half killed.
                 await asyncio.shield(kill_process_group(process.pid))
@@ -294,6 +313,17 @@ class BashTool(Tool[BashInput]):
             finally:
                 pump.cancel()
         return _result(buffer.render(), code, buffer.truncated)
+
+
+async def _start_in_background(args: BashInput, ctx: ToolContext) -> ToolOutput:
+    if ctx.shells is None:
+        raise ToolError("Background shells are not available here; run it without it.")
+    shell = await ctx.shells.start(args.command, ctx.cwd, args.description)
+    return ToolOutput(
+        f"Command running in the background with ID: {shell.shell_id} (pid {shell.pid}). "
+        f'Read its output with BashOutput {{"shell_id": "{shell.shell_id}"}}; stop it with '
+        "KillShell. You will be told when it exits."
+    )
 
 
 _FIND_ACTIONS = frozenset(

@@ -30,6 +30,7 @@ from agentls.tools.base import (
     absolute_path,
     display_path,
 )
+from agentls.tools.notebook_format import render_notebook
 from agentls.workspace.paths import PathOutsideWorkspace
 from agentls.workspace.view import EditRejected
 
@@ -152,7 +153,9 @@ class ReadTool(ReadOnlyTool[ReadInput], PathTool[ReadInput]):
         "them out of Edit strings. Lines longer than 2000 characters are truncated. If the "
         "file is open in the editor, you see its unsaved text. Read a file before you Edit or "
         "overwrite it. An image file (PNG, JPEG, GIF, WebP) is shown to you as an image; "
-        "other binary files are refused. To list a directory use Glob, or `ls` with Bash."
+        "other binary files are refused. A Jupyter notebook (.ipynb) is shown cell by cell "
+        "with each cell's number, id, type, source and text outputs (with offset or limit, "
+        "its JSON lines). To list a directory use Glob, or `ls` with Bash."
     )
     input_model: type[BaseModel] = ReadInput
     kind: ToolKind = "read"
@@ -178,6 +181,10 @@ class ReadTool(ReadOnlyTool[ReadInput], PathTool[ReadInput]):
         ctx.read_cache.record(path, text)
         if text == "":
             return ToolOutput(f"(The file {display_path(path, ctx.cwd)} exists but is empty.)")
+        if path.suffix.lower() == ".ipynb" and args.offset is None and args.limit is None:
+            notebook = render_notebook(text, display_path(path, ctx.cwd))
+            if notebook is not None:
+                return ToolOutput(notebook)
         body, truncated = format_numbered(text, args.offset, args.limit)
         return ToolOutput(body, truncated=truncated)
 
@@ -457,3 +464,30 @@ class MultiEditTool(PathTool[MultiEditInput]):
             f"replacement{'' if count == 1 else 's'}).",
             diff=diff,
         )
+
+
+# Changes computed from a file's whole text, for tools beyond Write and Edit (NotebookEdit).
+Rewrite = Callable[[str], str]
+
+
+def proposed_rewrite(ctx: ToolContext, file_path: str, change: Rewrite) -> FileDiff | None:
+    """What `change` would make of an existing file, or None when the call would fail."""
+
+    def existing(old: str | None) -> str:
+        if old is None:
+            raise ToolError("missing")
+        return change(old)
+
+    return _proposed(ctx, file_path, existing)
+
+
+async def rewrite_file(ctx: ToolContext, file_path: str, change: Rewrite) -> FileDiff:
+    """Apply `change` to an existing file the model has read (and that has not changed
+    since), through the same write path as Edit."""
+    path = resolve_in_workspace(ctx, file_path)
+    _refuse_directory(path, ctx.cwd)
+    if not ctx.workspace.exists(path):
+        raise missing_file_error(path, ctx.cwd)
+    current = read_current_text(ctx, path, _CHANGE_REFUSAL)
+    _check_not_stale(ctx, path, current)
+    return await _write(ctx, path, change(current))

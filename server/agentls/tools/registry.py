@@ -20,7 +20,9 @@ from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
 from agentls.tools.data import QueryDataTool, SummarizeDataTool, ValidateDataTool
 from agentls.tools.files import EditTool, MultiEditTool, ReadTool, WriteTool
+from agentls.tools.notebook import NotebookEditTool
 from agentls.tools.search import GlobTool, GrepTool
+from agentls.tools.shells import BashOutputTool, KillShellTool
 from agentls.tools.todo import TodoWriteTool
 
 
@@ -107,9 +109,12 @@ def default_tools(todo: bool = True) -> list[Tool[Any]]:
         WriteTool(),
         EditTool(),
         MultiEditTool(),
+        NotebookEditTool(),
         GlobTool(),
         GrepTool(),
         BashTool(),
+        BashOutputTool(),
+        KillShellTool(),
         QueryDataTool(),
         SummarizeDataTool(),
         ValidateDataTool(),

@@ -22,3 +22,6 @@ RulesScope = Literal["session", "project", "user"]
 
 Delivery = Literal["queue", "steer", "interrupt"]
 DELIVERIES: tuple[Delivery, ...] = get_args(Delivery)
+
+# What agent/rewind takes back: the files, the conversation, or both.
+RewindWhat = Literal["files", "conversation", "both"]

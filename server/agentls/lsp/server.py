@@ -65,6 +65,8 @@ AGENT_REQUESTS = (
     "agent/stopTask",
     "agent/listPermissionRules",
     "agent/updatePermissionRules",
+    "agent/rewind",
+    "agent/turnDiff",
 )
 
 

@@ -361,3 +361,36 @@ async def test_rewind_after_a_restart_and_a_conversation_cut_that_survives_resum
         assert (workspace / "bom.txt").read_bytes() == BOM
         await client.run_turn(session, "turn four")
     assert user_texts(read_requests(log)[1]) == ["turn one", "turn three", "turn four"]
+
+
+async def test_a_created_file_is_deleted_by_the_editor_when_it_takes_deletions(
+    workspace: Path, tmp_path: Path
+) -> None:
+    client = await daemon_config().start()
+    assert isinstance(client, AgentClient)
+    operations = [lsp.ResourceOperationKind.Create, lsp.ResourceOperationKind.Delete]
+    caps = lsp.ClientCapabilities(
+        workspace=lsp.WorkspaceClientCapabilities(
+            apply_edit=True,
+            workspace_edit=lsp.WorkspaceEditClientCapabilities(
+                document_changes=True, resource_operations=operations
+            ),
+        )
+    )
+    params = lsp.InitializeParams(capabilities=caps, root_uri=workspace.as_uri())
+    await client.initialize_session(params)
+    script = [{"tool_calls": [call("w", "Write", file_path="fresh.txt", content="new\n")]}]
+    try:
+        session = await scripted(client, tmp_path, [*script, {"text": "Made it."}])
+        turn, _done = await client.run_turn(session, "make a file")
+        assert (workspace / "fresh.txt").exists()
+        undone = await rewind(client, session, turn, "both")
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    assert undone["deleted"] == [str(workspace / "fresh.txt")]
+    assert undone["messagesRemoved"] == 4
+    (deletion,) = client.applied_edits[-1].edit.document_changes
+    assert isinstance(deletion, lsp.DeleteFile)
+    assert deletion.uri == (workspace / "fresh.txt").as_uri()
+    assert not (workspace / "fresh.txt").exists()

@@ -6,9 +6,10 @@ ignore: before and after each command they are listed (`git ls-files`), stat'ed,
 ones whose stat changed are hashed byte for byte (`hash-object --no-filters`, so no
 line-ending or attribute filter alters them) into an object store of the session's own.
 That store borrows the repository's objects (alternates), so a file the repository holds
-already costs nothing, and neither the work tree, the index nor the repository's objects
-are written. Comparing two snapshots gives the changed files; the first one's objects
-give their content before the command.
+already costs nothing, and neither the work tree, the index nor the repository's object
+store is written to (git may only refresh the time stamp of an object it reuses).
+Comparing two snapshots gives the changed files; the first one's objects give their
+content before the command.
 """
 
 from __future__ import annotations

@@ -394,3 +394,26 @@ async def test_a_created_file_is_deleted_by_the_editor_when_it_takes_deletions(
     assert isinstance(deletion, lsp.DeleteFile)
     assert deletion.uri == (workspace / "fresh.txt").as_uri()
     assert not (workspace / "fresh.txt").exists()
+
+
+async def test_a_cut_into_a_compacted_history_goes_back_to_the_messages_as_written(
+    client: AgentClient, workspace: Path, tmp_path: Path
+) -> None:
+    script = [
+        {"text": "One."},
+        {"text": "Two."},
+        {"text": "<summary>The user said one, then two.</summary>"},
+        {"text": "Three."},
+    ]
+    session, log = await client.scripted_session(tmp_path, script)
+    await client.run_turn(session, "turn one")
+    two, _done = await client.run_turn(session, "turn two")
+    await client.request("agent/compact", {"sessionId": session})
+
+    undone = await rewind(client, session, two, "conversation")
+    await client.run_turn(session, "turn three")
+
+    assert undone["messagesRemoved"] == 2
+    (request,) = read_requests(log)[-1:]
+    assert user_texts(request) == ["turn one", "turn three"]
+    assert "One." in str(request["messages"]) and "summary" not in str(request["messages"])

@@ -144,8 +144,11 @@ async def test_an_open_buffer_is_restored_through_apply_edit(
             ]
         },
         {"text": "Edited."},
+        {"text": "I see."},
     ]
-    session = await scripted(client, tmp_path, script)
+    session, log = await client.scripted_session(
+        tmp_path, script, permissionMode="bypassPermissions"
+    )
     turn, _done = await client.run_turn(session, "edit the notes")
     assert buffer.text == "first line\n2nd line\n"
     edits_before = len(client.applied_edits)
@@ -159,6 +162,11 @@ async def test_an_open_buffer_is_restored_through_apply_edit(
     assert change.text_document.version == buffer.version - 1
     assert buffer.text == NOTES
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == NOTES
+    # The model, whose history still holds its edit, is told the file went back.
+    await client.run_turn(session, "what now?")
+    context = read_requests(log)[-1]["messages"][-1]["content"][0]["text"]
+    assert "<userAction>The user rewound files to how they were before some of your " in context
+    assert "changes: notes.txt." in context
 
 
 async def test_a_file_the_user_changed_is_a_conflict_until_forced(

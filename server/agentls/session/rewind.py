@@ -93,7 +93,18 @@ async def rewind(
         outcome.removed_messages = cut.removed
     if what != "conversation":
         await restore_files(session.checkpoints, session.workspace, turns, force, outcome)
+    if cut is None and (outcome.restored or outcome.deleted):
+        # The conversation still holds the changes the files no longer have.
+        session.note_user_action(_files_note(outcome, session.cwd))
     return outcome
+
+
+def _files_note(outcome: RewindOutcome, cwd: Path) -> str:
+    names = ", ".join(display_path(p, cwd) for p in [*outcome.restored, *outcome.deleted])
+    return (
+        f"The user rewound files to how they were before some of your changes: {names}. "
+        "Your changes to them since are gone; read them again before changing them."
+    )
 
 
 def turn_diff(session: AgentSession, turn_id: str) -> list[FileChange]:

@@ -1,13 +1,19 @@
-"""Turn diffs and the Bash watch, unit by unit: line endings kept, binary files named,
-and only the files a command changed found in a real git work tree."""
+"""Turn diffs, the Bash watch and the checkpoint seam, unit by unit: line endings kept,
+binary files named, only the files a command changed found in a real git work tree, and
+a checkpoint that cannot be kept never failing the agent's write."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
+from agentls.session.checkpoints import CheckpointStore
 from agentls.session.git_watch import GitWatch, changed_files
 from agentls.session.rewind import file_change
+from agentls.tools.base import ToolContext
+from agentls.tools.files import WriteInput, WriteTool
+from agentls.tools.read_cache import FileReadCache
+from agentls.workspace.view import WorkspaceView
 
 
 def test_a_diff_keeps_crlf_and_marks_a_missing_final_newline() -> None:
@@ -55,3 +61,16 @@ async def test_the_watch_finds_what_changed_and_keeps_the_old_bytes(tmp_path: Pa
 
 async def test_no_watch_outside_a_git_work_tree(tmp_path: Path) -> None:
     assert await GitWatch.find(tmp_path, tmp_path / "objects", tmp_path / "home") is None
+
+
+async def test_a_checkpoint_that_cannot_be_kept_never_fails_the_write(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("", encoding="utf-8")
+    store = CheckpointStore(blocked / "checkpoints", tmp_path)
+    view = WorkspaceView([tmp_path])
+    turn = store.for_turn("turn_1", view, tmp_path)
+    context = ToolContext(view, FileReadCache(), tmp_path, checkpoints=turn)
+    output = await WriteTool().run(WriteInput(file_path="a.txt", content="x\n"), context)
+    assert not output.is_error
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "x\n"
+    assert store.entries() == []

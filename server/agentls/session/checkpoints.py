@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -83,7 +84,7 @@ class CheckpointStore:
         """Every entry, in the order written (a line torn by a crash is skipped)."""
         try:
             text = self.index_path.read_text(encoding="utf-8", errors="surrogateescape")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return []
         return [e for e in map(_entry, text.splitlines()) if e is not None]
 
@@ -121,11 +122,19 @@ class TurnCheckpoints:
         self._cwd = cwd
 
     def before_write(self, path: Path) -> None:
-        self._store.keep_before(self._turn_id, path, lambda: self._workspace.current_bytes(path))
+        try:
+            read = functools.partial(self._workspace.current_bytes, path)
+            self._store.keep_before(self._turn_id, path, read)
+        except OSError as exc:
+            # The agent's work goes on; only its undo is lost.
+            log.warning("no checkpoint of %s: %s", path, exc)
 
     def written(self, edit: FileEdit) -> None:
         data = encode_text(edit.new_text, edit.encoding or UTF8)
-        self._store.left(self._turn_id, edit.path, data)
+        try:
+            self._store.left(self._turn_id, edit.path, data)
+        except OSError as exc:
+            log.warning("what the agent left in %s was not recorded: %s", edit.path, exc)
 
     @contextlib.asynccontextmanager
     async def command(self) -> AsyncIterator[object]:
@@ -137,7 +146,10 @@ class TurnCheckpoints:
         finally:
             if watch is not None and before is not None:
                 # Also after an abort: what the command changed before it was killed counts.
-                await asyncio.shield(self._keep_changes(watch, before))
+                try:
+                    await asyncio.shield(self._keep_changes(watch, before))
+                except OSError as exc:
+                    log.warning("the files Bash changed were not all checkpointed: %s", exc)
 
     async def _keep_changes(self, watch: GitWatch, before: dict[str, str]) -> None:
         after = await _snapshot(watch)

@@ -55,7 +55,8 @@ async def test_the_watch_finds_what_changed_and_keeps_the_old_bytes(tmp_path: Pa
     after = await watch.snapshot()
     assert changed_files(before, after) == ["crlf.txt", "new.txt"]
     # The bytes as they were, not as git's line-ending filter would store them.
-    assert await watch.content(before["crlf.txt"]) == b"a\r\nb\r\n"
+    old = await watch.contents([before["crlf.txt"], before["same.txt"]])
+    assert old == {before["crlf.txt"]: b"a\r\nb\r\n", before["same.txt"]: b"same\n"}
     assert not (tree / ".git" / "index").exists()
 
 

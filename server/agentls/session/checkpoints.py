@@ -155,15 +155,16 @@ class TurnCheckpoints:
         after = await _snapshot(watch)
         if after is None:
             return
-        for name in changed_files(before, after):
+        changed = changed_files(before, after)
+        try:
+            olds = await watch.contents([before[n] for n in changed if n in before])
+        except GitError as exc:
+            log.warning("no checkpoint of the files Bash changed: %s", exc)
+            return
+        for name in changed:
             path = watch.cwd / name
             now = await asyncio.to_thread(_disk_bytes, path)
-            oid = before.get(name)
-            try:
-                old = await watch.content(oid) if oid is not None else None
-            except GitError as exc:
-                log.warning("no checkpoint of %s: %s", path, exc)
-                continue
+            old = olds[before[name]] if name in before else None
             if old != now:
                 self._store.keep_before(self._turn_id, path, _given(old))
                 self._store.left(self._turn_id, path, now)

@@ -77,9 +77,22 @@ class GitWatch:
                 self._hashed[name] = (stats[name], oid)
         return {name: self._hashed[name][1] for name in stats}
 
-    async def content(self, oid: str) -> bytes:
-        """The bytes an object id of a snapshot stands for."""
-        return await _git(self.cwd, ("cat-file", "blob", oid), env=self._object_env())
+    async def contents(self, oids: list[str]) -> dict[str, bytes]:
+        """The bytes each object id of a snapshot stands for, read in one git call."""
+        if not oids:
+            return {}
+        request = "".join(f"{oid}\n" for oid in oids).encode()
+        out = await _git(self.cwd, ("cat-file", "--batch"), request, self._object_env())
+        found: dict[str, bytes] = {}
+        at = 0
+        while at < len(out):
+            end = out.index(b"\n", at)
+            oid, kind, *size = out[at:end].decode().split()
+            if kind != "blob" or not size:
+                raise GitError(f"git cat-file: object {oid} is {kind}")
+            found[oid] = out[end + 1 : end + 1 + int(size[0])]
+            at = end + 2 + int(size[0])
+        return found
 
     def _object_env(self) -> dict[str, str]:
         return {

@@ -439,6 +439,8 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
         "add": [{"rule": "Bash(npm test:*)", "behavior": "allow", "scope": "project"}],
         "remove": [{"rule": "Read", "behavior": "ask", "scope": "user"}],
     },
+    "agent/rewind": {"sessionId": "sess_1", "turnId": "turn_1", "what": "both", "force": True},
+    "agent/turnDiff": {"sessionId": "sess_1", "turnId": "turn_1"},
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -571,6 +573,26 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         tools=["Read"],
         permission_mode="default",
         plan=[api.PlanEntryParam(content="Fix it", status="pending", priority="high")],
+    ),
+    "agent/rewind": api.RewindResult(
+        restored=["/w/app.py"],
+        deleted=["/w/new.py"],
+        conflicts=[api.FileProblem(path="/w/b.py", reason="changed since the agent last wrote it")],
+        failed=[],
+        messages_removed=4,
+        removed_message_ids=["msg_1", "msg_2", "msg_3", "msg_4"],
+    ),
+    "agent/turnDiff": api.TurnDiffResult(
+        files=[
+            api.FileChangeInfo(
+                path="/w/new.py",
+                diff="--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x = 1\n",
+                added=1,
+                removed=0,
+                created=True,
+                deleted=False,
+            )
+        ]
     ),
 }
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from agentls.mcp_servers.state import McpServerState, tool_name
-from agentls.names import Delivery, ProviderName, RulesScope
+from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
 
 
@@ -278,6 +278,48 @@ class ListModelsResult(WireModel):
     cached: bool
 
 
+class RewindParams(WireModel):
+    session_id: str
+    turn_id: str
+    what: RewindWhat
+    # Overwrite files the user changed since the agent left them.
+    force: bool = False
+
+
+class FileProblem(WireModel):
+    path: str
+    reason: str
+
+
+class RewindResult(WireModel):
+    restored: list[str]
+    deleted: list[str]
+    # Left alone: changed by the user since the agent last wrote them (unless force).
+    conflicts: list[FileProblem]
+    # Could not be restored (the editor refused the edit, a disk error).
+    failed: list[FileProblem]
+    messages_removed: int
+    removed_message_ids: list[str]
+
+
+class TurnDiffParams(WireModel):
+    session_id: str
+    turn_id: str
+
+
+class FileChangeInfo(WireModel):
+    path: str
+    diff: str
+    added: int
+    removed: int
+    created: bool
+    deleted: bool
+
+
+class TurnDiffResult(WireModel):
+    files: list[FileChangeInfo]
+
+
 class EmptyResult(WireModel):
     pass
 
@@ -390,5 +432,7 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/listPermissionRules": (SessionParams, PermissionRulesResult),
     "agent/updatePermissionRules": (UpdatePermissionRulesParams, PermissionRulesResult),
     "agent/listMcpServers": (SessionParams, ListMcpServersResult),
+    "agent/rewind": (RewindParams, RewindResult),
+    "agent/turnDiff": (TurnDiffParams, TurnDiffResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

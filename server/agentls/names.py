@@ -34,3 +34,5 @@ HookEvent = Literal[
     "SessionStart",
 ]
 HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
+# What agent/rewind takes back: the files, the conversation, or both.
+RewindWhat = Literal["files", "conversation", "both"]

@@ -85,10 +85,24 @@ export interface EditorStateParams {
 export interface EmptyResult {
 }
 
+export interface FileChangeInfo {
+  added: number;
+  created: boolean;
+  deleted: boolean;
+  diff: string;
+  path: string;
+  removed: number;
+}
+
 export interface FileDiff {
   newText: string;
   oldText?: string;
   path: string;
+}
+
+export interface FileProblem {
+  path: string;
+  reason: string;
 }
 
 export interface ForkSessionParams {
@@ -385,6 +399,22 @@ export interface ResumeSessionResult {
   tools: string[];
 }
 
+export interface RewindParams {
+  force?: boolean;
+  sessionId: string;
+  turnId: string;
+  what: "files" | "conversation" | "both";
+}
+
+export interface RewindResult {
+  conflicts: FileProblem[];
+  deleted: string[];
+  failed: FileProblem[];
+  messagesRemoved: number;
+  removedMessageIds: string[];
+  restored: string[];
+}
+
 export interface SessionInfo {
   costUsd?: number | null;
   createdAt: string;
@@ -592,6 +622,15 @@ export interface TurnCompleted {
   usage: Usage;
 }
 
+export interface TurnDiffParams {
+  sessionId: string;
+  turnId: string;
+}
+
+export interface TurnDiffResult {
+  files: FileChangeInfo[];
+}
+
 export interface TurnError {
   code: string;
   message: string;
@@ -683,10 +722,12 @@ export interface Requests {
   "agent/respondAskUser": { params: RespondAskUserParams; result: EmptyResult };
   "agent/respondPermission": { params: RespondPermissionParams; result: EmptyResult };
   "agent/resumeSession": { params: ResumeSessionParams; result: ResumeSessionResult };
+  "agent/rewind": { params: RewindParams; result: RewindResult };
   "agent/setModel": { params: SetModelParams; result: EmptyResult };
   "agent/setPermissionMode": { params: SetPermissionModeParams; result: EmptyResult };
   "agent/stopTask": { params: StopTaskParams; result: StopTaskResult };
   "agent/submitMessage": { params: SubmitMessageParams; result: SubmitMessageResult };
+  "agent/turnDiff": { params: TurnDiffParams; result: TurnDiffResult };
   "agent/updatePermissionRules": { params: UpdatePermissionRulesParams; result: PermissionRulesResult };
 }
 

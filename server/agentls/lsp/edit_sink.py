@@ -64,11 +64,24 @@ class LspEditSink:
             await asyncio.sleep(0.01)
 
     def _capabilities(self) -> tuple[bool, bool]:
+        can_apply, ops = self._resource_operations()
+        return can_apply, lsp.ResourceOperationKind.Create in ops
+
+    def _resource_operations(self) -> tuple[bool, list[lsp.ResourceOperationKind]]:
+        """Whether the client applies edits, and the file operations it takes with them."""
         caps = self._server.client_capabilities.workspace
         if caps is None or not caps.apply_edit:
-            return False, False
+            return False, []
         ops = caps.workspace_edit.resource_operations if caps.workspace_edit else None
-        return True, bool(ops and lsp.ResourceOperationKind.Create in ops)
+        return True, list(ops or [])
+
+    async def delete(self, path: Path) -> None:
+        """A `DeleteFile` when the client takes one (its buffer goes too), else from disk."""
+        can_apply, ops = self._resource_operations()
+        if can_apply and lsp.ResourceOperationKind.Delete in ops:
+            options = lsp.DeleteFileOptions(recursive=False, ignore_if_not_exists=True)
+            await self._send([lsp.DeleteFile(uri=path.as_uri(), options=options)])
+        path.unlink(missing_ok=True)
 
     async def apply(self, edit: FileEdit) -> None:
         can_apply, can_create = self._capabilities()
@@ -82,6 +95,19 @@ class LspEditSink:
             changes.append(lsp.CreateFile(uri=edit.path.as_uri(), options=options))
         encoding = encoding_of(self._server.workspace.position_encoding)
         changes.append(_document_edit(edit, encoding))
+        await self._send(changes)
+        if edit.version is not None and not await self._buffer_holds(edit):
+            # An editor may skip an edit as stale and still answer `applied: true`; the
+            # disk is then left alone, or buffer and disk would disagree.
+            raise EditRejected(
+                "The editor did not apply the edit: the file's buffer changed just before it "
+                "arrived (the user may be typing in it). Read the file again, then redo the edit."
+            )
+        if _disk_text(edit.path) != edit.new_text:
+            write_edit(edit)
+
+    async def _send(self, changes: list[Any]) -> None:
+        """One `workspace/applyEdit`; EditRejected unless the client applied it."""
         params = lsp.ApplyWorkspaceEditParams(
             edit=lsp.WorkspaceEdit(document_changes=changes), label="agentls edit"
         )
@@ -98,15 +124,6 @@ class LspEditSink:
         if not result.applied:
             reason = result.failure_reason or "the editor refused it (the buffer may have changed)"
             raise EditRejected(f"The edit was not applied: {reason}")
-        if edit.version is not None and not await self._buffer_holds(edit):
-            # An editor may skip an edit as stale and still answer `applied: true`; the
-            # disk is then left alone, or buffer and disk would disagree.
-            raise EditRejected(
-                "The editor did not apply the edit: the file's buffer changed just before it "
-                "arrived (the user may be typing in it). Read the file again, then redo the edit."
-            )
-        if _disk_text(edit.path) != edit.new_text:
-            write_edit(edit)
 
 
 def _disk_text(path: Path) -> str | None:

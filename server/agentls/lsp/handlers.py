@@ -6,6 +6,7 @@ light server module loads it in the background after `initialize` has been answe
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import datetime as dt
@@ -31,6 +32,7 @@ from agentls.names import RulesScope
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
 from agentls.session.manager import SessionManager
+from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
 from agentls.wire import json_sink, to_wire
 from agentls.workspace.link import EditorLink
@@ -71,6 +73,8 @@ class AgentHandlers:
             "agent/listShells": self.list_shells,
             "agent/listPermissionRules": self.list_permission_rules,
             "agent/updatePermissionRules": self.update_permission_rules,
+            "agent/rewind": self.rewind,
+            "agent/turnDiff": self.turn_diff,
         }
         self.catalog = ModelCatalog()
 
@@ -303,6 +307,37 @@ class AgentHandlers:
             tools=session.registry.names(),
             permission_mode=session.gate.mode,
             plan=plan or None,
+        )
+
+    async def rewind(self, p: api.RewindParams, client: Client) -> api.RewindResult:
+        # Restored files go to the editor the request came from, as the agent's edits do.
+        session = self.manager.attach(p.session_id, _link(client))
+        self.hub.attach(session.id, client)
+        done = await rewind(session, p.turn_id, p.what, p.force)
+        return api.RewindResult(
+            restored=[str(path) for path in done.restored],
+            deleted=[str(path) for path in done.deleted],
+            conflicts=[api.FileProblem(path=str(f), reason=r) for f, r in done.conflicts],
+            failed=[api.FileProblem(path=str(f), reason=r) for f, r in done.failed],
+            messages_removed=len(done.removed_messages),
+            removed_message_ids=done.removed_messages,
+        )
+
+    async def turn_diff(self, p: api.TurnDiffParams, _client: Client) -> api.TurnDiffResult:
+        session = self.manager.get(p.session_id)
+        changes = await asyncio.to_thread(turn_diff, session, p.turn_id)
+        return api.TurnDiffResult(
+            files=[
+                api.FileChangeInfo(
+                    path=str(c.path),
+                    diff=c.diff,
+                    added=c.added,
+                    removed=c.removed,
+                    created=c.created,
+                    deleted=c.deleted,
+                )
+                for c in changes
+            ]
         )
 
     async def compact(self, p: api.CompactParams, _client: Client) -> api.CompactResult:

@@ -67,6 +67,8 @@ AGENT_REQUESTS = (
     "agent/listPermissionRules",
     "agent/updatePermissionRules",
     "agent/listMcpServers",
+    "agent/rewind",
+    "agent/turnDiff",
 )
 
 

@@ -72,8 +72,31 @@ class CompactBoundary:
     type: Literal["compact_boundary"] = "compact_boundary"
 
 
+@dataclass(frozen=True, slots=True)
+class TurnBegan:
+    """A turn started: what comes after it (state, messages) belongs to it or later ones."""
+
+    turn_id: str
+    type: Literal["turn_start"] = "turn_start"
+
+
+@dataclass(frozen=True, slots=True)
+class Rewound:
+    """agent/rewind to before `turn_id`. A rewind of the conversation is followed by the
+    whole history the model sees from now on (written with `copy`), as a compaction is."""
+
+    turn_id: str
+    what: str
+    messages_removed: int = 0
+    type: Literal["rewind"] = "rewind"
+
+    @property
+    def conversation(self) -> bool:
+        return self.what != "files"
+
+
 TranscriptRecord: TypeAlias = (
-    SessionStarted | MessageRecord | TurnEnded | StateSaved | CompactBoundary
+    SessionStarted | MessageRecord | TurnEnded | StateSaved | CompactBoundary | TurnBegan | Rewound
 )
 
 
@@ -121,6 +144,15 @@ def record_to_json(record: TranscriptRecord) -> dict[str, Any]:
                 ],
             },
         }
+    if isinstance(record, TurnBegan):
+        return {"type": "turn_start", "turnId": record.turn_id}
+    if isinstance(record, Rewound):
+        return {
+            "type": "rewind",
+            "turnId": record.turn_id,
+            "what": record.what,
+            "messagesRemoved": record.messages_removed,
+        }
     return {
         "type": "compact_boundary",
         "trigger": record.trigger,
@@ -155,6 +187,11 @@ def record_from_json(data: dict[str, Any]) -> TranscriptRecord | None:
             int(data.get("tokensAfter") or 0),
             tuple(str(s) for s in data.get("steps") or ()),
         )
+    if kind == "turn_start":
+        return TurnBegan(str(data["turnId"]))
+    if kind == "rewind":
+        removed = int(data.get("messagesRemoved") or 0)
+        return Rewound(str(data["turnId"]), str(data.get("what") or "both"), removed)
     if kind == "session":
         settings = data.get("settings")
         return SessionStarted(

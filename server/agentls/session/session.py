@@ -76,7 +76,8 @@ from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
-from agentls.session.records import StateSaved, TurnEnded
+from agentls.session.checkpoints import CheckpointStore
+from agentls.session.records import StateSaved, TurnBegan, TurnEnded
 from agentls.session.store import Transcript, title_from
 from agentls.session.subagents import (
     BackgroundTasks,
@@ -160,6 +161,10 @@ class AgentSession:
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
         self.gate.on_remember = self._remember_rule
         self.transcript = transcript
+        # What files held before each turn's writes (agent/rewind, agent/turnDiff).
+        self.checkpoints = CheckpointStore(
+            transcript.path.with_suffix("") / "checkpoints", settings.home
+        )
         memory = memory_prompt(find_memory_files(project_root or cwd, cwd, settings.home))
         # Built once: the system prompt must stay byte-identical for the whole session.
         self.system = system_prompt(settings.append_system_prompt, memory)
@@ -534,6 +539,7 @@ class AgentSession:
         self._emit(TurnCompleted(turn.turn_id, reason, 0, Usage(), error), turn.turn_id)
 
     async def _run(self, turn: _Turn) -> None:
+        self.transcript.write(TurnBegan(turn.turn_id))
         if turn.continued:
             self._start_continuation(turn)
         elif not await self._start_with_message(turn):
@@ -642,6 +648,8 @@ class AgentSession:
         context = ToolContext(
             self.workspace, self.read_cache, self.cwd, data=self.data, shells=self.shells
         )
+        if turn is not None:
+            context.checkpoints = self.checkpoints.for_turn(turn.turn_id, self.workspace, self.cwd)
         deps = LoopDeps(
             provider=self.provider,
             registry=self.registry,

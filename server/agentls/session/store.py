@@ -27,6 +27,7 @@ from agentls.redact import Masker
 from agentls.session.records import (
     CompactBoundary,
     MessageRecord,
+    Rewound,
     SessionStarted,
     StateSaved,
     TranscriptRecord,
@@ -82,6 +83,13 @@ class Transcript:
         )
         for message in history:
             self.write(MessageRecord(message, None, copy=True))
+
+    def record_rewind(self, record: Rewound, history: Sequence[Message]) -> None:
+        """A rewind; after one of the conversation, the history the model sees from now on."""
+        self.write(record)
+        if record.conversation:
+            for message in history:
+                self.write(MessageRecord(message, None, copy=True))
 
     def touch(
         self,
@@ -204,16 +212,23 @@ class LoadedSession:
     repaired: list[Message]
     # The session's own settings (its agent/newSession params), applied again on resume.
     overrides: dict[str, Any]
+    # The turn each message of `display` belongs to (None outside a turn).
+    display_turns: list[str | None] = field(default_factory=list)
 
 
 def load_transcript(path: Path) -> LoadedSession:
     """Rebuild a session from its transcript; ValueError when it is not a transcript."""
-    records = _read_records(path)
+    return loaded_from(read_records(path), path)
+
+
+def loaded_from(records: Sequence[TranscriptRecord], path: Path) -> LoadedSession:
+    """The session a transcript's records (read from `path`) hold; ValueError if none."""
     head = records[0] if records else None
     if not isinstance(head, SessionStarted):
         raise ValueError(f"{path} is not an agentls transcript")
     history: list[Message] = []
     display: list[Message] = []
+    turns: list[str | None] = []
     state = StateSaved()
     for record in records[1:]:
         if isinstance(record, CompactBoundary):
@@ -224,14 +239,27 @@ def load_transcript(path: Path) -> LoadedSession:
             history.append(record.message)
             if not record.copy:
                 display.append(record.message)
+                turns.append(record.turn_id)
+        elif isinstance(record, Rewound) and record.conversation:
+            # The conversation goes back to before the turn: its copies follow.
+            history = []
+            cut = turns.index(record.turn_id) if record.turn_id in turns else len(turns)
+            del display[cut:], turns[cut:]
     repaired = repair_pairing(history)
     added = _added_messages(history, repaired)
     return LoadedSession(
-        _meta(path, head), repaired, display + added, state, added, dict(head.settings)
+        _meta(path, head),
+        repaired,
+        display + added,
+        state,
+        added,
+        dict(head.settings),
+        turns + [None] * len(added),
     )
 
 
-def _read_records(path: Path) -> list[TranscriptRecord]:
+def read_records(path: Path) -> list[TranscriptRecord]:
+    """Every readable record of a transcript, in order (torn and unknown lines skipped)."""
     records = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, 1):

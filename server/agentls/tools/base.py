@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -15,7 +16,7 @@ from pydantic import BaseModel
 from agentls.messages import ImageBlock
 from agentls.tools.read_cache import FileReadCache
 from agentls.usage import Usage
-from agentls.workspace.view import WorkspaceView
+from agentls.workspace.view import FileEdit, WorkspaceView
 
 if TYPE_CHECKING:
     from agentls.tools.shells import BackgroundShells
@@ -113,6 +114,32 @@ class Subagents(Protocol):
         """Run the child loop to its end; its report (or ToolError)."""
 
 
+class Checkpoints(Protocol):
+    """Keeps what files held before the agent changed them, so a turn can be undone."""
+
+    def before_write(self, path: Path) -> None:
+        """Keep `path`'s current content (once per turn) before a tool writes it."""
+
+    def written(self, edit: FileEdit) -> None:
+        """Note the content a write left in the file (for conflicts and diffs)."""
+
+    def command(self) -> AbstractAsyncContextManager[object]:
+        """Around a shell command: the files it changes are kept as `before_write` would."""
+
+
+class NoCheckpoints:
+    """Nothing is kept (a context without a session, such as unit tests)."""
+
+    def before_write(self, path: Path) -> None:
+        return None
+
+    def written(self, edit: FileEdit) -> None:
+        return None
+
+    def command(self) -> AbstractAsyncContextManager[object]:
+        return nullcontext()
+
+
 @dataclass(slots=True)
 class ToolContext:
     workspace: WorkspaceView
@@ -128,6 +155,8 @@ class ToolContext:
     subagents: Subagents | None = None
     # The session's background shells (Bash run_in_background, BashOutput, KillShell).
     shells: BackgroundShells | None = None
+    # The turn's file checkpoints (agent/rewind, agent/turnDiff).
+    checkpoints: Checkpoints = field(default_factory=NoCheckpoints)
 
 
 @runtime_checkable

@@ -297,7 +297,9 @@ class BashTool(Tool[BashInput]):
             return await _start_in_background(args, ctx)
         timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
         buffer = OutputBuffer()
-        async with spawn_shell(args.command, ctx.cwd) as (process, output):
+        # The files a command that may write changes are checkpointed, for a rewind.
+        watch = contextlib.nullcontext() if self.is_read_only(args) else ctx.checkpoints.command()
+        async with watch, spawn_shell(args.command, ctx.cwd) as (process, output):
             pump = asyncio.create_task(pump_output(output, buffer, ProgressLines(ctx.progress)))
             try:
                 async with asyncio.timeout(timeout_ms / 1000):

@@ -213,6 +213,7 @@ async def _write(ctx: ToolContext, path: Path, new_text: str) -> FileDiff:
     if "\x00" in new_text:
         raise ToolError(f"The new text for {shown} contains NUL characters. {_CHANGE_REFUSAL}")
     try:
+        ctx.checkpoints.before_write(path)
         edit = await ctx.workspace.write(path, new_text)
     except UnencodableText as exc:
         raise ToolError(
@@ -228,6 +229,7 @@ async def _write(ctx: ToolContext, path: Path, new_text: str) -> FileDiff:
     except OSError as exc:
         raise ToolError(f"Cannot write {shown}: {exc.strerror}") from exc
     ctx.read_cache.record(path, new_text)
+    ctx.checkpoints.written(edit)
     return FileDiff(str(path), edit.old_text, new_text)
 
 

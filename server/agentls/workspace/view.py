@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from agentls.textfile import UTF8, TextEncoding, encode_text, file_encoding, read_text_file
+from agentls.textfile import (
+    UTF8,
+    TextEncoding,
+    UnencodableText,
+    encode_text,
+    file_encoding,
+    read_text_file,
+)
 from agentls.workspace.paths import PathPolicy
 
 
@@ -68,6 +75,9 @@ class EditSink(Protocol):
     async def apply(self, edit: FileEdit) -> None:
         """Apply the edit or raise EditRejected."""
 
+    async def delete(self, path: Path) -> None:
+        """Delete the file (a rewind of its creation) or raise EditRejected."""
+
 
 def write_atomically(path: Path, text: str, errors: str = "strict") -> None:
     """Write UTF-8 text through a temporary file and rename (see `write_bytes_atomically`)."""
@@ -104,6 +114,9 @@ class DiskSink:
 
     async def apply(self, edit: FileEdit) -> None:
         write_edit(edit)
+
+    async def delete(self, path: Path) -> None:
+        path.unlink(missing_ok=True)
 
 
 class WorkspaceView:
@@ -148,14 +161,18 @@ class WorkspaceView:
         """True when the file is open in the editor or exists on disk."""
         return path in self.documents or path.is_file()
 
-    async def write(self, path: Path, new_text: str) -> FileEdit:
+    async def write(
+        self, path: Path, new_text: str, encoding: TextEncoding | None = None
+    ) -> FileEdit:
         """Hand a whole-file edit to the sink; returns the edit that was applied.
 
-        UnencodableText, before anything is written, when the file's encoding on disk
-        cannot hold `new_text`.
+        The file keeps its encoding on disk unless `encoding` names another (a rewind
+        restores the bytes a file had). UnencodableText, before anything is written, when
+        the encoding cannot hold `new_text`.
         """
         doc = self.documents.get(path)
-        old_text, encoding = self._current(path)
+        old_text, own_encoding = self._current(path)
+        encoding = encoding or own_encoding
         encode_text(new_text, encoding)
         edit = FileEdit(path, old_text, new_text, doc.version if doc else None, encoding)
         await self.sink.apply(edit)
@@ -164,6 +181,24 @@ class WorkspaceView:
             # does, reads must already see the new text.
             self.documents[path] = OpenDocument(path, new_text, doc.version, doc.language_id)
         return edit
+
+    async def delete(self, path: Path) -> None:
+        """Delete a file through the sink (the editor closes its buffer)."""
+        await self.sink.delete(path)
+
+    def current_bytes(self, path: Path) -> bytes | None:
+        """The file's content as the user has it: the open buffer in the file's encoding,
+        else the bytes on disk; None when it does not exist."""
+        doc = self.documents.get(path)
+        if doc is not None:
+            try:
+                return encode_text(doc.text, file_encoding(path))
+            except UnencodableText:
+                return doc.text.encode("utf-8")
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
 
     def _current(self, path: Path) -> tuple[str | None, TextEncoding]:
         """The text an edit replaces (None: the file is new) and the encoding it keeps."""

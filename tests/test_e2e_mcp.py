@@ -24,6 +24,7 @@ from agent_client import AgentClient, capabilities, daemon_config, read_requests
 
 SERVER = Path(__file__).parent / "mcp_fixture_server.py"
 FIXTURE = {"command": sys.executable, "args": [str(SERVER)]}
+SERVERS = [{"name": "fx", **FIXTURE}]
 TOOLS = ["echo", "add", "pid", "count", "fail", "picture", "crash", "sleep"]
 
 
@@ -74,13 +75,12 @@ async def ready(client: AgentClient, session: str, server: str = "fx") -> dict[s
     )
 
 
-async def test_a_project_server_is_started_in_the_background_and_its_tools_are_called(
+async def test_a_server_is_started_in_the_background_and_its_tools_are_called(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    (tmp_path / "ws" / ".mcp.json").write_text(json.dumps({"mcpServers": {"fx": FIXTURE}}))
     script = [call("mcp__fx__add", a=2, b=3), {"text": "five"}]
     started = time.monotonic()
-    session, log = await client.scripted_session(tmp_path, script)
+    session, log = await client.scripted_session(tmp_path, script, mcpServers=SERVERS)
     answered_in = time.monotonic() - started
     # newSession does not wait for the server (which takes about a second to start).
     assert not [e for e in client.events.of_type("mcp_status") if e["status"] == "ready"]
@@ -104,6 +104,49 @@ async def test_a_project_server_is_started_in_the_background_and_its_tools_are_c
     assert completed[-1]["status"] == "completed"
 
 
+async def test_a_projects_own_servers_wait_for_the_users_trust_which_is_remembered(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    (tmp_path / "ws" / ".mcp.json").write_text(json.dumps({"mcpServers": {"fx": FIXTURE}}))
+    script = [call("mcp__fx__echo", text="trusted"), {"text": "ok"}, {"text": "again"}]
+    session, log = await client.scripted_session(
+        tmp_path, script, permissionMode="bypassPermissions"
+    )
+    listed = await client.request("agent/listMcpServers", {"sessionId": session})
+    assert [(s["name"], s["status"]) for s in listed["servers"]] == [("fx", "awaiting_approval")]
+    answering = asyncio.create_task(answer(client, session, "allow_always"))
+    _turn, done = await client.run_turn(session, "echo")
+    asked = await answering
+    assert done["stopReason"] == "end_turn"
+    assert asked["title"].startswith("Start this project's MCP servers? They run with your")
+    assert str(SERVER) in asked["title"] and asked["toolCallId"].startswith("mcp_")
+    assert asked["options"][0]["name"] == "Trust this project's MCP servers"
+    # The turn waited for the approved server: its first request offers the tools.
+    assert text_of(results(read_requests(log)[1])["c1"]) == "echo: trusted"
+
+    # Remembered: the next session starts them at once, without asking.
+    second, _log = await client.scripted_session(tmp_path, [{"text": "hi"}])
+    await ready(client, second)
+    turn, _done = await client.run_turn(second, "hi")
+    assert not [e for e in client.events.of_turn(turn) if e["type"] == "permission_request"]
+
+    # A changed file is asked about again; "never" is remembered too.
+    changed = {"mcpServers": {"fx": {**FIXTURE, "env": {"MODE": "new"}}}}
+    (tmp_path / "ws" / ".mcp.json").write_text(json.dumps(changed))
+    third, _log = await client.scripted_session(tmp_path, [{"text": "a"}, {"text": "b"}])
+    answering = asyncio.create_task(answer(client, third, "reject_always"))
+    await client.run_turn(third, "a")
+    await answering
+    listed = await client.request("agent/listMcpServers", {"sessionId": third})
+    assert listed["servers"][0]["status"] == "stopped"
+    assert "did not approve" in listed["servers"][0]["error"]
+    fourth, _log = await client.scripted_session(tmp_path, [{"text": "a"}])
+    turn, _done = await client.run_turn(fourth, "a")
+    assert not [e for e in client.events.of_turn(turn) if e["type"] == "permission_request"]
+    listed = await client.request("agent/listMcpServers", {"sessionId": fourth})
+    assert "chose never to start" in listed["servers"][0]["error"]
+
+
 async def answer(client: AgentClient, session: str, option: str) -> dict[str, Any]:
     request = await client.events.wait_for(
         lambda e: e["type"] == "permission_request" and e["sessionId"] == session
@@ -120,7 +163,6 @@ async def test_rules_name_a_server_or_one_of_its_tools_and_read_only_calls_still
 ) -> None:
     settings(
         tmp_path,
-        mcpServers={"fx": FIXTURE},
         permissions={"allow": ["mcp__fx__*"], "deny": ["mcp__fx__pid"]},
     )
     script = [
@@ -133,7 +175,7 @@ async def test_rules_name_a_server_or_one_of_its_tools_and_read_only_calls_still
         },
         {"text": "done"},
     ]
-    session, log = await client.scripted_session(tmp_path, script)
+    session, log = await client.scripted_session(tmp_path, script, mcpServers=SERVERS)
     await ready(client, session)
     turn, done = await client.run_turn(session, "go")
     assert done["stopReason"] == "end_turn"
@@ -147,9 +189,9 @@ async def test_rules_name_a_server_or_one_of_its_tools_and_read_only_calls_still
     assert "'two' is not of type 'integer'" in bad
 
     # Without an allow rule, a tool the server marks read-only still asks.
-    settings(tmp_path, mcpServers={"fx": FIXTURE})
+    settings(tmp_path)
     second, _log = await client.scripted_session(
-        tmp_path, [call("mcp__fx__echo", text="x"), {"text": "ok"}]
+        tmp_path, [call("mcp__fx__echo", text="x"), {"text": "ok"}], mcpServers=SERVERS
     )
     await ready(client, second)
     answering = asyncio.create_task(answer(client, second, "reject_once"))
@@ -160,7 +202,7 @@ async def test_rules_name_a_server_or_one_of_its_tools_and_read_only_calls_still
 async def test_progress_errors_images_and_resources_reach_the_model(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    settings(tmp_path, mcpServers={"fx": FIXTURE}, permissions={"allow": ["mcp__fx"]})
+    settings(tmp_path, permissions={"allow": ["mcp__fx"]})
     script = [
         {
             "tool_calls": [
@@ -178,7 +220,7 @@ async def test_progress_errors_images_and_resources_reach_the_model(
         },
         {"text": "done"},
     ]
-    session, log = await client.scripted_session(tmp_path, script)
+    session, log = await client.scripted_session(tmp_path, script, mcpServers=SERVERS)
     await ready(client, session)
     turn, done = await client.run_turn(session, "go")
     assert done["stopReason"] == "end_turn"
@@ -213,14 +255,14 @@ def _alive(pid: int) -> bool:
 async def test_a_crashed_server_is_restarted_and_the_turn_goes_on(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    settings(tmp_path, mcpServers={"fx": FIXTURE}, permissions={"allow": ["mcp__fx"]})
+    settings(tmp_path, permissions={"allow": ["mcp__fx"]})
     script = [
         call("mcp__fx__pid", "p1"),
         call("mcp__fx__crash", "boom"),
         call("mcp__fx__pid", "p2"),
         {"text": "survived"},
     ]
-    session, log = await client.scripted_session(tmp_path, script)
+    session, log = await client.scripted_session(tmp_path, script, mcpServers=SERVERS)
     await ready(client, session)
     restarted = asyncio.create_task(
         client.events.wait_for(
@@ -259,8 +301,10 @@ async def test_a_server_that_cannot_start_is_given_up_and_never_blocks_a_turn(
     client: AgentClient, tmp_path: Path
 ) -> None:
     broken = {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no config')"]}
-    settings(tmp_path, mcpServers={"broken": broken, "missing": {"command": "/no/such/mcp"}})
-    session, log = await client.scripted_session(tmp_path, [{"text": "still here"}])
+    servers = [{"name": "broken", **broken}, {"name": "missing", "command": "/no/such/mcp"}]
+    session, log = await client.scripted_session(
+        tmp_path, [{"text": "still here"}], mcpServers=servers
+    )
     _turn, done = await client.run_turn(session, "hello")
     assert done["stopReason"] == "end_turn"
     assert read_requests(log)[0]["tools"][-1] == "Task"

@@ -375,7 +375,7 @@ async def test_an_abort_while_trust_is_asked_cancels_the_question(
     assert done["stopReason"] == "aborted"
     resolved = [e for e in client.events.items if e["type"] == "permission_resolved"]
     assert [(e["requestId"], e["outcome"]) for e in resolved] == [(asked["requestId"], "cancelled")]
-    assert not (home / "hooks-trust.json").exists()
+    assert not (home / "workspace-trust.json").exists()
 
 
 async def test_a_subagent_stop_hook_sends_the_agent_back_once(
@@ -440,7 +440,7 @@ async def test_project_hooks_ask_for_trust_once_remember_it_and_ask_again_when_c
         assert await trust_turn(client, tmp_path, None) is None
     # Refused: the project's hook never ran; the user's own always did.
     assert sorted(marks.read_text().split()) == ["first", "first", "user", "user", "user", "user"]
-    remembered = json.loads((home / "hooks-trust.json").read_text())
+    remembered = json.loads((home / "workspace-trust.json").read_text())
     assert remembered[str(ws)]["trusted"] is False
 
 

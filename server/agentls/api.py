@@ -353,7 +353,7 @@ class McpPromptEntry(WireModel):
 
 class McpServerEntry(WireModel):
     name: str
-    status: Literal["starting", "ready", "failed", "stopped"]
+    status: Literal["awaiting_approval", "starting", "ready", "failed", "stopped"]
     transport: Literal["stdio", "http"]
     # "user settings", a settings file's path, a .mcp.json path, or "agent/newSession".
     source: str

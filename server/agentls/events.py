@@ -223,7 +223,7 @@ class McpStatusEvent:
     failed (with why; it is restarted unless it failed every start), stopped. Outside turns."""
 
     server: str
-    status: Literal["starting", "ready", "failed", "stopped"]
+    status: Literal["awaiting_approval", "starting", "ready", "failed", "stopped"]
     transport: Literal["stdio", "http"]
     tool_count: int | None = None
     error: str | None = None

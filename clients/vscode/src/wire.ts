@@ -200,7 +200,7 @@ export interface McpServerEntry {
   resources: McpResourceEntry[];
   serverVersion?: string | null;
   source: string;
-  status: "starting" | "ready" | "failed" | "stopped";
+  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped";
   tools: McpToolEntry[];
   transport: "stdio" | "http";
 }
@@ -214,7 +214,7 @@ export interface McpStatusEvent {
   seq: number;
   server: string;
   sessionId: string;
-  status: "starting" | "ready" | "failed" | "stopped";
+  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped";
   toolCount?: number;
   transport: "stdio" | "http";
   turnId?: string;

@@ -18,7 +18,6 @@ from xml.sax.saxutils import escape
 
 from agentls.config import project_settings_file
 from agentls.events import Compaction, HookResult, LoopEvent, PermissionRequest
-from agentls.hooks import trust
 from agentls.hooks.callbacks import (
     ContextCompact,
     IterationComplete,
@@ -39,6 +38,7 @@ from agentls.hooks.runner import run_hooks
 from agentls.loop.executor import PermissionPrompter, ask_permission
 from agentls.messages import Message, ToolUseBlock, new_id
 from agentls.names import HookEvent
+from agentls.permissions import trust
 from agentls.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class CommandHooks:
         commands = self.config.project_commands()
         if digest is None or not commands or self.project_trusted is not None:
             return
-        remembered = trust.trusted(self.home, self.cwd, digest)
+        remembered = trust.trusted(self.home, str(self.cwd), digest)
         if remembered is not None:
             self.project_trusted = remembered
             return
@@ -110,12 +110,12 @@ class CommandHooks:
             f"Run the hooks of {settings_file}? They run these commands with your rights: "
             + "; ".join(commands),
             {"settingsFile": str(settings_file), "hooks": self.config.project_hooks},
-            trust.TRUST_OPTIONS,
+            trust.trust_options("this workspace's hooks"),
         )
         answer = await ask_permission(prompter, emit, request)
         self.project_trusted = answer.option_id.startswith("allow")
         if answer.option_id.endswith("always"):
-            trust.remember(self.home, self.cwd, digest, self.project_trusted)
+            trust.remember(self.home, str(self.cwd), digest, self.project_trusted)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,13 @@ import contextlib
 import importlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentls.mcp_servers.config import McpServerConfig
-from agentls.mcp_servers.state import McpPromptInfo, McpServerState
+from agentls.mcp_servers.state import McpPromptInfo, McpServerState, McpStatus
 
 if TYPE_CHECKING:
     from agentls.mcp_servers.connection import McpConnection
@@ -35,8 +36,12 @@ class McpServers:
         on_status: Callable[[McpServerState], None],
         tool_timeout: float,
         startup_timeout: float,
+        held: Collection[str] = (),
     ) -> None:
         self.configs = configs
+        # Servers not started until the user approves them (a project's own).
+        self._held = set(held)
+        self._declined: dict[str, McpServerState] = {}
         self._cwd = cwd
         self._log_dir = log_dir
         self._on_status = on_status
@@ -61,6 +66,9 @@ class McpServers:
                 importlib.import_module, "agentls.mcp_servers.connection"
             )
             for config in self.configs:
+                waiting = config.name in self._held or config.name in self._declined
+                if waiting or config.name in self._connections:
+                    continue
                 connection = module.McpConnection(
                     config, self._cwd, self._log_dir, self._changed, self._startup_timeout
                 )
@@ -78,6 +86,26 @@ class McpServers:
         finally:
             self._started.set()
 
+    def awaiting_approval(self) -> list[McpServerConfig]:
+        """The servers held until the user approves them."""
+        return [c for c in self.configs if c.name in self._held]
+
+    async def approve(self) -> None:
+        """Start the held servers (a turn then waits for them like any starting server)."""
+        self._held.clear()
+        if self._starter is not None:
+            await asyncio.gather(self._starter, return_exceptions=True)
+        self._started.clear()
+        self._starter = asyncio.create_task(self._start_all(), name="mcp:start")
+
+    def decline(self, reason: str) -> None:
+        """Never start the held servers in this session."""
+        for config in self.awaiting_approval():
+            state = McpServerState(config.name, config.transport, config.source, "stopped")
+            self._declined[config.name] = replace(state, error=reason)
+            self._on_status(self._declined[config.name])
+        self._held.clear()
+
     def _changed(self, state: McpServerState) -> None:
         offered = tuple(t.name for t in state.tools) + tuple(r.uri for r in state.resources)
         if state.status == "ready" and self._offered.get(state.name) != offered:
@@ -90,17 +118,19 @@ class McpServers:
         states = []
         for config in self.configs:
             connection = self._connections.get(config.name)
-            states.append(
-                connection.state
-                if connection is not None
-                else McpServerState(config.name, config.transport, config.source)
-            )
+            if connection is not None:
+                states.append(connection.state)
+            elif config.name in self._declined:
+                states.append(self._declined[config.name])
+            else:
+                status: McpStatus = "awaiting_approval" if config.name in self._held else "starting"
+                states.append(McpServerState(config.name, config.transport, config.source, status))
         return states
 
     async def wait_started(self, timeout: float) -> None:
         """Until every server is ready or has failed, at most `timeout` seconds in all
         (a turn's first model call should see the tools of servers that are coming)."""
-        if all(s.status != "starting" for s in self.states()) and self._started.is_set():
+        if self._started.is_set() and all(s.status != "starting" for s in self.states()):
             return
         deadline = time.monotonic() + timeout
         with contextlib.suppress(TimeoutError):

@@ -58,6 +58,7 @@ from agentls.loop.compaction_run import CompactionFailed, apply_compaction, comp
 from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
+from agentls.mcp_servers import approval as mcp_approval
 from agentls.mcp_servers.servers import McpServers
 from agentls.mcp_servers.state import McpServerState
 from agentls.messages import Message, TextBlock, new_id
@@ -214,17 +215,42 @@ class AgentSession:
     def start_mcp_servers(self) -> None:
         """Start the configured MCP servers in the background (their tools join the
         session's once ready; a turn waits a little for servers still starting)."""
-        if not self.settings.mcp_servers or self.mcp is not None:
+        configs = self.settings.mcp_servers
+        if not configs or self.mcp is not None:
             return
+        project = mcp_approval.project_servers(configs, self.cwd)
+        verdict = mcp_approval.remembered(self.settings.home, self.cwd, project)
         self.mcp = McpServers(
-            self.settings.mcp_servers,
+            configs,
             self.cwd,
             self.transcript.path.with_suffix("") / "mcp",
             self._mcp_status,
             self.settings.mcp_tool_timeout,
             self.settings.mcp_startup_timeout,
+            held=[c.name for c in project] if verdict is not True else (),
         )
         self.mcp.start()
+        if verdict is False:
+            self.mcp.decline("the user chose never to start this project's MCP servers")
+
+    async def _approve_mcp_servers(self, turn: _Turn) -> bool:
+        """Ask, once, whether the project's own MCP servers may start; False when the
+        turn was aborted meanwhile (it is then ended)."""
+        held = self.mcp.awaiting_approval() if self.mcp is not None else []
+        if self.mcp is None or not held:
+            return True
+        home = self.settings.home
+        asking = mcp_approval.ask(held, self.cwd, home, self, lambda e: self._on_event(e, turn))
+        try:
+            approved = await unless_aborted(turn.abort, asking)
+        except Aborted:
+            self._end_broken_turn(turn, "aborted", None)
+            return False
+        if approved:
+            await self.mcp.approve()
+        else:
+            self.mcp.decline("the user did not approve this project's MCP servers")
+        return True
 
     def _mcp_status(self, state: McpServerState) -> None:
         count = len(state.tools) if state.status == "ready" else None
@@ -543,6 +569,8 @@ class AgentSession:
         if turn.continued:
             self._start_continuation(turn)
         elif not await self._start_with_message(turn):
+            return
+        if not await self._approve_mcp_servers(turn):
             return
         if self.mcp is not None:
             await self.mcp.wait_started(self.settings.mcp_startup_timeout)

@@ -83,6 +83,7 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "Glob",
         "Grep",
         "Bash",
+        "WebFetch",
         "QueryData",
         "SummarizeData",
         "ValidateData",

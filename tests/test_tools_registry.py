@@ -43,6 +43,7 @@ def test_default_tools_come_in_the_order_models_know() -> None:
         "Glob",
         "Grep",
         "Bash",
+        "WebFetch",
         "QueryData",
         "SummarizeData",
         "ValidateData",

@@ -30,6 +30,7 @@ from agentls.messages import Message
 from agentls.names import RulesScope
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
+from agentls.sandbox import sandbox_status
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
 from agentls.wire import json_sink, to_wire
@@ -132,6 +133,7 @@ class AgentHandlers:
             model=session.model,
             tools=session.registry.names(),
             permission_mode=session.gate.mode,
+            sandbox=_sandbox_state(session),
         )
 
     async def submit_message(
@@ -274,6 +276,7 @@ class AgentHandlers:
             tools=session.registry.names(),
             permission_mode=session.gate.mode,
             plan=plan or None,
+            sandbox=_sandbox_state(session),
         )
 
     async def compact(self, p: api.CompactParams, _client: Client) -> api.CompactResult:
@@ -382,6 +385,11 @@ def _range(r: api.WireRange, client: Client, path: Path | None) -> Range:
         return Position(line, column)
 
     return Range(position(r.start.line, r.start.character), position(r.end.line, r.end.character))
+
+
+def _sandbox_state(session: AgentSession) -> api.SandboxState | None:
+    state = sandbox_status(session.sandbox, session.cwd, session.workspace.roots)
+    return None if state is None else api.SandboxState.model_validate(state)
 
 
 def _rules_result(session: AgentSession) -> api.PermissionRulesResult:

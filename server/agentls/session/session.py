@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -69,6 +70,7 @@ from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
+from agentls.sandbox import prepare_sandbox
 from agentls.session.records import StateSaved, TurnEnded
 from agentls.session.store import Transcript, title_from
 from agentls.session.subagents import (
@@ -83,6 +85,7 @@ from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.task import TaskTool
 from agentls.usage import Usage
+from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
@@ -138,9 +141,12 @@ class AgentSession:
         self.usage = Usage()
         self.denials: list[Denial] = []
         self.agent_types = agent_types(project_root or cwd)
-        self.registry = ToolRegistry(
-            [*default_tools(todo=settings.todo_write), TaskTool(self.agent_types)]
+        self.sandbox = prepare_sandbox(settings.sandbox)
+        web = WebOptions.from_settings(
+            settings.web_fetch_allow_private, settings.web_search, os.environ
         )
+        tools = default_tools(todo=settings.todo_write, sandbox=self.sandbox, web=web)
+        self.registry = ToolRegistry([*tools, TaskTool(self.agent_types)])
         self._subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
         self.tasks = BackgroundTasks(self._task_finished)
         self._closing = False

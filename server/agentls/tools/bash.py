@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agentls.redact import without_provider_keys
+from agentls.sandbox import Sandbox
 from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
 
@@ -198,7 +199,7 @@ def _timed_out(buffer: OutputBuffer, timeout_ms: int) -> ToolOutput:
 
 @contextlib.asynccontextmanager
 async def _spawn(
-    command: str, cwd: Path
+    argv: list[str], cwd: Path
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, asyncio.StreamReader]]:
     """Start bash with stdout and stderr on one pipe that we own and close when done.
 
@@ -208,9 +209,7 @@ async def _spawn(
     read_fd, write_fd = os.pipe()
     try:
         process = await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            command,
+            *argv,
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=write_fd,
@@ -261,6 +260,11 @@ class BashTool(Tool[BashInput]):
     input_model: type[BaseModel] = BashInput
     kind: ToolKind = "execute"
 
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+        if sandbox is not None:
+            self.description = BashTool.description + _sandbox_note(sandbox)
+
     def is_read_only(self, args: BashInput) -> bool:
         """True only for commands on the conservative inspection allow-list."""
         return is_read_only_command(args.command)
@@ -278,7 +282,7 @@ class BashTool(Tool[BashInput]):
         """Run the command; kill its process group on timeout or cancellation."""
         timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
         buffer = OutputBuffer()
-        async with _spawn(args.command, ctx.cwd) as (process, output):
+        async with _spawn(self.argv(args.command, ctx), ctx.cwd) as (process, output):
             pump = asyncio.create_task(pump_output(output, buffer, ProgressLines(ctx.progress)))
             try:
                 async with asyncio.timeout(timeout_ms / 1000):
@@ -294,6 +298,24 @@ class BashTool(Tool[BashInput]):
             finally:
                 pump.cancel()
         return _result(buffer.render(), code, buffer.truncated)
+
+    def argv(self, command: str, ctx: ToolContext) -> list[str]:
+        """The command line that runs `command`: bash, inside the sandbox when there is one."""
+        argv = ["/bin/bash", "-c", command]
+        if self.sandbox is None:
+            return argv
+        if self.sandbox.problem is not None:
+            raise ToolError(self.sandbox.problem)
+        writable = self.sandbox.writable_paths(ctx.cwd, ctx.workspace.roots)
+        return self.sandbox.wrap(argv, ctx.cwd, writable)
+
+
+def _sandbox_note(sandbox: Sandbox) -> str:
+    network = "" if sandbox.settings.network else " and has no network"
+    return (
+        " Commands run in a sandbox: everything outside the workspace and /tmp is read-only"
+        f"{network}; a failure that says so is the sandbox, not a bug to work around."
+    )
 
 
 _FIND_ACTIONS = frozenset(

@@ -184,6 +184,7 @@ export interface NewSessionParams {
 export interface NewSessionResult {
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
+  sandbox?: SandboxState | null;
   sessionId: string;
   tools: string[];
 }
@@ -303,8 +304,17 @@ export interface ResumeSessionResult {
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
   plan?: PlanEntryParam[] | null;
+  sandbox?: SandboxState | null;
   sessionId: string;
   tools: string[];
+}
+
+/** The Bash sandbox of a session whose `sandbox.enabled` setting is on. */
+export interface SandboxState {
+  active: boolean;
+  network: boolean;
+  problem?: string | null;
+  writablePaths: string[];
 }
 
 export interface SessionInfo {

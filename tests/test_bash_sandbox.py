@@ -146,6 +146,25 @@ async def test_without_bwrap_every_command_is_refused(
     assert status is not None and status["active"] is False and "not installed" in status["problem"]
 
 
+def test_a_bwrap_that_cannot_create_namespaces_is_refused_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What bwrap prints in a container that forbids user namespaces, from a stand-in binary
+    # (the real one works here, so this failure cannot be produced otherwise).
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    sandbox = prepare_sandbox(SandboxSettings(enabled=True, network=True))
+    assert sandbox is not None and sandbox.bwrap is None
+    assert sandbox.problem is not None and (
+        "but bwrap cannot create its sandbox here (bwrap: No permissions to create a new "
+        "namespace), so commands are not run" in sandbox.problem
+    )
+
+
 def test_the_model_is_told_it_runs_in_a_sandbox() -> None:
     sandbox = Sandbox(SandboxSettings(True), "/usr/bin/bwrap", None)
     assert BashTool(sandbox).description.endswith(

@@ -122,6 +122,18 @@ async def test_a_huge_body_is_read_up_to_the_limit_and_cut_to_the_result_budget(
     assert len(out.content) < MAX_CONTENT_CHARS + 500 < HUGE_BYTES
 
 
+async def test_a_huge_html_page_is_converted_from_its_first_2_mb(
+    web: WebServer, tmp_path: Path
+) -> None:
+    out = await fetch(tmp_path, web.base + "/huge.html")
+    assert out.truncated
+    assert "Content-Type: text/html (2,097,152 bytes)" in out.content
+    assert f"[Cut: only its first 2 MB were read; the first {MAX_CONTENT_CHARS:,} of " in (
+        out.content
+    )
+    assert "\n\nyyyy" in out.content and "<p>" not in out.content
+
+
 async def test_an_http_error_names_the_status_and_shows_the_body(
     web: WebServer, tmp_path: Path
 ) -> None:

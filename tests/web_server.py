@@ -93,7 +93,8 @@ class WebServer:
             "/away": lambda h, q: _redirect(h, f"http://localhost:{self.port}/page"),
             "/loop": lambda h, q: _redirect(h, "/loop"),
             "/slow": self._slow,
-            "/huge": self._huge,
+            "/huge": lambda h, q: self._huge(h, "text/plain", b"x" * 1023 + b"\n"),
+            "/huge.html": lambda h, q: self._huge(h, "text/html", b"<p>" + b"y" * 1017 + b"</p>\n"),
             "/search": lambda h, q: _json(h, {**SEARXNG_ANSWER, "query": q["q"][0]}),
             "/res/v1/web/search": lambda h, q: _json(h, BRAVE_ANSWER),
             "/html/search": lambda h, q: _send(h, 200, "text/html", PAGE),
@@ -123,12 +124,11 @@ class WebServer:
         with contextlib.suppress(OSError):
             _send(handler, 200, "text/plain", b"too late")
 
-    def _huge(self, handler: BaseHTTPRequestHandler, query: dict[str, list[str]]) -> None:
+    def _huge(self, handler: BaseHTTPRequestHandler, content_type: str, line: bytes) -> None:
         handler.send_response(200)
-        handler.send_header("Content-Type", "text/plain")
+        handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(HUGE_BYTES))
         handler.end_headers()
-        line = b"x" * 1023 + b"\n"
         with contextlib.suppress(OSError):
             for _ in range(HUGE_BYTES // len(line)):
                 handler.wfile.write(line)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     import httpx2
 
 MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024
+# HTML takes about 4 s a megabyte to convert on a busy machine, and the markdown of the
+# first 2 MB of a page is nearly always longer than what the result can hold anyway.
+MAX_HTML_BYTES = 2 * 1024 * 1024
 # Room for the header lines and notes within one tool result, so the page is not spilled.
 MAX_CONTENT_CHARS = ResultBudget().max_result_chars - 2_000
 TIMEOUT_SECONDS = 30.0
@@ -72,7 +75,7 @@ class _Body:
     data: bytes
     content_type: str
     charset: str | None
-    # Whether the download stopped at MAX_DOWNLOAD_BYTES with more to come.
+    # Whether the download stopped at its limit with more to come.
     cut: bool
 
 
@@ -85,7 +88,8 @@ class WebFetchTool(ReadOnlyTool[WebFetchInput]):
         "scripts, styles and navigation), text, JSON and XML as they are. Binary content "
         "(images, PDFs, archives) is refused. The URL must be fully formed; http is upgraded "
         f"to https. Content over {MAX_CONTENT_CHARS:,} characters is cut, and at most "
-        f"{MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB is read. "
+        f"{MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB is read "
+        f"({MAX_HTML_BYTES // (1024 * 1024)} MB of HTML). "
         "When the URL redirects to another host, the result says where: fetch that URL with "
         "another WebFetch call. Each host needs the user's permission. Read-only: it changes "
         "nothing. Prefer a more specific URL (a docs page, a raw file) over a site's home."
@@ -243,7 +247,8 @@ async def _answer(response: httpx2.Response, url: httpx2.URL) -> ToolOutput:
         raise ToolError(
             f"{url} is {content_type}{sized}: binary content, which WebFetch does not read."
         )
-    body = await _read(response, MAX_DOWNLOAD_BYTES, content_type, charset)
+    limit = MAX_HTML_BYTES if content_type in _HTML_TYPES else MAX_DOWNLOAD_BYTES
+    body = await _read(response, limit, content_type, charset)
     if not content_type and b"\0" in body.data[:8192]:
         raise ToolError(f"{url} has no content type and looks binary; WebFetch does not read it.")
     text, title = await _as_text(body)
@@ -309,7 +314,7 @@ def _render(url: httpx2.URL, body: _Body, text: str, title: str | None) -> ToolO
         lines.append(f"Title: {title}")
     notes = []
     if body.cut:
-        notes.append(f"only its first {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB were read")
+        notes.append(f"only its first {len(body.data) // (1024 * 1024)} MB were read")
     truncated = len(text) > MAX_CONTENT_CHARS
     if truncated:
         notes.append(f"the first {MAX_CONTENT_CHARS:,} of {len(text):,} characters are shown")

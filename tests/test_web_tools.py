@@ -19,7 +19,7 @@ from agentls.permissions.gate import PermissionGate, rule_for_always
 from agentls.permissions.rules import parse_rule
 from agentls.tools.base import ToolContext, ToolError, ToolOutput
 from agentls.tools.read_cache import FileReadCache
-from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.registry import ToolRegistry, default_tools, validate_input
 from agentls.tools.web_fetch import (
     MAX_CONTENT_CHARS,
     MAX_REDIRECTS,
@@ -169,6 +169,12 @@ async def test_a_host_that_does_not_resolve_is_a_clear_error(tmp_path: Path) -> 
 async def test_urls_it_does_not_fetch(tmp_path: Path, url: str, message: str) -> None:
     with pytest.raises(ToolError, match=message):
         await fetch(tmp_path, url)
+
+
+def test_a_blank_url_is_bad_input_not_a_question_about_every_host() -> None:
+    # Its rule content would be empty, and an "always" answer would allow every host.
+    message = validate_input(WebFetchTool(), {"url": "  "})
+    assert isinstance(message, str) and message.startswith("Invalid input for WebFetch: url:")
 
 
 async def test_http_is_upgraded_to_https_for_public_hosts_only() -> None:

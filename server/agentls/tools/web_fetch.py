@@ -67,7 +67,9 @@ _TEXT_TYPES = frozenset(
 
 
 class WebFetchInput(BaseModel):
-    url: str = Field(description="The URL to fetch: http or https (http is upgraded)")
+    url: str = Field(
+        pattern=r"\S", description="The URL to fetch: http or https (http is upgraded)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,10 +177,12 @@ def test_a_blank_url_is_bad_input_not_a_question_about_every_host() -> None:
     assert isinstance(message, str) and message.startswith("Invalid input for WebFetch: url:")
 
 
-async def test_http_is_upgraded_to_https_for_public_hosts_only() -> None:
+async def test_http_is_upgraded_to_https_for_public_hosts_on_the_default_port() -> None:
     tool = WebFetchTool(allow_private=True)
     public = await tool._admit(parse_url("http://93.184.216.34/docs"))
     assert str(public) == "https://93.184.216.34/docs"
+    own_port = await tool._admit(parse_url("http://93.184.216.34:8080/docs"))
+    assert str(own_port) == "http://93.184.216.34:8080/docs"
     local = await tool._admit(parse_url("http://127.0.0.1:8080/docs"))
     assert str(local) == "http://127.0.0.1:8080/docs"
     assert str(parse_url("example.com/a")) == "https://example.com/a"

@@ -5,12 +5,13 @@ Claude Code's WebFetch takes a `prompt` and has a small model answer it from the
 agentls has no cheap side model, so this one returns the page itself (as markdown, cut to
 fit the tool-result budget) and offers no `prompt`: the model that asked reads it.
 
-What keeps a fetch in bounds: http(s) only; http upgraded to https for public hosts; the
-host's addresses checked before each request (loopback, private, link-local and other
-non-public addresses refused unless the `webFetchAllowPrivate` setting allows them); a
-redirect to the same host followed (and checked again), one to another host handed back
-to the model, because the user's permission is per host (`WebFetch(domain:example.com)`);
-at most MAX_DOWNLOAD_BYTES read; one deadline for the whole fetch.
+What keeps a fetch in bounds: http(s) only; http upgraded to https for public hosts on
+the default port; the host's addresses checked before each request (loopback, private,
+link-local and other non-public addresses refused unless the `webFetchAllowPrivate`
+setting allows them); a redirect to the same host followed (and checked again), one to
+another host handed back to the model, because the user's permission is per host
+(`WebFetch(domain:example.com)`); at most MAX_DOWNLOAD_BYTES read (MAX_HTML_BYTES of
+HTML); one deadline for the whole fetch.
 The address check is made on what the host resolves to just before the request; a DNS
 answer that changes between the check and the connection (rebinding) is not caught.
 """
@@ -145,7 +146,8 @@ class WebFetchTool(ReadOnlyTool[WebFetchInput]):
         raise ToolError(f"{start} redirected more than {MAX_REDIRECTS} times; giving up.")
 
     async def _admit(self, url: httpx2.URL) -> httpx2.URL:
-        """The URL to request: its host's addresses checked, http upgraded where public."""
+        """The URL to request: its host's addresses checked, http upgraded where public and on
+        the default port."""
         addresses = await _resolve(url)
         inner = [a for a in addresses if not _is_public(a)]
         if inner and not self.allow_private:
@@ -154,8 +156,9 @@ class WebFetchTool(ReadOnlyTool[WebFetchInput]):
                 "private or link-local). WebFetch reads the public web; the "
                 "webFetchAllowPrivate setting lets it reach such addresses."
             )
-        if url.scheme == "http" and not inner:
-            return url.copy_with(scheme="https", port=None if url.port in (None, 80) else url.port)
+        # A port of its own is not upgraded: TLS spoken to a plain HTTP port only fails.
+        if url.scheme == "http" and not inner and url.port in (None, 80):
+            return url.copy_with(scheme="https", port=None)
         return url
 
 

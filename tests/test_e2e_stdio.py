@@ -86,6 +86,7 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "Bash",
         "BashOutput",
         "KillShell",
+        "WebFetch",
         "QueryData",
         "SummarizeData",
         "ValidateData",

@@ -537,7 +537,8 @@ def test_add_rule_takes_effect_and_ignores_duplicates() -> None:
         ("Read", "read", ".env", "Read(./.env)"),
         ("Grep", "search", ".", "Read(.)"),
         ("Rm", "delete", "build/out.o", "Rm(./build/out.o)"),
-        ("WebFetch", "fetch", "https://example.com", "WebFetch"),
+        ("WebFetch", "fetch", "domain:example.com", "WebFetch(domain:example.com)"),
+        ("WebSearch", "fetch", None, "WebSearch"),
         ("Task", "other", None, "Task"),
     ],
 )

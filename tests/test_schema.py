@@ -445,7 +445,11 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
     "agent/newSession": api.NewSessionResult(
-        session_id="sess_1", model="scripted", tools=["Read", "Edit"], permission_mode="default"
+        session_id="sess_1",
+        model="scripted",
+        tools=["Read", "Edit"],
+        permission_mode="default",
+        sandbox=api.SandboxState(active=True, network=False, writable_paths=["/tmp", "/w"]),
     ),
     "agent/submitMessage": api.SubmitMessageResult(turn_id="turn_1", queued=True),
     "agent/abort": api.AbortResult(aborted=False),
@@ -475,6 +479,9 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         model="scripted",
         tools=["Read"],
         permission_mode="default",
+        sandbox=api.SandboxState(
+            active=False, network=False, writable_paths=[], problem="bwrap is not installed"
+        ),
     ),
     "agent/compact": api.CompactResult(tokens_before=170_000, tokens_after=40_000),
     "agent/setPermissionMode": api.EmptyResult(),

@@ -432,9 +432,9 @@ async def test_a_client_that_cannot_ask_cancels_the_question() -> None:
 DATA_TOOLS = ["QueryData", "SummarizeData", "ValidateData", "AskUser"]
 
 
-def test_registry_appends_the_data_tools_after_bash_in_order() -> None:
+def test_registry_appends_the_data_tools_after_the_shell_and_web_tools_in_order() -> None:
     names = ToolRegistry(default_tools(todo=False)).names()
-    assert names[names.index("Bash") + 1 :] == DATA_TOOLS
+    assert names[names.index("WebFetch") + 1 :] == DATA_TOOLS
 
 
 def test_data_tool_specs_are_valid_json_schemas_that_mention_the_caller_data() -> None:

@@ -46,6 +46,7 @@ def test_default_tools_come_in_the_order_models_know() -> None:
         "Bash",
         "BashOutput",
         "KillShell",
+        "WebFetch",
         "QueryData",
         "SummarizeData",
         "ValidateData",

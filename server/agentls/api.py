@@ -52,11 +52,23 @@ class NewSessionParams(WireModel):
     request_log: str | None = None
 
 
+class SandboxState(WireModel):
+    """The Bash sandbox of a session whose `sandbox.enabled` setting is on."""
+
+    # False: bwrap is missing or cannot run here, so Bash refuses every command (`problem`).
+    active: bool
+    network: bool
+    writable_paths: list[str]
+    problem: str | None = None
+
+
 class NewSessionResult(WireModel):
     session_id: str
     model: str
     tools: list[str]
     permission_mode: PermissionModeName
+    # Absent when the sandbox is off.
+    sandbox: SandboxState | None = None
 
 
 class SubmitMessageParams(WireModel):
@@ -220,6 +232,8 @@ class ResumeSessionResult(WireModel):
     permission_mode: PermissionModeName
     # The model's plan (TodoWrite) as the session left it; absent when it has none.
     plan: list[PlanEntryParam] | None = None
+    # Absent when the sandbox is off.
+    sandbox: SandboxState | None = None
 
 
 class ForkSessionParams(WireModel):

@@ -15,6 +15,8 @@ from typing import Any, Literal, get_args
 from agentls.mcp_servers.config import McpServerConfig, merge_servers, parse_servers
 from agentls.names import PERMISSION_MODES, PROVIDERS, PermissionMode, RulesScope
 from agentls.pricing import Price
+from agentls.sandbox import SandboxSettings, parse_sandbox
+from agentls.web_config import SearchBackend, parse_search_backend
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -89,6 +91,12 @@ class Settings:
     mcp_servers: tuple[McpServerConfig, ...] = ()
     mcp_tool_timeout: float = 600.0
     mcp_startup_timeout: float = 10.0
+    # WebFetch of loopback, private and link-local addresses (refused unless this is set).
+    web_fetch_allow_private: bool = False
+    # The search backend WebSearch asks; None: WebSearch is not offered.
+    web_search: SearchBackend | None = None
+    # Bash under bubblewrap: off unless enabled.
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
@@ -197,6 +205,9 @@ _KEYS = {
     "maxSubagents": "max_subagents",
     "mcpToolTimeout": "mcp_tool_timeout",
     "mcpStartupTimeout": "mcp_startup_timeout",
+    "webFetchAllowPrivate": "web_fetch_allow_private",
+    "webSearch": "web_search",
+    "sandbox": "sandbox",
     "additionalDirectories": "additional_directories",
     "appendSystemPrompt": "append_system_prompt",
     "script": "script",
@@ -224,6 +235,10 @@ def _coerce(name: str, value: Any) -> Any:
         raise ValueError(f"must be one of {', '.join(PERMISSION_MODES)}")
     if name == "prices":
         return _prices(value)
+    if name == "web_search":
+        return parse_search_backend(value)
+    if name == "sandbox":
+        return parse_sandbox(value)
     if name in _CHOICES and value is not None and value not in _CHOICES[name]:
         raise ValueError(f"must be one of {', '.join(_CHOICES[name])}, or null")
     if isinstance(default, bool):

@@ -276,6 +276,7 @@ export interface NewSessionParams {
 export interface NewSessionResult {
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
+  sandbox?: SandboxState | null;
   sessionId: string;
   tools: string[];
 }
@@ -395,6 +396,7 @@ export interface ResumeSessionResult {
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
   plan?: PlanEntryParam[] | null;
+  sandbox?: SandboxState | null;
   sessionId: string;
   tools: string[];
 }
@@ -413,6 +415,14 @@ export interface RewindResult {
   messagesRemoved: number;
   removedMessageIds: string[];
   restored: string[];
+}
+
+/** The Bash sandbox of a session whose `sandbox.enabled` setting is on. */
+export interface SandboxState {
+  active: boolean;
+  network: boolean;
+  problem?: string | null;
+  writablePaths: string[];
 }
 
 export interface SessionInfo {

@@ -31,6 +31,7 @@ from agentls.messages import Message
 from agentls.names import RulesScope
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
+from agentls.sandbox import sandbox_status
 from agentls.session.manager import SessionManager
 from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
@@ -139,6 +140,7 @@ class AgentHandlers:
             model=session.model,
             tools=session.registry.names(),
             permission_mode=session.gate.mode,
+            sandbox=_sandbox_state(session),
         )
 
     async def submit_message(
@@ -307,6 +309,7 @@ class AgentHandlers:
             tools=session.registry.names(),
             permission_mode=session.gate.mode,
             plan=plan or None,
+            sandbox=_sandbox_state(session),
         )
 
     async def rewind(self, p: api.RewindParams, client: Client) -> api.RewindResult:
@@ -446,6 +449,11 @@ def _range(r: api.WireRange, client: Client, path: Path | None) -> Range:
         return Position(line, column)
 
     return Range(position(r.start.line, r.start.character), position(r.end.line, r.end.character))
+
+
+def _sandbox_state(session: AgentSession) -> api.SandboxState | None:
+    state = sandbox_status(session.sandbox, session.cwd, session.workspace.roots)
+    return None if state is None else api.SandboxState.model_validate(state)
 
 
 def _rules_result(session: AgentSession) -> api.PermissionRulesResult:

@@ -20,6 +20,7 @@ from agentls.names import PermissionMode
 from agentls.permissions.rules import (
     COMMAND_KIND,
     EDIT_KINDS,
+    FETCH_KIND,
     PATH_KINDS,
     READ_KINDS,
     CallTarget,
@@ -145,7 +146,7 @@ def _by_hook(hook: Decision | None, behaviors: tuple[PermissionBehavior, ...]) -
 def _by_mode(mode: PermissionMode, call: CallTarget, read_only: bool) -> Decision:
     if mode == "bypassPermissions":
         return Decision("allow", "Allowed: bypassPermissions mode runs every call.")
-    if read_only:
+    if read_only and call.tool_kind != FETCH_KIND:
         return Decision("allow", "Allowed: read-only calls run without asking.")
     if mode == "acceptEdits" and call.tool_kind in EDIT_KINDS:
         return Decision("allow", "Allowed: acceptEdits mode accepts file edits without asking.")
@@ -186,6 +187,9 @@ def rule_for_always(
         return Rule(tool_name, _command_specifier(rule_content), behavior)
     if tool_kind in PATH_KINDS:
         return Rule(_path_rule_tool(tool_name, tool_kind), _exact_path(rule_content), behavior)
+    if tool_kind == FETCH_KIND:
+        # The content is already the narrowest thing to remember: `domain:example.com`.
+        return Rule(tool_name, rule_content.strip(), behavior)
     return Rule(tool_name, None, behavior)
 
 

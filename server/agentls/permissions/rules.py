@@ -30,6 +30,8 @@ EDIT_KINDS: Final = frozenset({"edit", "delete", "move"})
 READ_KINDS: Final = frozenset({"read", "search"})
 PATH_KINDS: Final = EDIT_KINDS | READ_KINDS
 COMMAND_KIND: Final = "execute"
+# Calls that change nothing but reach the network (WebFetch): read-only, yet they ask.
+FETCH_KIND: Final = "fetch"
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*|mcp__[A-Za-z0-9_-]+__\*")
 MCP_PREFIX: Final = "mcp__"

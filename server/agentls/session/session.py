@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -77,6 +78,7 @@ from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
+from agentls.sandbox import prepare_sandbox
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.records import StateSaved, TurnBegan, TurnEnded
 from agentls.session.store import Transcript, title_from
@@ -93,6 +95,7 @@ from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.shells import BackgroundShell, BackgroundShells, exit_note
 from agentls.tools.task import TaskTool
 from agentls.usage import Usage
+from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
@@ -149,6 +152,10 @@ class AgentSession:
         self.usage = Usage()
         self.denials: list[Denial] = []
         self.agent_types = agent_types(project_root or cwd)
+        self.sandbox = prepare_sandbox(settings.sandbox)
+        self._web = WebOptions.from_settings(
+            settings.web_fetch_allow_private, settings.web_search, os.environ
+        )
         self.mcp: McpServers | None = None
         self._mcp_version = 0
         self.registry = self._registry()
@@ -262,7 +269,7 @@ class AgentSession:
 
     def _registry(self) -> ToolRegistry:
         mcp_tools = self.mcp.tools() if self.mcp is not None else []
-        builtin = default_tools(todo=self.settings.todo_write)
+        builtin = default_tools(todo=self.settings.todo_write, sandbox=self.sandbox, web=self._web)
         return ToolRegistry([*builtin, TaskTool(self.agent_types), *mcp_tools])
 
     def _sync_mcp_tools(self) -> None:

@@ -22,6 +22,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from agentls.redact import without_provider_keys
+from agentls.sandbox import Sandbox
 from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
 
@@ -205,7 +206,7 @@ def _timed_out(buffer: OutputBuffer, timeout_ms: int) -> ToolOutput:
 
 @contextlib.asynccontextmanager
 async def spawn_shell(
-    command: str, cwd: Path
+    argv: list[str], cwd: Path
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, asyncio.StreamReader]]:
     """Start bash with stdout and stderr on one pipe that we own and close when done.
 
@@ -215,9 +216,7 @@ async def spawn_shell(
     read_fd, write_fd = os.pipe()
     try:
         process = await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            command,
+            *argv,
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=write_fd,
@@ -277,6 +276,11 @@ class BashTool(Tool[BashInput]):
     input_model: type[BaseModel] = BashInput
     kind: ToolKind = "execute"
 
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+        if sandbox is not None:
+            self.description = BashTool.description + _sandbox_note(sandbox)
+
     def is_read_only(self, args: BashInput) -> bool:
         """True only for commands on the conservative inspection allow-list."""
         return is_read_only_command(args.command)
@@ -294,12 +298,13 @@ class BashTool(Tool[BashInput]):
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput:
         """Run the command; kill its process group on timeout or cancellation."""
         if args.run_in_background:
-            return await _start_in_background(args, ctx)
+            return await _start_in_background(args, self.argv(args.command, ctx), ctx)
         timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
         buffer = OutputBuffer()
         # The files a command that may write changes are checkpointed, for a rewind.
         watch = contextlib.nullcontext() if self.is_read_only(args) else ctx.checkpoints.command()
-        async with watch, spawn_shell(args.command, ctx.cwd) as (process, output):
+        argv = self.argv(args.command, ctx)
+        async with watch, spawn_shell(argv, ctx.cwd) as (process, output):
             pump = asyncio.create_task(pump_output(output, buffer, ProgressLines(ctx.progress)))
             try:
                 async with asyncio.timeout(timeout_ms / 1000):
@@ -316,11 +321,30 @@ class BashTool(Tool[BashInput]):
                 pump.cancel()
         return _result(buffer.render(), code, buffer.truncated)
 
+    def argv(self, command: str, ctx: ToolContext) -> list[str]:
+        """The command line that runs `command`: bash, inside the sandbox when there is one."""
+        argv = ["/bin/bash", "-c", command]
+        if self.sandbox is None:
+            return argv
+        if self.sandbox.problem is not None:
+            raise ToolError(self.sandbox.problem)
+        writable = self.sandbox.writable_paths(ctx.cwd, ctx.workspace.roots)
+        return self.sandbox.wrap(argv, ctx.cwd, writable)
 
-async def _start_in_background(args: BashInput, ctx: ToolContext) -> ToolOutput:
+
+def _sandbox_note(sandbox: Sandbox) -> str:
+    network = "" if sandbox.settings.network else " and has no network"
+    return (
+        " Commands run in a sandbox: everything outside the workspace and /tmp is read-only"
+        f"{network}; a failure that says so is the sandbox, not a bug to work around."
+    )
+
+
+async def _start_in_background(args: BashInput, argv: list[str], ctx: ToolContext) -> ToolOutput:
+    """Start the command as a background shell (in the sandbox, as any Bash command)."""
     if ctx.shells is None:
         raise ToolError("Background shells are not available here; run it without it.")
-    shell = await ctx.shells.start(args.command, ctx.cwd, args.description)
+    shell = await ctx.shells.start(args.command, argv, ctx.cwd, args.description)
     return ToolOutput(
         f"Command running in the background with ID: {shell.shell_id} (pid {shell.pid}). "
         f'Read its output with BashOutput {{"shell_id": "{shell.shell_id}"}}; stop it with '

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agentls.providers.base import ToolSpec
+from agentls.sandbox import Sandbox
 from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
@@ -24,6 +25,9 @@ from agentls.tools.notebook import NotebookEditTool
 from agentls.tools.search import GlobTool, GrepTool
 from agentls.tools.shells import BashOutputTool, KillShellTool
 from agentls.tools.todo import TodoWriteTool
+from agentls.tools.web_fetch import WebFetchTool
+from agentls.tools.web_search import WebSearchTool
+from agentls.web_config import WebOptions
 
 
 def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
@@ -102,8 +106,11 @@ class ToolRegistry:
         return list(self._specs)
 
 
-def default_tools(todo: bool = True) -> list[Tool[Any]]:
-    """The built-in tools, in the order models know them (TodoWrite unless turned off)."""
+def default_tools(
+    todo: bool = True, *, sandbox: Sandbox | None = None, web: WebOptions | None = None
+) -> list[Tool[Any]]:
+    """The built-in tools, in the order models know them (TodoWrite unless turned off; Bash
+    in the sandbox when there is one; WebSearch only with a search backend)."""
     tools: list[Tool[Any]] = [
         ReadTool(),
         WriteTool(),
@@ -112,15 +119,24 @@ def default_tools(todo: bool = True) -> list[Tool[Any]]:
         NotebookEditTool(),
         GlobTool(),
         GrepTool(),
-        BashTool(),
+        BashTool(sandbox),
         BashOutputTool(),
         KillShellTool(),
+        *web_tools(web or WebOptions()),
         QueryDataTool(),
         SummarizeDataTool(),
         ValidateDataTool(),
         AskUserTool(),
     ]
     return [*tools, TodoWriteTool()] if todo else tools
+
+
+def web_tools(web: WebOptions) -> list[Tool[Any]]:
+    """WebFetch, and WebSearch when a backend is configured (a model never sees it otherwise)."""
+    fetch = WebFetchTool(allow_private=web.allow_private)
+    if web.search is None:
+        return [fetch]
+    return [fetch, WebSearchTool(web.search, web.search_key)]
 
 
 def _error_line(error: Any) -> str:

@@ -157,10 +157,13 @@ class BackgroundShells:
             )
         return shell
 
-    async def start(self, command: str, cwd: Path, description: str | None) -> BackgroundShell:
-        """Spawn the command in its own process group; the shell once it runs (or ToolError)."""
+    async def start(
+        self, command: str, argv: list[str], cwd: Path, description: str | None
+    ) -> BackgroundShell:
+        """Spawn `argv` (which runs `command`) in its own process group; the shell once it
+        runs (or ToolError)."""
         started: asyncio.Future[BackgroundShell] = asyncio.get_running_loop().create_future()
-        runner = asyncio.create_task(self._run(command, cwd, description, started))
+        runner = asyncio.create_task(self._run(command, argv, cwd, description, started))
         # Held until it ends: the loop keeps only weak references to tasks.
         self._runners.add(runner)
         runner.add_done_callback(self._runners.discard)
@@ -170,12 +173,13 @@ class BackgroundShells:
     async def _run(
         self,
         command: str,
+        argv: list[str],
         cwd: Path,
         description: str | None,
         started: asyncio.Future[BackgroundShell],
     ) -> None:
         try:
-            async with spawn_shell(command, cwd) as (process, reader):
+            async with spawn_shell(argv, cwd) as (process, reader):
                 # Numbered per session (shell_1, shell_2…): short for the model to repeat.
                 self._count += 1
                 shell_id = f"shell_{self._count}"

@@ -115,6 +115,18 @@ class UpdatePermissionRulesParams(WireModel):
     remove: list[PermissionRuleInfo] | None = None
 
 
+class CommandInfoParam(WireModel):
+    name: str
+    description: str
+    argument_hint: str | None = None
+    # builtin, project or user.
+    source: str
+
+
+class ListCommandsResult(WireModel):
+    commands: list[CommandInfoParam]
+
+
 class ContinueTurnResult(WireModel):
     turn_id: str
 
@@ -284,5 +296,6 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/stopTask": (StopTaskParams, StopTaskResult),
     "agent/listPermissionRules": (SessionParams, PermissionRulesResult),
     "agent/updatePermissionRules": (UpdatePermissionRulesParams, PermissionRulesResult),
+    "agent/listCommands": (SessionParams, ListCommandsResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

@@ -72,8 +72,16 @@ class CompactBoundary:
     type: Literal["compact_boundary"] = "compact_boundary"
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryCleared:
+    """A /clear: the conversation starts afresh; what came before is neither the model's
+    history nor shown on resume, and the session state starts empty."""
+
+    type: Literal["clear"] = "clear"
+
+
 TranscriptRecord: TypeAlias = (
-    SessionStarted | MessageRecord | TurnEnded | StateSaved | CompactBoundary
+    SessionStarted | MessageRecord | TurnEnded | StateSaved | CompactBoundary | HistoryCleared
 )
 
 
@@ -121,6 +129,8 @@ def record_to_json(record: TranscriptRecord) -> dict[str, Any]:
                 ],
             },
         }
+    if isinstance(record, HistoryCleared):
+        return {"type": "clear"}
     return {
         "type": "compact_boundary",
         "trigger": record.trigger,
@@ -155,6 +165,8 @@ def record_from_json(data: dict[str, Any]) -> TranscriptRecord | None:
             int(data.get("tokensAfter") or 0),
             tuple(str(s) for s in data.get("steps") or ()),
         )
+    if kind == "clear":
+        return HistoryCleared()
     if kind == "session":
         settings = data.get("settings")
         return SessionStarted(

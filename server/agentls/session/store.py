@@ -26,6 +26,7 @@ from agentls.pairing import repair_pairing
 from agentls.redact import Masker
 from agentls.session.records import (
     CompactBoundary,
+    HistoryCleared,
     MessageRecord,
     SessionStarted,
     StateSaved,
@@ -218,6 +219,8 @@ def load_transcript(path: Path) -> LoadedSession:
     for record in records[1:]:
         if isinstance(record, CompactBoundary):
             history = []
+        elif isinstance(record, HistoryCleared):
+            history, display, state = [], [], StateSaved()
         elif isinstance(record, StateSaved):
             state = record
         elif isinstance(record, MessageRecord):

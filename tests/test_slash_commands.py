@@ -208,9 +208,15 @@ async def test_clear_empties_the_history_the_plan_and_what_resume_shows(
     # The clear is in the transcript: a resume starts from it.
     await client.request("agent/closeSession", {"sessionId": session})
     script_path = write_script(tmp_path / "resume.jsonl", [{"text": "third"}])
+    before = client.events.of_type("available_commands")
     resumed = await client.request(
         "agent/resumeSession", {"sessionId": session, "script": str(script_path)}
     )
+    # The resumed session announces its commands again, as its first event.
+    again = await client.events.wait_for(
+        lambda e: e["type"] == "available_commands" and all(e is not b for b in before)
+    )
+    assert again["sessionId"] == session and again["seq"] == 1
     shown = [b.get("text") for m in resumed["messages"] for b in m["content"]]
     assert "second question" in shown and "second answer" in shown
     assert "first question" not in shown and "first answer" not in shown

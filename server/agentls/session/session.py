@@ -306,7 +306,9 @@ class AgentSession:
         """Something the user did outside the conversation (undid an edit): the running
         turn gets it at its next step, else the next message carries it."""
         text = scrub(text)
-        if self._running is not None and not self._running.abort.is_set():
+        running = self._running
+        # A local command's turn has no model to tell: the next message carries it.
+        if running is not None and running.action is None and not running.abort.is_set():
             self._steering.append(user_action_note(text))
         else:
             self._user_actions.append(text)

@@ -26,6 +26,9 @@ from agentls.commands.builtin import BUILT_IN, INIT_PROMPT, REVIEW_PROMPT
 from agentls.commands.catalog import CommandFolder, parse_command_file
 from agentls.commands.invocation import expand, parse_invocation
 from agentls.front_matter import comma_list
+from agentls.permissions.gate import PermissionGate
+from agentls.permissions.rules import Rule, parse_rule
+from agentls.permissions.scoped import TurnGate
 from test_cli import agentls
 
 
@@ -286,7 +289,12 @@ async def test_model_shows_and_switches_the_model(client: AgentClient, tmp_path:
     assert shown["text"] == "The model is scripted (provider scripted)."
     await client.run_turn(session, "before")
     switched, _done = await run_command(client, session, "/model tiny-model")
-    assert switched["text"] == "The model is now tiny-model: the next turn uses it."
+    assert switched["text"] == (
+        "The model is now tiny-model (provider scripted): the next turn uses it."
+    )
+    refused, failed = await run_command(client, session, "/model tiny-model nowhere")
+    assert refused["isError"] is True and "provider must be one of" in refused["text"]
+    assert failed["error"]["code"] == "command_failed"
     await client.run_turn(session, "after")
     assert [r["model"] for r in read_requests(log)] == ["scripted", "tiny-model"]
     shown, _done = await run_command(client, session, "/model")
@@ -429,6 +437,37 @@ async def test_allowed_tools_are_pre_approved_only_in_the_commands_turn(
     assert not (tmp_path / "ws" / "b.txt").exists()
     rules = await client.request("agent/listPermissionRules", {"sessionId": session})
     assert rules["rules"] == []
+
+
+async def test_a_commands_model_holds_for_its_turn_only(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    folder = tmp_path / "ws" / ".agentls" / "commands"
+    command_file(folder, "quick", "---\nmodel: small-model\n---\nAnswer briefly: $ARGUMENTS")
+    session, log = await client.scripted_session(tmp_path, [{"text": "a"}, {"text": "b"}])
+    await client.run_turn(session, "/quick why?")
+    await client.run_turn(session, "and now?")
+    assert [r["model"] for r in read_requests(log)] == ["small-model", "scripted"]
+
+
+def test_a_turn_gate_adds_allow_rules_below_the_sessions_deny_and_mode() -> None:
+    session = PermissionGate(
+        "default", [parse_rule("Write(./secret.txt)", "deny")], cwd="/w", home="/h"
+    )
+    remembered: list[Rule] = []
+    session.on_remember = remembered.append
+    turn = TurnGate(session, [parse_rule("Write", "allow")], cwd="/w")
+    assert turn.decide("Write", "edit", False, "/w/a.txt").behavior == "allow"
+    assert turn.decide("Write", "edit", False, "/w/secret.txt").behavior == "deny"
+    assert turn.decide("Bash", "execute", False, "make").behavior == "ask"
+    # The session's mode is read at each decision: plan mode refuses even pre-approved tools.
+    session.mode = "plan"
+    assert turn.decide("Write", "edit", False, "/w/a.txt").behavior == "deny"
+    # An "always" answer in the turn is the session's; the turn's rules never are.
+    always = parse_rule("Bash(make:*)", "allow")
+    turn.remember(always)
+    assert session.rules[-1] == always and remembered == [always]
+    assert all(rule.behavior != "allow" or rule.tool != "Write" for rule in session.rules)
 
 
 async def test_a_project_command_may_replace_review_but_not_clear(

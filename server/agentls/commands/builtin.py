@@ -58,7 +58,7 @@ BUILT_IN: tuple[SlashCommand, ...] = (
         local=True,
     ),
     SlashCommand("cost", "Show what this session has spent: tokens, cost, turns", local=True),
-    SlashCommand("model", "Show the model, or switch to another", "[model]", local=True),
+    SlashCommand("model", "Show the model, or switch to another", "[model] [provider]", local=True),
     SlashCommand(
         "mode",
         "Show the permission mode, or set it",

@@ -154,10 +154,17 @@ async def _cost(session: AgentSession, _arguments: str, _turn_id: str) -> str:
 async def _model(
     manager: SessionManager, session: AgentSession, arguments: str, _turn_id: str
 ) -> str:
-    if arguments:
-        await manager.set_model(session.id, arguments, None)
-        return f"The model is now {session.model}: the next turn uses it."
-    return f"The model is {session.model} (provider {session.provider.name})."
+    words = arguments.split()
+    if len(words) > 2:
+        raise AgentError("Usage: /model [model] [provider]; a model name has no spaces.")
+    if not words:
+        return f"The model is {_model_of(session)}."
+    await manager.set_model(session.id, words[0], words[1] if len(words) > 1 else None)
+    return f"The model is now {_model_of(session)}: the next turn uses it."
+
+
+def _model_of(session: AgentSession) -> str:
+    return f"{session.model} (provider {session.provider.name})"
 
 
 async def _mode(session: AgentSession, arguments: str, _turn_id: str) -> str:

@@ -22,13 +22,19 @@ from agent_client import (
     running_daemon,
     write_script,
 )
-from agentls.commands.builtin import BUILT_IN, INIT_PROMPT, REVIEW_PROMPT
-from agentls.commands.catalog import CommandFolder, parse_command_file
+from agentls.commands.builtin import BUILT_IN, INIT_PROMPT, REVIEW_PROMPT, standard_catalog
+from agentls.commands.catalog import (
+    CommandFolder,
+    FixedCommands,
+    SlashCommand,
+    parse_command_file,
+)
 from agentls.commands.invocation import expand, parse_invocation
 from agentls.front_matter import comma_list
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.permissions.scoped import TurnGate
+from agentls.session.slash import render
 from test_cli import agentls
 
 
@@ -134,6 +140,26 @@ def test_a_folder_is_read_again_only_when_it_changed(tmp_path: Path) -> None:
     assert folder.commands() is first
     command_file(tmp_path, "a", "A, changed.")
     assert folder.commands()[0].template == "A, changed."
+
+
+async def test_a_later_source_joins_the_catalog_with_its_own_renderer(tmp_path: Path) -> None:
+    # The seam MCP prompts use: a source whose commands fetch their prompt.
+    catalog = standard_catalog(tmp_path, user_home=tmp_path / "home")
+    seen: list[str] = []
+
+    async def fetch(arguments: str) -> str:
+        seen.append(arguments)
+        return f"The server's prompt for {arguments}"
+
+    prompt = SlashCommand("mcp__docs__explain", "Explain a topic", source="mcp", render=fetch)
+    catalog.add_source(FixedCommands((prompt, SlashCommand("cost", "Not the built-in"))))
+    assert catalog.refresh() is True and catalog.refresh() is False
+    found = catalog.find("mcp__docs__explain")
+    assert found is not None and await render(found, "caching") == "The server's prompt for caching"
+    assert seen == ["caching"]
+    # A local built-in keeps its name.
+    cost = catalog.find("cost")
+    assert cost is not None and cost.local and cost.source == "builtin"
 
 
 # --- advertised commands -------------------------------------------------------------------

@@ -358,6 +358,26 @@ async def test_help_lists_every_command_with_its_hint(client: AgentClient, tmp_p
     assert len(lines) == 1 + len(BUILT_IN) + 1
 
 
+async def test_a_command_steered_into_a_running_turn_waits_for_its_own(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    script = [{"text": "a slow answer", "chunk": 1, "delay": 0.05}]
+    session, _log = await client.scripted_session(tmp_path, script)
+    running = await client.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+    await client.events.wait_for(lambda e: e["type"] == "text_delta")
+    steered = await client.request(
+        "agent/submitMessage", {"sessionId": session, "text": "/help", "delivery": "steer"}
+    )
+    assert steered["queued"] is True and steered["turnId"] != running["turnId"]
+    first = await client.events.turn_completed(running["turnId"])
+    second = await client.events.turn_completed(steered["turnId"])
+    assert first["stopReason"] == second["stopReason"] == "end_turn"
+    output = next(
+        e for e in client.events.of_turn(steered["turnId"]) if e["type"] == "command_output"
+    )
+    assert first["seq"] < output["seq"] < second["seq"]
+
+
 # --- built-in prompt commands --------------------------------------------------------------
 
 

@@ -18,6 +18,9 @@ from agentls import api
 from agentls.events import (
     AskUserRequest,
     AskUserResolved,
+    AvailableCommands,
+    CommandInfo,
+    CommandOutput,
     Compaction,
     HookResult,
     LoopEvent,
@@ -246,6 +249,14 @@ def _sample_events() -> list[LoopEvent]:
         PlanEvent(
             (PlanEntry("Read the config", "completed"), PlanEntry("Fix it", "pending", "high"))
         ),
+        CommandOutput("cost", "Session sess_1: 2 turns on scripted"),
+        CommandOutput("mode", "Unknown permission mode 'x'", is_error=True),
+        AvailableCommands(
+            (
+                CommandInfo("clear", "Start the conversation afresh"),
+                CommandInfo("fix", "Fix an issue", "<issue>", "project"),
+            )
+        ),
         TurnCompleted("turn_1", "end_turn", 2, Usage(10, 2, 3, 4)),
         TurnCompleted(
             "turn_2",
@@ -434,6 +445,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/listShells": {"sessionId": "sess_1"},
     "agent/stopTask": {"sessionId": "sess_1", "agentId": "agent_1"},
     "agent/listPermissionRules": {"sessionId": "sess_1"},
+    "agent/listCommands": {"sessionId": "sess_1"},
     "agent/updatePermissionRules": {
         "sessionId": "sess_1",
         "add": [{"rule": "Bash(npm test:*)", "behavior": "allow", "scope": "project"}],
@@ -573,6 +585,17 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         rules=[api.PermissionRuleInfo(rule="Bash(npm test:*)", behavior="allow", scope="project")]
     ),
     "agent/updatePermissionRules": api.PermissionRulesResult(rules=[]),
+    "agent/listCommands": api.ListCommandsResult(
+        commands=[
+            api.CommandInfoParam(name="cost", description="Show the spend", source="builtin"),
+            api.CommandInfoParam(
+                name="frontend:component",
+                description="Make a component",
+                argument_hint="<name>",
+                source="project",
+            ),
+        ]
+    ),
     "agent/forkSession": api.ResumeSessionResult(
         session_id="sess_2",
         messages=[],

@@ -145,6 +145,18 @@ class UpdatePermissionRulesParams(WireModel):
     remove: list[PermissionRuleInfo] | None = None
 
 
+class CommandInfoParam(WireModel):
+    name: str
+    description: str
+    argument_hint: str | None = None
+    # builtin, project or user.
+    source: str
+
+
+class ListCommandsResult(WireModel):
+    commands: list[CommandInfoParam]
+
+
 class ContinueTurnResult(WireModel):
     turn_id: str
 
@@ -448,5 +460,6 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/listMcpServers": (SessionParams, ListMcpServersResult),
     "agent/rewind": (RewindParams, RewindResult),
     "agent/turnDiff": (TurnDiffParams, TurnDiffResult),
+    "agent/listCommands": (SessionParams, ListCommandsResult),
 }
 NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}

@@ -30,12 +30,16 @@ def write(out: TextIO, text: str) -> None:
 
 
 class JsonPrinter:
-    """One `agent/event` object per line, exactly as the LSP server sends it."""
+    """One `agent/event` object per line, exactly as the LSP server sends it (except
+    `available_commands`)."""
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
 
     def show(self, event: Event) -> None:
+        if event.get("type") == "available_commands":
+            # For an editor's completion; one turn on the command line has no use for it.
+            return
         write(self._out, json.dumps(event, ensure_ascii=False) + "\n")
 
     def answered(self, option: str) -> None:
@@ -48,10 +52,16 @@ class HumanPrinter:
     def __init__(self, out: TextIO) -> None:
         self._out = out
         self._in_text = False
+        # Turns of local slash commands: their output says it all, no stop-reason line.
+        self._command_turns: set[str] = set()
 
     def show(self, event: Event) -> None:
         kind = event.get("type")
         child = "agentId" in event
+        if kind == "command_output":
+            self._command_turns.add(event.get("turnId", ""))
+        elif kind == "turn_completed" and event.get("turnId") in self._command_turns:
+            return
         if kind == "text_delta" and not child:
             write(self._out, event["text"])
             self._in_text = True
@@ -92,6 +102,9 @@ def summary_line(event: Event) -> str | None:
     if kind == "hook_result":
         message = f": {event['message']}" if event.get("message") else ""
         return f"[{event['event']} hook {event['outcome']}: {event['command']}]{message}"
+    if kind == "command_output":
+        # A local slash command's answer (/cost, /help, …) is the whole output.
+        return str(event["text"])
     if kind == "subagent_started":
         return f"  ↳ {event['subagentType']} agent started: {event['description']}"
     if kind == "subagent_completed":

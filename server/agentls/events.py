@@ -259,6 +259,36 @@ class ShellStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandOutput:
+    """What a local slash command (`/cost`, `/help`, `/clear`, …) answered. It is sent in
+    the command's turn, before its turn_completed; nothing joins the history."""
+
+    command: str
+    text: str
+    # True when the command failed (its turn then ends `error`).
+    is_error: bool | None = None
+    type: Literal["command_output"] = "command_output"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInfo:
+    name: str
+    description: str
+    argument_hint: str | None = None
+    # builtin, project or user.
+    source: str = "builtin"
+
+
+@dataclass(frozen=True, slots=True)
+class AvailableCommands:
+    """The session's slash commands, for completion: sent when the session opens and
+    whenever the set changes (outside turns: no turnId)."""
+
+    commands: tuple[CommandInfo, ...]
+    type: Literal["available_commands"] = "available_commands"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnError:
     code: str
     message: str
@@ -298,6 +328,8 @@ LoopEvent: TypeAlias = (
     | ShellStatus
     | TurnCompleted
     | McpStatusEvent
+    | CommandOutput
+    | AvailableCommands
 )
 
 

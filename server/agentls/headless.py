@@ -23,6 +23,7 @@ from agentls.cli_print import (
 from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, UnknownSession
 from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
 from agentls.session.manager import SessionManager
+from agentls.session.slash import submit_message
 from agentls.wire import event_payload
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_CONFIGURED, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -86,7 +87,15 @@ async def one_turn(
     except AgentError as exc:
         sys.stderr.write(f"agentls: {exc.message}\n")
         return EXIT_FAILED
-    session.submit(request.prompt, data=request.data, intent=request.intent)
+    try:
+        await submit_message(
+            manager, session, request.prompt, data=request.data, intent=request.intent
+        )
+    except InvalidParams as exc:
+        # An unknown slash command: nothing ran.
+        sys.stderr.write(f"agentls: {exc.message}\n")
+        await manager.close_all()
+        return EXIT_NOT_CONFIGURED
     ticker = asyncio.create_task(_tick(status)) if status is not None else None
     try:
         completed, payload = await ended.get()

@@ -297,7 +297,12 @@ def run_warm(
             message["data"] = session["data"]
         if session.get("intent"):
             message["intent"] = session["intent"]
-        submitted = turn.call("agent/submitMessage", message)
+        try:
+            submitted = turn.call("agent/submitMessage", message)
+        except RpcError as exc:
+            # An unknown slash command, say: nothing ran.
+            sys.stderr.write(f"agentls: {exc}\n")
+            return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_FAILED
         done = turn.until_done(submitted["turnId"])
         while done.get("stopReason") == "max_turns" and answers.go_on(done):
             went_on = turn.call("agent/continueTurn", {"sessionId": turn.session_id})

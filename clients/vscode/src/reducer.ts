@@ -162,8 +162,12 @@ export interface ViewState {
   limitReached: { turns: number; maxTurns: number } | null;
   /** The model's plan (TodoWrite), whole, as the last `plan` event or the resume gave it. */
   plan: PlanEntry[];
+  /** The session's slash commands (`available_commands`), for completion in the input. */
+  commands: SlashCommand[];
   lastUserText: string;
 }
+
+export type SlashCommand = Extract<AgentEvent, { type: "available_commands" }>["commands"][number];
 
 export type Action =
   | { type: "event"; event: AgentEvent }
@@ -187,6 +191,7 @@ export function initialState(): ViewState {
     retryable: null,
     limitReached: null,
     plan: [],
+    commands: [],
     lastUserText: "",
   };
 }
@@ -360,6 +365,10 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       return mcpStatus(state, event);
     case "hook_result":
       return hookResult(state, event);
+    case "command_output":
+      return append(state, { kind: "notice", id: `notice-${event.seq}`, level: event.isError ? "error" : "info", message: event.text });
+    case "available_commands":
+      return { ...state, commands: event.commands };
     case "turn_limit_reached":
       return { ...state, limitReached: { turns: event.turns, maxTurns: event.maxTurns } };
     case "turn_completed":

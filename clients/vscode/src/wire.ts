@@ -43,6 +43,44 @@ export interface AttachmentParam {
   uri: string;
 }
 
+/** The `available_commands` event. */
+export interface AvailableCommands {
+  agentId?: string;
+  commands: CommandInfo[];
+  parentToolCallId?: string;
+  seq: number;
+  sessionId: string;
+  turnId?: string;
+  type: "available_commands";
+}
+
+export interface CommandInfo {
+  argumentHint?: string;
+  description: string;
+  name: string;
+  source: string;
+}
+
+export interface CommandInfoParam {
+  argumentHint?: string | null;
+  description: string;
+  name: string;
+  source: string;
+}
+
+/** The `command_output` event. */
+export interface CommandOutput {
+  agentId?: string;
+  command: string;
+  isError?: boolean;
+  parentToolCallId?: string;
+  seq: number;
+  sessionId: string;
+  text: string;
+  turnId?: string;
+  type: "command_output";
+}
+
 export interface CompactParams {
   instructions?: string | null;
   sessionId: string;
@@ -132,6 +170,10 @@ export interface ImageBlock {
   name?: string;
   type: "image";
   width?: number;
+}
+
+export interface ListCommandsResult {
+  commands: CommandInfoParam[];
 }
 
 export interface ListMcpServersResult {
@@ -712,7 +754,7 @@ export interface WireRange {
 }
 
 /** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn; a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | ShellStatus | TurnCompleted | McpStatusEvent;
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | ShellStatus | TurnCompleted | McpStatusEvent | CommandOutput | AvailableCommands;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {
@@ -721,6 +763,7 @@ export interface Requests {
   "agent/compact": { params: CompactParams; result: CompactResult };
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
+  "agent/listCommands": { params: SessionParams; result: ListCommandsResult };
   "agent/listMcpServers": { params: SessionParams; result: ListMcpServersResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };
   "agent/listPermissionRules": { params: SessionParams; result: PermissionRulesResult };

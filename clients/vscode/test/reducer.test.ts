@@ -386,3 +386,19 @@ test("an MCP server's failure and its return, and a blocking hook, become notice
     ["warning", "PreToolUse hook `./guard.sh` blocked: no rm"],
   ]);
 });
+
+test("a local slash command's answer is shown, and the session's commands are kept for completion", () => {
+  const state = run(
+    numbered([
+      { type: "available_commands", commands: [{ name: "cost", description: "Show the session's spend", source: "builtin" }] },
+      { type: "command_output", turnId: "t1", command: "cost", text: "2 turns, 2,000 tokens in" },
+      { type: "command_output", turnId: "t2", command: "model", text: "Unknown model", isError: true },
+    ]),
+  );
+  assert.deepEqual(state.commands.map((c) => c.name), ["cost"]);
+  const notices = state.items.flatMap((i) => (i.kind === "notice" ? [[i.level, i.message]] : []));
+  assert.deepEqual(notices, [
+    ["info", "2 turns, 2,000 tokens in"],
+    ["error", "Unknown model"],
+  ]);
+});

@@ -35,6 +35,7 @@ from agentls.sandbox import sandbox_status
 from agentls.session.manager import SessionManager
 from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
+from agentls.session.slash import submit_message
 from agentls.wire import json_sink, to_wire
 from agentls.workspace.link import EditorLink
 from agentls.workspace.view import Position, Range
@@ -76,6 +77,7 @@ class AgentHandlers:
             "agent/updatePermissionRules": self.update_permission_rules,
             "agent/rewind": self.rewind,
             "agent/turnDiff": self.turn_diff,
+            "agent/listCommands": self.list_commands,
         }
         self.catalog = ModelCatalog()
 
@@ -153,7 +155,9 @@ class AgentHandlers:
         budget = None
         if p.max_budget_tokens is not None or p.max_budget_usd is not None:
             budget = Budget(p.max_budget_tokens, p.max_budget_usd)
-        turn_id, queued = session.submit(
+        turn_id, queued = await submit_message(
+            self.manager,
+            session,
             p.text,
             data=p.data,
             intent=p.intent,
@@ -162,6 +166,28 @@ class AgentHandlers:
             budget=budget,
         )
         return api.SubmitMessageResult(turn_id=turn_id, queued=queued)
+
+    async def list_commands(self, p: api.SessionParams, _client: Client) -> api.ListCommandsResult:
+        session = self.manager.get(p.session_id)
+        if session.commands.refresh():
+            session.announce_commands()
+        return api.ListCommandsResult(
+            commands=[
+                api.CommandInfoParam(
+                    name=c.name,
+                    description=c.description,
+                    argument_hint=c.argument_hint,
+                    source=c.source,
+                )
+                for c in session.commands.listed()
+            ]
+        )
+
+    def announce_commands(self, session_id: str) -> None:
+        """After a session was opened (and the client has its id): its slash commands."""
+        session = self.manager.sessions.get(session_id)
+        if session is not None:
+            session.announce_commands()
 
     async def continue_turn(self, p: api.SessionParams, client: Client) -> api.ContinueTurnResult:
         session = self.manager.attach(p.session_id, _link(client))

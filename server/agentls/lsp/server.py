@@ -39,6 +39,8 @@ from agentls.names import DELIVERIES, PERMISSION_MODES, PROVIDERS
 from agentls.workspace.view import EditorState, OpenDocument
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agentls.lsp.handlers import AgentHandlers
 
 log = logging.getLogger(__name__)
@@ -69,7 +71,10 @@ AGENT_REQUESTS = (
     "agent/listMcpServers",
     "agent/rewind",
     "agent/turnDiff",
+    "agent/listCommands",
 )
+# Requests that open a session: once answered, the session's commands are announced.
+SESSION_OPENERS = ("agent/newSession", "agent/resumeSession", "agent/forkSession")
 
 
 @functools.cache
@@ -115,6 +120,8 @@ class AgentProtocol(LanguageServerProtocol):
         # Events waiting for the end of this turn of the event loop (see notify_json).
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
+        # What to do once a request's answer is sent (e.g. a new session's first events).
+        self._after_response: dict[Any, Callable[[], None]] = {}
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         turn = self.turn_requests.pop(msg_id, None)
@@ -128,10 +135,17 @@ class AgentProtocol(LanguageServerProtocol):
             return
         super()._handle_cancel_notification(msg_id)
 
+    def after_response(self, msg_id: Any, action: Callable[[], None]) -> None:
+        """Run `action` right after the answer to request `msg_id` is sent, if it succeeded."""
+        self._after_response[msg_id] = action
+
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         """A request's answer; an expected error (bad params, unknown session) is one log line."""
+        follow_up = self._after_response.pop(msg_id, None)
         if future.cancelled() or not isinstance(future.exception(), JsonRpcException):
             super()._send_handler_result(future, msg_id=msg_id)
+            if follow_up is not None and not future.cancelled() and future.exception() is None:
+                follow_up()
             return
         self._request_futures.pop(msg_id, None)
         error = future.exception()
@@ -296,6 +310,11 @@ def _register_request(server: AgentServer, method: str) -> None:
             protocol = server.protocol
             assert isinstance(protocol, AgentProtocol)
             protocol.remember_turn(msg_id, params["sessionId"], result["turnId"])
+        if method in SESSION_OPENERS and msg_id is not None:
+            protocol = server.protocol
+            assert isinstance(protocol, AgentProtocol)
+            session_id = result["sessionId"]
+            protocol.after_response(msg_id, lambda: handlers.announce_commands(session_id))
         return result
 
     server.feature(method)(run)

@@ -95,8 +95,23 @@ class Rewound:
         return self.what != "files"
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryCleared:
+    """A /clear: the conversation starts afresh; what came before is neither the model's
+    history nor shown on resume, and the session state starts empty."""
+
+    type: Literal["clear"] = "clear"
+
+
 TranscriptRecord: TypeAlias = (
-    SessionStarted | MessageRecord | TurnEnded | StateSaved | CompactBoundary | TurnBegan | Rewound
+    SessionStarted
+    | MessageRecord
+    | TurnEnded
+    | StateSaved
+    | CompactBoundary
+    | TurnBegan
+    | Rewound
+    | HistoryCleared
 )
 
 
@@ -153,6 +168,8 @@ def record_to_json(record: TranscriptRecord) -> dict[str, Any]:
             "what": record.what,
             "messagesRemoved": record.messages_removed,
         }
+    if isinstance(record, HistoryCleared):
+        return {"type": "clear"}
     return {
         "type": "compact_boundary",
         "trigger": record.trigger,
@@ -192,6 +209,8 @@ def record_from_json(data: dict[str, Any]) -> TranscriptRecord | None:
     if kind == "rewind":
         removed = int(data.get("messagesRemoved") or 0)
         return Rewound(str(data["turnId"]), str(data.get("what") or "both"), removed)
+    if kind == "clear":
+        return HistoryCleared()
     if kind == "session":
         settings = data.get("settings")
         return SessionStarted(

@@ -11,11 +11,12 @@ import logging
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from agentls.commands.builtin import standard_catalog
 from agentls.config import Settings, project_settings_file
 from agentls.context.budget import context_window_for
 from agentls.context.memory import find_memory_files, memory_prompt
@@ -38,6 +39,9 @@ from agentls.errors import (
 )
 from agentls.events import (
     AskUserRequest,
+    AvailableCommands,
+    CommandInfo,
+    CommandOutput,
     LoopEvent,
     McpStatusEvent,
     MessageCompleted,
@@ -75,12 +79,13 @@ from agentls.permissions.remembered import (
     settings_path,
 )
 from agentls.permissions.rules import Rule, parse_rule
+from agentls.permissions.scoped import TurnGate
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
 from agentls.session.checkpoints import CheckpointStore
-from agentls.session.records import StateSaved, TurnBegan, TurnEnded
+from agentls.session.records import HistoryCleared, StateSaved, TurnBegan, TurnEnded
 from agentls.session.store import Transcript, title_from
 from agentls.session.subagents import (
     BackgroundTasks,
@@ -103,6 +108,8 @@ _CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
 EventSink = Callable[[SessionEvent], None]
 _SURROGATE = re.compile("[\ud800-\udfff]")
 GO_ON_TEXT = "The user asked you to go on: continue the task from where you stopped."
+# A local slash command's work, given its turn id; returns what it says to the user.
+LocalAction = Callable[[str], Awaitable[str]]
 
 
 @dataclass(slots=True)
@@ -116,6 +123,12 @@ class _Turn:
     budget: Budget | None = None
     # Started by agent/continueTurn: the model goes on from the history, no new message.
     continued: bool = False
+    # A local slash command's turn: the daemon answers, no model call (see submit_local).
+    command: str | None = None
+    action: LocalAction | None = None
+    # A prompt command's pre-approved tools and model, for this turn only.
+    allowed: tuple[Rule, ...] = ()
+    model: str | None = None
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
     ended: bool = False
@@ -152,6 +165,7 @@ class AgentSession:
         self.usage = Usage()
         self.denials: list[Denial] = []
         self.agent_types = agent_types(project_root or cwd)
+        self.commands = standard_catalog(project_root or cwd)
         self.sandbox = prepare_sandbox(settings.sandbox)
         self._web = WebOptions.from_settings(
             settings.web_fetch_allow_private, settings.web_search, os.environ
@@ -297,8 +311,11 @@ class AgentSession:
         attachments: Sequence[UserAttachment] = (),
         delivery: Delivery = "queue",
         budget: Budget | None = None,
+        allowed: Sequence[Rule] = (),
+        model: str | None = None,
     ) -> tuple[str, bool]:
-        """Accept a user message; returns its turn id and whether it waits behind another."""
+        """Accept a user message; returns its turn id and whether it waits behind another.
+        `allowed` and `model` (a slash command's) hold for this turn only."""
         running = self._running
         # JSON may carry lone surrogates ("\ud800"); no provider or file takes them.
         text, data, intent = scrub(text), scrub(data), scrub(intent)
@@ -306,7 +323,43 @@ class AgentSession:
             self._steering.append(text)
             return running.turn_id, False
         turn = _Turn(new_id("turn"), text, data, intent, attachments, budget)
+        turn.allowed, turn.model = tuple(allowed), model
         return self._enqueue(turn, front=delivery == "interrupt")
+
+    def submit_local(
+        self, command: str, action: LocalAction, delivery: Delivery = "queue"
+    ) -> tuple[str, bool]:
+        """A local slash command, run in its place in the turn queue (so it never acts on
+        a history a turn is using); its turn sends `command_output`, then turn_completed."""
+        turn = _Turn(new_id("turn"), f"/{command}", command=command, action=action)
+        return self._enqueue(turn, front=delivery == "interrupt")
+
+    def announce_commands(self) -> None:
+        """Tell clients the session's slash commands (an event outside any turn)."""
+        listed = tuple(
+            CommandInfo(c.name, c.description, c.argument_hint, c.source)
+            for c in self.commands.listed()
+        )
+        self._emit(AvailableCommands(listed), None)
+
+    def clear(self, turn_id: str) -> None:
+        """/clear: the conversation starts afresh in this session. The history, the plan,
+        the data and what the model read are forgotten, and the transcript records it, so
+        a resume starts empty too."""
+        had_plan = bool(self.data.plan)
+        self.history.clear()
+        self.data.structured_data, self.data.user_intent, self.data.plan = None, None, ()
+        self.data.completed_steps.clear()
+        self.read_cache = FileReadCache()
+        self.denials.clear()
+        self._user_actions.clear()
+        self._resumed = False
+        self.last_stop = None
+        self.context.compacted()
+        self.transcript.write(HistoryCleared())
+        self._save_state()
+        if had_plan:
+            self._emit(PlanEvent(()), turn_id)
 
     def continue_turn(self) -> str:
         """After a turn stopped at the turn limit: run another with as many model calls, on
@@ -340,7 +393,9 @@ class AgentSession:
         """Something the user did outside the conversation (undid an edit): the running
         turn gets it at its next step, else the next message carries it."""
         text = scrub(text)
-        if self._running is not None and not self._running.abort.is_set():
+        running = self._running
+        # A local command's turn has no model to tell: the next message carries it.
+        if running is not None and running.action is None and not running.abort.is_set():
             self._steering.append(user_action_note(text))
         else:
             self._user_actions.append(text)
@@ -572,6 +627,9 @@ class AgentSession:
         self._emit(TurnCompleted(turn.turn_id, reason, 0, Usage(), error), turn.turn_id)
 
     async def _run(self, turn: _Turn) -> None:
+        if turn.action is not None:
+            await self._run_local(turn, turn.action)
+            return
         self.transcript.write(TurnBegan(turn.turn_id))
         if turn.continued:
             self._start_continuation(turn)
@@ -585,6 +643,24 @@ class AgentSession:
         deps = self._deps(turn)
         async for event in run_turn(state, deps):
             self._on_event(event, turn)
+
+    async def _run_local(self, turn: _Turn, action: LocalAction) -> None:
+        """A local command's turn: its output, then its end; no message, no model call."""
+        command = turn.command or ""
+        # Let the answer to the submit (which names this turn) go out before the turn's
+        # events, as it does for a model turn: the action may not wait for anything.
+        await asyncio.sleep(0)
+        try:
+            text = await action(turn.turn_id)
+        except AgentError as exc:
+            self._emit(CommandOutput(command, exc.message, is_error=True), turn.turn_id)
+            error = TurnError("command_failed", exc.message, False)
+            completed = TurnCompleted(turn.turn_id, "error", 0, Usage(), error)
+        else:
+            self._emit(CommandOutput(command, text), turn.turn_id)
+            completed = TurnCompleted(turn.turn_id, "end_turn", 0, Usage())
+        turn.ended = True
+        self._emit(completed, turn.turn_id)
 
     def _start_continuation(self, turn: _Turn) -> None:
         """agent/continueTurn: the model answers the history's last user message (tool
@@ -685,19 +761,23 @@ class AgentSession:
         )
         if turn is not None:
             context.checkpoints = self.checkpoints.for_turn(turn.turn_id, self.workspace, self.cwd)
+        model = (turn.model if turn is not None else None) or self.model
+        gate = self.gate
+        if turn is not None and turn.allowed:
+            gate = TurnGate(self.gate, turn.allowed, cwd=self.cwd)
         deps = LoopDeps(
             provider=self.provider,
             registry=self.registry,
             tool_context=context,
-            gate=self.gate,
+            gate=gate,
             prompter=self,
             system=self.system,
             settings=LoopSettings(
-                model=self.model,
+                model=model,
                 max_turns=settings.max_turns,
                 max_tokens=settings.max_tokens,
-                output_limit=output_limit_for(self.model, settings.max_output_tokens),
-                price=price_for(self.model, settings.prices),
+                output_limit=output_limit_for(model, settings.max_output_tokens),
+                price=price_for(model, settings.prices),
                 thinking_budget=settings.thinking_budget,
                 nudge_limit=settings.nudge_limit,
                 idle_timeout=settings.idle_timeout,
@@ -749,8 +829,15 @@ class AgentSession:
                 f"Session {self.id} is running a turn; compact when it has finished, "
                 "or abort it first."
             )
+        return await self.summarise(instructions, None)
+
+    async def summarise(self, instructions: str | None, turn_id: str | None) -> tuple[int, int]:
+        """Compact the history now (AgentError when it fails): for agent/compact outside
+        turns, or in `turn_id`, the turn of a /compact command."""
         deps = self._deps(None)
-        await self.hooks.pre_compact("manual", instructions, lambda event: self._emit(event, None))
+        await self.hooks.pre_compact(
+            "manual", instructions, lambda event: self._emit(event, turn_id)
+        )
         try:
             compacted = await compact(
                 self.history,
@@ -761,15 +848,15 @@ class AgentSession:
             )
         except CompactionFailed as exc:
             raise AgentError(f"Compaction failed: {exc}") from exc
-        if self.busy:
+        if turn_id is None and self.busy:
             # A message arrived during the summary call; its turn owns the history now.
             raise SessionBusy(
                 f"A turn started in session {self.id} while it was being compacted; "
                 "nothing was changed. Compact again when the turn has finished."
             )
         event = apply_compaction(self.history, deps, compacted, "manual")
-        self._emit(event, None)
-        await self.hooks.compacted(event, None)
+        self._emit(event, turn_id)
+        await self.hooks.compacted(event, turn_id)
         return compacted.tokens_before, compacted.tokens_after
 
     def _take_steering(self) -> list[str]:

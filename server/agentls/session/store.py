@@ -26,6 +26,7 @@ from agentls.pairing import repair_pairing
 from agentls.redact import Masker
 from agentls.session.records import (
     CompactBoundary,
+    HistoryCleared,
     MessageRecord,
     Rewound,
     SessionStarted,
@@ -233,6 +234,8 @@ def loaded_from(records: Sequence[TranscriptRecord], path: Path) -> LoadedSessio
     for record in records[1:]:
         if isinstance(record, CompactBoundary):
             history = []
+        elif isinstance(record, HistoryCleared):
+            history, display, state = [], [], StateSaved()
         elif isinstance(record, StateSaved):
             state = record
         elif isinstance(record, MessageRecord):

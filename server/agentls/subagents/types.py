@@ -21,6 +21,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentls.front_matter import comma_list, split_front_matter
+
 log = logging.getLogger(__name__)
 
 READ_TOOLS = ("Read", "Glob", "Grep")
@@ -98,17 +100,7 @@ def agent_types(project: Path, user_home: Path | None = None) -> list[AgentType]
 
 def parse_agent_file(text: str, default_name: str) -> AgentType:
     """An agent type from a markdown file with front matter (ValueError when malformed)."""
-    fields: dict[str, str] = {}
-    body = text
-    if text.startswith("---"):
-        head, sep, rest = text[3:].partition("\n---")
-        if not sep:
-            raise ValueError("front matter is not closed with ---")
-        body = rest.split("\n", 1)[1] if "\n" in rest else ""
-        for line in head.splitlines():
-            key, colon, value = line.partition(":")
-            if colon and key.strip():
-                fields[key.strip().lower()] = value.strip().strip("\"'")
+    fields, body = split_front_matter(text)
     name = fields.get("name") or default_name
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"name {name!r} must be letters, digits, - and _")
@@ -117,10 +109,7 @@ def parse_agent_file(text: str, default_name: str) -> AgentType:
         raise ValueError("fork is a built-in type and cannot be redefined")
     if not instructions:
         raise ValueError("the body (the agent's instructions) is empty")
-    tools = None
-    if fields.get("tools"):
-        listed = fields["tools"].strip("[]")
-        tools = tuple(t.strip().strip("\"'") for t in listed.split(",") if t.strip())
+    tools = comma_list(fields["tools"]) if fields.get("tools") else None
     writes = tools is None or any(t not in READ_TOOLS for t in tools)
     description = fields.get("description") or instructions.splitlines()[0][:200]
     return AgentType(name, description, instructions, tools, fields.get("model") or None, writes)

@@ -17,7 +17,7 @@ SUMMARY_TEXT = "<summary>1. Task: read the notes the user pastes.</summary>"
 
 async def test_a_long_session_is_compacted_and_goes_on(tmp_path: Path) -> None:
     (tmp_path / ".agentls").mkdir()
-    (tmp_path / ".agentls" / "settings.json").write_text(json.dumps({"contextWindow": 14_000}))
+    (tmp_path / ".agentls" / "settings.json").write_text(json.dumps({"contextWindow": 16_500}))
     log = tmp_path / "requests.jsonl"
     script = [{"text": "noted 1"}, {"text": "noted 2"}, {"text": SUMMARY_TEXT}, {"text": "noted 3"}]
     async with running_daemon(tmp_path) as client:
@@ -38,7 +38,7 @@ async def test_a_long_session_is_compacted_and_goes_on(tmp_path: Path) -> None:
         ]
         assert warnings
         usage = [e for e in client.events.items if e["type"] == "usage"][-1]
-        assert usage["contextWindow"] == 14_000 and usage["contextTokens"] > 0
+        assert usage["contextWindow"] == 16_500 and usage["contextTokens"] > 0
     requests = read_requests(log)
     assert len(requests) == 4
     summary_request, after = requests[2], requests[3]

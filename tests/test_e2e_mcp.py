@@ -422,3 +422,32 @@ async def test_bad_server_settings_are_refused_with_the_field(
     with pytest.raises(JsonRpcException) as unknown:
         await client.request("agent/listMcpServers", {"sessionId": "sess_nope"})
     assert unknown.value.code == 1001
+
+
+async def test_a_servers_prompts_are_slash_commands(client: AgentClient, tmp_path: Path) -> None:
+    session, log = await client.scripted_session(
+        tmp_path, [{"text": "Looks fine."}], mcpServers=SERVERS
+    )
+    await ready(client, session)
+    announced = await client.events.wait_for(
+        lambda e: (
+            e["type"] == "available_commands"
+            and any(c["name"] == "mcp__fx__review" for c in e["commands"])
+        )
+    )
+    review = next(c for c in announced["commands"] if c["name"] == "mcp__fx__review")
+    assert review == {
+        "name": "mcp__fx__review",
+        "description": "Review a piece of code.",
+        "argumentHint": "<code>",
+        "source": "mcp",
+    }
+    _turn, done = await client.run_turn(session, "/mcp__fx__review x = 1")
+    assert done["stopReason"] == "end_turn"
+    sent = read_requests(log)[0]["messages"][-1]["content"]
+    assert {"type": "text", "text": "Please review this code:\nx = 1"} in sent
+    with pytest.raises(JsonRpcException) as missing:
+        await client.request(
+            "agent/submitMessage", {"sessionId": session, "text": "/mcp__fx__review"}
+        )
+    assert missing.value.code == -32602 and "needs code" in str(missing.value)

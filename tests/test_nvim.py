@@ -635,3 +635,32 @@ def test_agent_model_and_mode_pick_through_vim_ui_select(editor: Editor) -> None
     assert {r["model"] for r in read_requests(editor.log)[1:]} == {"scripted"}
     assert editor.lua("return _G.agentls_selects") == ["Model (scripted)", "Permission mode"]
     assert (editor.root / "app.py").read_text(encoding="utf-8") == "PORT = 9000\n"
+
+
+def test_slash_commands_complete_in_the_prompt_and_a_local_answer_shows(editor: Editor) -> None:
+    start(editor, [{"text": "unused"}])
+    editor.nvim.command("Agent")
+    editor.wait("(require('agentls.chat').all()[1].commands or {})[1] ~= nil")
+    prompt = editor.lua(
+        "local chat = require('agentls.chat').all()[1] "
+        "for _, b in ipairs(vim.api.nvim_list_bufs()) do "
+        "  if vim.b[b].agentls_root == chat.root then return b end end"
+    )
+    items = editor.lua(
+        "local buf = ... "
+        "vim.api.nvim_set_current_buf(buf) "
+        "vim.api.nvim_buf_set_lines(buf, -2, -1, false, {vim.fn.prompt_getprompt(buf) .. '/co'}) "
+        "local window = require('agentls.window') "
+        "local start = window.complete(1, '') "
+        "return {start, window.complete(0, '/co')}",
+        prompt,
+    )
+    start_col, found = items
+    assert start_col == len("❯ ".encode())
+    assert [item["word"] for item in found] == ["/compact", "/cost"]
+    assert found[0]["menu"] and found[1]["info"]
+    editor.lua("require('agentls').ask('/cost')")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    assert "Tokens: 0 in (cached ones included), 0 out" in editor.chat_text()
+    assert not read_requests(editor.log)

@@ -64,6 +64,7 @@ from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
 from agentls.loop.run import LoopDeps, LoopSettings, QueryState, run_turn
 from agentls.mcp_servers import approval as mcp_approval
+from agentls.mcp_servers.prompts import McpPromptCommands
 from agentls.mcp_servers.servers import McpServers
 from agentls.mcp_servers.state import McpServerState
 from agentls.messages import Message, TextBlock, new_id
@@ -251,6 +252,7 @@ class AgentSession:
             held=[c.name for c in project] if verdict is not True else (),
         )
         self.mcp.start()
+        self.commands.add_source(McpPromptCommands(self.mcp))
         if verdict is False:
             self.mcp.decline("the user chose never to start this project's MCP servers")
 
@@ -280,6 +282,9 @@ class AgentSession:
             state.name, state.status, state.transport, count, state.error, attempt
         )
         self._emit(event, None)
+        # A server that became ready (or went away) may change the slash commands.
+        if state.status in ("ready", "stopped") and self.commands.refresh():
+            self.announce_commands()
 
     def _registry(self) -> ToolRegistry:
         mcp_tools = self.mcp.tools() if self.mcp is not None else []

@@ -349,6 +349,32 @@ function Chat:on_notice(event)
   self:notice(event.level, event.message)
 end
 
+-- A local slash command's answer (/cost, /help, …).
+function Chat:on_command_output(event)
+  if event.isError then return self:notice("error", event.text) end
+  self:block_text(event.text)
+end
+
+-- The session's slash commands, for completion in the prompt (see window.complete).
+function Chat:on_available_commands(event)
+  self.commands = event.commands
+end
+
+-- An MCP server that fails, or comes back after failing, is worth a line; quiet starts are not.
+function Chat:on_mcp_status(event)
+  if event.status == "failed" then
+    self:notice("warning", ("MCP server %s failed: %s"):format(event.server, event.error or "no reason given"))
+  elseif event.status == "ready" and (event.attempt or 1) > 1 then
+    self:notice("info", ("MCP server %s is back (%d tools)"):format(event.server, event.toolCount or 0))
+  end
+end
+
+function Chat:on_hook_result(event)
+  local what = ({ success = "said", blocked = "blocked", timeout = "timed out" })[event.outcome] or "failed"
+  local detail = event.message and (": " .. event.message) or ""
+  self:notice(event.outcome == "success" and "info" or "warning", ("%s hook `%s` %s%s"):format(event.event, event.command, what, detail))
+end
+
 function Chat:on_compaction(event)
   self:block_text(("· context compacted: %d → %d tokens"):format(event.tokensBefore, event.tokensAfter))
 end

@@ -20,6 +20,10 @@ local function prompt_buffer(root)
   vim.bo[bufnr].bufhidden = "hide"
   vim.bo[bufnr].swapfile = false
   vim.fn.prompt_setprompt(bufnr, "❯ ")
+  vim.b[bufnr].agentls_root = root
+  -- <C-x><C-o> (or <C-x><C-u>) completes the session's slash commands after a leading /.
+  vim.bo[bufnr].omnifunc = "v:lua.require'agentls.window'.complete"
+  vim.bo[bufnr].completefunc = "v:lua.require'agentls.window'.complete"
   vim.fn.prompt_setcallback(bufnr, function(text)
     if vim.trim(text) ~= "" then require("agentls").ask(text, { root = root }) end
   end)
@@ -28,6 +32,27 @@ local function prompt_buffer(root)
   end, { buffer = bufnr, desc = "agentls: stop the turn" })
   prompts[root] = bufnr
   return bufnr
+end
+
+--- The completion function of the prompt: the session's slash commands (`available_commands`)
+--- when the text so far is `/` and a command name.
+function M.complete(findstart, base)
+  local line = vim.api.nvim_get_current_line()
+  local prompt = vim.fn.prompt_getprompt(vim.api.nvim_get_current_buf())
+  local text = line:sub(#prompt + 1)
+  if findstart == 1 then
+    if not text:match("^/[%w_:%-]*$") then return -3 end
+    return #prompt
+  end
+  local chat = require("agentls.chat").get(vim.b.agentls_root, false)
+  local items = {}
+  for _, command in ipairs(chat and chat.commands or {}) do
+    local word = "/" .. command.name
+    if vim.startswith(word, base) then
+      table.insert(items, { word = word, menu = command.argumentHint, info = command.description })
+    end
+  end
+  return items
 end
 
 local function style(win, chat_window)

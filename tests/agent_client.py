@@ -105,6 +105,17 @@ class AgentClient(LanguageClient):
         session_id: str = result["sessionId"]
         return session_id, log
 
+    async def answer_permission(self, session_id: str, option: str) -> Event:
+        """Wait for the session's next permission request and answer it with `option`."""
+        request = await self.events.wait_for(
+            lambda e: e["type"] == "permission_request" and e["sessionId"] == session_id
+        )
+        await self.request(
+            "agent/respondPermission",
+            {"sessionId": session_id, "requestId": request["requestId"], "optionId": option},
+        )
+        return request
+
     async def run_turn(self, session_id: str, text: str, **params: Any) -> tuple[str, Event]:
         """Submit a message and wait for its turn_completed."""
         result = await self.request(

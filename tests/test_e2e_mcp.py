@@ -89,7 +89,7 @@ async def test_a_server_is_started_in_the_background_and_its_tools_are_called(
     assert "turnId" not in status and status["attempt"] == 1
     assert answered_in < time.monotonic() - started
 
-    answering = asyncio.create_task(answer(client, session, "allow_once"))
+    answering = asyncio.create_task(client.answer_permission(session, "allow_once"))
     turn, done = await client.run_turn(session, "add 2 and 3")
     request = await answering
     assert done["stopReason"] == "end_turn"
@@ -114,7 +114,7 @@ async def test_a_projects_own_servers_wait_for_the_users_trust_which_is_remember
     )
     listed = await client.request("agent/listMcpServers", {"sessionId": session})
     assert [(s["name"], s["status"]) for s in listed["servers"]] == [("fx", "awaiting_approval")]
-    answering = asyncio.create_task(answer(client, session, "allow_always"))
+    answering = asyncio.create_task(client.answer_permission(session, "allow_always"))
     _turn, done = await client.run_turn(session, "echo")
     asked = await answering
     assert done["stopReason"] == "end_turn"
@@ -134,7 +134,7 @@ async def test_a_projects_own_servers_wait_for_the_users_trust_which_is_remember
     changed = {"mcpServers": {"fx": {**FIXTURE, "env": {"MODE": "new"}}}}
     (tmp_path / "ws" / ".mcp.json").write_text(json.dumps(changed))
     third, _log = await client.scripted_session(tmp_path, [{"text": "a"}, {"text": "b"}])
-    answering = asyncio.create_task(answer(client, third, "reject_always"))
+    answering = asyncio.create_task(client.answer_permission(third, "reject_always"))
     await client.run_turn(third, "a")
     await answering
     listed = await client.request("agent/listMcpServers", {"sessionId": third})
@@ -145,17 +145,6 @@ async def test_a_projects_own_servers_wait_for_the_users_trust_which_is_remember
     assert not [e for e in client.events.of_turn(turn) if e["type"] == "permission_request"]
     listed = await client.request("agent/listMcpServers", {"sessionId": fourth})
     assert "chose never to start" in listed["servers"][0]["error"]
-
-
-async def answer(client: AgentClient, session: str, option: str) -> dict[str, Any]:
-    request = await client.events.wait_for(
-        lambda e: e["type"] == "permission_request" and e["sessionId"] == session
-    )
-    await client.request(
-        "agent/respondPermission",
-        {"sessionId": session, "requestId": request["requestId"], "optionId": option},
-    )
-    return request
 
 
 async def test_rules_name_a_server_or_one_of_its_tools_and_read_only_calls_still_ask(
@@ -194,7 +183,7 @@ async def test_rules_name_a_server_or_one_of_its_tools_and_read_only_calls_still
         tmp_path, [call("mcp__fx__echo", text="x"), {"text": "ok"}], mcpServers=SERVERS
     )
     await ready(client, second)
-    answering = asyncio.create_task(answer(client, second, "reject_once"))
+    answering = asyncio.create_task(client.answer_permission(second, "reject_once"))
     _turn, done = await client.run_turn(second, "echo")
     assert (await answering)["toolCallId"] == "c1" and done["stopReason"] == "end_turn"
 

@@ -30,17 +30,6 @@ async def client(lsp_client: AgentClient, tmp_path: Path):
 BASH = {"tool_calls": [{"name": "Bash", "input": {"command": "touch made.txt"}}]}
 
 
-async def answer(client: AgentClient, session: str, option: str) -> dict[str, Any]:
-    request = await client.events.wait_for(
-        lambda e: e["type"] == "permission_request" and e["sessionId"] == session
-    )
-    await client.request(
-        "agent/respondPermission",
-        {"sessionId": session, "requestId": request["requestId"], "optionId": option},
-    )
-    return request
-
-
 def project_rules(tmp_path: Path) -> dict[str, Any]:
     settings = json.loads((tmp_path / "ws" / ".agentls" / "settings.json").read_text())
     permissions: dict[str, Any] = settings["permissions"]
@@ -53,7 +42,7 @@ async def test_always_allow_is_saved_and_the_next_session_does_not_ask(
     (tmp_path / "ws" / ".agentls").mkdir()
     (tmp_path / "ws" / ".agentls" / "settings.json").write_text('{"maxTurns": 50}')
     first, _log = await client.scripted_session(tmp_path, [BASH, {"text": "ok"}])
-    answering = asyncio.create_task(answer(client, first, "allow_always"))
+    answering = asyncio.create_task(client.answer_permission(first, "allow_always"))
     _turn, done = await client.run_turn(first, "run it")
     request = await answering
     assert done["stopReason"] == "end_turn"
@@ -103,7 +92,7 @@ async def test_a_session_scope_keeps_always_to_the_session(
     settings = tmp_path / "ws" / ".agentls" / "settings.json"
     settings.write_text('{"permissionRulesScope": "session"}')
     session, _log = await client.scripted_session(tmp_path, [BASH, {"text": "ok"}])
-    answering = asyncio.create_task(answer(client, session, "reject_always"))
+    answering = asyncio.create_task(client.answer_permission(session, "reject_always"))
     await client.run_turn(session, "run it")
     await answering
     assert json.loads(settings.read_text()) == {"permissionRulesScope": "session"}

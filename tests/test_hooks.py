@@ -207,22 +207,11 @@ async def test_a_hook_ask_makes_the_gate_prompt_even_when_bypassing(
         session, _log = await client.scripted_session(
             tmp_path, [BASH_TOUCH, {"text": "ok"}], permissionMode="bypassPermissions"
         )
-        answering = asyncio.create_task(answer_permission(client, session, "allow_once"))
+        answering = asyncio.create_task(client.answer_permission(session, "allow_once"))
         await client.run_turn(session, "go")
         request = await answering
     assert request["toolCallId"] == "call_1"
     assert (ws / "made.txt").exists()
-
-
-async def answer_permission(client: AgentClient, session: str, option: str) -> dict[str, Any]:
-    request = await client.events.wait_for(
-        lambda e: e["type"] == "permission_request" and e["sessionId"] == session
-    )
-    await client.request(
-        "agent/respondPermission",
-        {"sessionId": session, "requestId": request["requestId"], "optionId": option},
-    )
-    return request
 
 
 async def test_post_tool_use_sees_the_response_and_its_block_reaches_the_model(
@@ -449,7 +438,7 @@ async def trust_turn(
 ) -> dict[str, Any] | None:
     """A turn in a new session, answering the trust question with `option`; the question."""
     session, _log = await client.scripted_session(tmp_path, [{"text": "ok"}])
-    answering = asyncio.create_task(answer_permission(client, session, option or ""))
+    answering = asyncio.create_task(client.answer_permission(session, option or ""))
     turn, done = await client.run_turn(session, "hello")
     assert done["stopReason"] == "end_turn"
     if option is None:

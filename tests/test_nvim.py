@@ -664,3 +664,32 @@ def test_slash_commands_complete_in_the_prompt_and_a_local_answer_shows(editor: 
     assert ended["stopReason"] == "end_turn"
     assert "Tokens: 0 in (cached ones included), 0 out" in editor.chat_text()
     assert not read_requests(editor.log)
+
+
+def test_the_model_reads_neovims_diagnostics_and_opens_a_file_at_a_line(editor: Editor) -> None:
+    (editor.root / "app.py").write_text("port = 8000\nhost = BROKEN\n", encoding="utf-8")
+    script = [
+        {"tool_calls": [{"id": "d", "name": "Diagnostics", "input": {"file_path": "app.py"}}]},
+        {
+            "tool_calls": [
+                {"id": "o", "name": "OpenFile", "input": {"file_path": "app.py", "line": 2}}
+            ]
+        },
+        {"text": "Line 2 is the problem."},
+    ]
+    start(editor, script)
+    editor.nvim.command("edit app.py")
+    editor.lua(
+        "local ns = vim.api.nvim_create_namespace('test-linter') "
+        "vim.diagnostic.set(ns, 0, {{lnum = 1, col = 7, severity = vim.diagnostic.severity.ERROR, "
+        "message = 'BROKEN is not defined', source = 'pyright'}})"
+    )
+    editor.nvim.command("enew")
+    editor.lua("require('agentls').ask('what is wrong?')")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    results = {r["tool_use_id"]: r["content"] for r in tool_results(editor.log)}
+    assert results["d"] == "app.py:\n  2:8 error: BROKEN is not defined [pyright]"
+    assert results["o"] == "Opened app.py at line 2 in the user's editor."
+    name, line = editor.lua("return {vim.api.nvim_buf_get_name(0), vim.fn.line('.')}")
+    assert name == str(editor.root / "app.py") and line == 2

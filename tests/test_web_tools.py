@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_client import AgentClient, read_requests, running_daemon
+from agent_client import read_requests, running_daemon
 from agentls.config import Settings, apply_layer
 from agentls.permissions.gate import PermissionGate, rule_for_always
 from agentls.permissions.rules import parse_rule
@@ -323,17 +323,6 @@ def tool_results(log: Path) -> list[Any]:
     ]
 
 
-async def answer(client: AgentClient, session: str, option: str) -> dict[str, Any]:
-    request = await client.events.wait_for(
-        lambda e: e["type"] == "permission_request" and e["sessionId"] == session
-    )
-    await client.request(
-        "agent/respondPermission",
-        {"sessionId": session, "requestId": request["requestId"], "optionId": option},
-    )
-    return request
-
-
 async def test_fetch_asks_per_domain_and_always_remembers_the_domain(
     web: WebServer, tmp_path: Path
 ) -> None:
@@ -342,7 +331,7 @@ async def test_fetch_asks_per_domain_and_always_remembers_the_domain(
         first, log = await client.scripted_session(
             tmp_path, [fetch_call(web.base + "/page"), {"text": "read it"}]
         )
-        answering = asyncio.create_task(answer(client, first, "allow_always"))
+        answering = asyncio.create_task(client.answer_permission(first, "allow_always"))
         _turn, done = await client.run_turn(first, "what is new?")
         request = await answering
         assert done["stopReason"] == "end_turn"
@@ -357,7 +346,7 @@ async def test_fetch_asks_per_domain_and_always_remembers_the_domain(
         # The same host again: no question. Another host (localhost): asked again.
         script = [fetch_call(web.base + "/data.json"), fetch_call(f"http://localhost:{web.port}/")]
         second, _log = await client.scripted_session(tmp_path, [*script, {"text": "done"}])
-        answering = asyncio.create_task(answer(client, second, "reject_once"))
+        answering = asyncio.create_task(client.answer_permission(second, "reject_once"))
         turn, done = await client.run_turn(second, "again")
         request = await answering
         assert done["stopReason"] == "end_turn"

@@ -89,6 +89,10 @@ class Settings:
     # MCP servers (by name, across the layers); a tool call's limit; how long a turn
     # waits for servers still starting before its first model call.
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    # After a file change, the editor's new errors are read (when it reports diagnostics)
+    # once it had this long to look again.
+    editor_diagnostics: bool = True
+    diagnostics_wait: float = 1.5
     mcp_tool_timeout: float = 600.0
     mcp_startup_timeout: float = 10.0
     # WebFetch of loopback, private and link-local addresses (refused unless this is set).
@@ -204,6 +208,8 @@ _KEYS = {
     "subagentDepth": "subagent_depth",
     "maxSubagents": "max_subagents",
     "mcpToolTimeout": "mcp_tool_timeout",
+    "editorDiagnostics": "editor_diagnostics",
+    "diagnosticsWait": "diagnostics_wait",
     "mcpStartupTimeout": "mcp_startup_timeout",
     "webFetchAllowPrivate": "web_fetch_allow_private",
     "webSearch": "web_search",

@@ -10,12 +10,25 @@ import {
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
+  type StaticFeature,
   State,
   TransportKind,
 } from "vscode-languageclient/node";
 
+import { toLspDiagnostics } from "./diagnostics";
 import { serverCommand } from "./server";
 import type { AgentEvent, Params, RequestMethod, Result } from "./wire";
+
+/** Tells the daemon this editor answers `agent/diagnostics` (PROTOCOL.md, server → client). */
+const editorDiagnosticsFeature: StaticFeature = {
+  fillClientCapabilities(capabilities) {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, agentls: { diagnostics: true } };
+  },
+  initialize() {},
+  getState: () => ({ kind: "static" }),
+  clear() {},
+};
 
 export const SECRET_KEYS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"] as const;
 const MAX_RESTARTS = 4;
@@ -61,11 +74,16 @@ export class AgentClient implements vscode.Disposable {
       },
     };
     this.client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
+    this.client.registerFeature(editorDiagnosticsFeature);
     this.client.onDidChangeState((change) => {
       if (change.newState === State.Running) this.events.onStateChange(true);
     });
     await this.client.start();
     this.client.onNotification("agent/event", (event: AgentEvent) => this.events.onEvent(event));
+    // The daemon asks for a file's diagnostics (its Diagnostics tool, and new errors after an edit).
+    this.client.onRequest("agent/diagnostics", (params: { uri: string }) => ({
+      diagnostics: toLspDiagnostics(vscode.languages.getDiagnostics(vscode.Uri.parse(params.uri))),
+    }));
   }
 
   async restart(): Promise<void> {

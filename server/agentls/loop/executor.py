@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
@@ -36,6 +37,7 @@ from agentls.pairing import INTERRUPTED
 from agentls.permissions.gate import Decision, PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
 from agentls.tools.base import FileDiff, ProposesChange, Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.editor import ProblemsWatch
 from agentls.tools.registry import ToolRegistry, validate_input
 from agentls.usage import Usage
 
@@ -192,6 +194,7 @@ class ToolExecutor:
             ask_user=lambda question, choices: self._ask_user(block.id, question, choices),
             tool_call_id=block.id,
         )
+        watch = await self._problems_watch(tool, args)
         try:
             if call.read_only:
                 async with self._read_slots:
@@ -207,6 +210,10 @@ class ToolExecutor:
             output = ToolOutput(f"{block.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         if revision and not output.is_error:
             output = replace(output, content=f"{output.content}\n\n{revision}")
+        if watch is not None and output.diff is not None and not output.is_error:
+            problems = await watch.new_errors(self._context.cwd)
+            if problems:
+                output = replace(output, content=f"{output.content}\n\n{problems}")
         status: ToolCallStatus = "failed" if output.is_error else "completed"
         self._emit(
             ToolCallUpdate(
@@ -256,6 +263,17 @@ class ToolExecutor:
         if verdict.behavior is None:
             return args, block, None
         return args, block, Decision(verdict.behavior, verdict.reason)
+
+    async def _problems_watch(self, tool: Tool[Any], args: BaseModel) -> ProblemsWatch | None:
+        """For a change of one file, with an editor that reports diagnostics: its errors
+        before the change, so the model hears of the ones the change adds."""
+        if tool.kind != "edit" or self._context.diagnostics_wait <= 0:
+            return None
+        locations = tool.locations(args, self._context.cwd)
+        if len(locations) != 1:
+            return None
+        path = Path(locations[0].path)
+        return await ProblemsWatch.start(self._context, path, self._context.diagnostics_wait)
 
     async def _check_permission(
         self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock, hook: Decision | None

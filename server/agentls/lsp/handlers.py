@@ -23,6 +23,7 @@ from agentls.context.prompt import Attachment, InlineImage, UserAttachment
 from agentls.errors import AgentError, InvalidParams
 from agentls.loop.guards import Budget
 from agentls.lsp.edit_sink import LspEditSink
+from agentls.lsp.editor_intel import LspEditorIntel
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
@@ -412,6 +413,7 @@ def _link(client: Client) -> EditorLink:
         LspEditSink(client),
         client.client_options,
         client.workspace_roots,
+        LspEditorIntel(client),
     )
 
 

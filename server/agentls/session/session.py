@@ -96,6 +96,7 @@ from agentls.session.subagents import (
 )
 from agentls.subagents.types import agent_types
 from agentls.tools.base import SessionData, ToolContext, ToolOutput
+from agentls.tools.editor import editor_tools
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.shells import BackgroundShell, BackgroundShells, exit_note
@@ -289,7 +290,8 @@ class AgentSession:
     def _registry(self) -> ToolRegistry:
         mcp_tools = self.mcp.tools() if self.mcp is not None else []
         builtin = default_tools(todo=self.settings.todo_write, sandbox=self.sandbox, web=self._web)
-        return ToolRegistry([*builtin, TaskTool(self.agent_types), *mcp_tools])
+        editor = editor_tools(self.workspace.intel)
+        return ToolRegistry([*builtin, *editor, TaskTool(self.agent_types), *mcp_tools])
 
     def _sync_mcp_tools(self) -> None:
         """Take the MCP servers' tools when their set changed (between turns' calls)."""
@@ -764,6 +766,8 @@ class AgentSession:
         context = ToolContext(
             self.workspace, self.read_cache, self.cwd, data=self.data, shells=self.shells
         )
+        if settings.editor_diagnostics:
+            context.diagnostics_wait = settings.diagnostics_wait
         if turn is not None:
             context.checkpoints = self.checkpoints.for_turn(turn.turn_id, self.workspace, self.cwd)
         model = (turn.model if turn is not None else None) or self.model

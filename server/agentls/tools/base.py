@@ -153,6 +153,9 @@ class ToolContext:
     # The id of the call being run (bound per call), and the session's sub-agent runner.
     tool_call_id: str = ""
     subagents: Subagents | None = None
+    # Seconds the editor gets to look again after a file change before its new errors are
+    # read (tools/editor.py); 0: not read.
+    diagnostics_wait: float = 0.0
     # The session's background shells (Bash run_in_background, BashOutput, KillShell).
     shells: BackgroundShells | None = None
     # The turn's file checkpoints (agent/rewind, agent/turnDiff).

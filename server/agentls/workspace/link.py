@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentls.workspace.intel import EditorIntel
 from agentls.workspace.view import DiskSink, EditorState, EditSink, OpenDocument, WorkspaceView
 
 
@@ -25,6 +26,8 @@ class EditorLink:
     # The client's settings layer (initializationOptions) and its workspace folders.
     options: Mapping[str, Any] = field(default_factory=dict)
     roots: Sequence[Path] = ()
+    # The editor's diagnostics and "show this place", when it offers them.
+    intel: EditorIntel | None = None
 
 
 def bind(view: WorkspaceView, link: EditorLink) -> None:
@@ -32,3 +35,4 @@ def bind(view: WorkspaceView, link: EditorLink) -> None:
     view.documents = link.documents
     view.editor = link.editor
     view.sink = link.sink or DiskSink()
+    view.intel = link.intel

@@ -24,6 +24,7 @@ from agentls.textfile import (
     file_encoding,
     read_text_file,
 )
+from agentls.workspace.intel import EditorIntel
 from agentls.workspace.paths import PathPolicy
 
 
@@ -134,6 +135,8 @@ class WorkspaceView:
         # Buffers and editor state belong to the editor, so sessions of one daemon share them.
         self.documents: dict[Path, OpenDocument] = {} if documents is None else documents
         self.editor = EditorState() if editor is None else editor
+        # The editor's diagnostics and "show this place" (None: no editor offers them).
+        self.intel: EditorIntel | None = None
 
     @property
     def roots(self) -> tuple[Path, ...]:

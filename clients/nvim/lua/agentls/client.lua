@@ -51,7 +51,14 @@ function M.get(root)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = config.init_options(),
+    -- It answers agent/diagnostics (below); window/showDocument is Neovim's own.
+    capabilities = vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
+      experimental = { agentls = { diagnostics = true } },
+    }),
     handlers = {
+      ["agent/diagnostics"] = function(_, params)
+        return require("agentls.diagnostics").for_uri(params.uri)
+      end,
       ["agent/event"] = function(_, event, ctx)
         require("agentls.chat").on_event(event, ctx.client_id)
       end,

@@ -693,3 +693,21 @@ def test_the_model_reads_neovims_diagnostics_and_opens_a_file_at_a_line(editor: 
     assert results["o"] == "Opened app.py at line 2 in the user's editor."
     name, line = editor.lua("return {vim.api.nvim_buf_get_name(0), vim.fn.line('.')}")
     assert name == str(editor.root / "app.py") and line == 2
+
+
+def test_checkhealth_states_each_sessions_sandbox(editor: Editor) -> None:
+    (editor.root / ".agentls").mkdir()
+    settings = {"sandbox": {"enabled": True}}
+    (editor.root / ".agentls" / "settings.json").write_text(json.dumps(settings))
+    start(editor, [])
+    editor.nvim.command("Agent")
+    editor.wait("#require('agentls.chat').all() == 1")
+    editor.nvim.command("checkhealth agentls")
+    report = "\n".join(editor.nvim.current.buffer[:])
+    session = editor.lua("return require('agentls.chat').all()[1].session_id")
+    assert f"agentls session {session}" in report, report
+    # Active where bubblewrap can make its namespaces (CI installs it); else named as off.
+    assert (
+        "OK Bash sandbox: bubblewrap, read-only outside the workspace, no network" in report
+        or "ERROR Bash sandbox enabled but not active:" in report
+    ), report

@@ -240,6 +240,7 @@ export class ChatController {
     this.model = result.model;
     this.mode = result.permissionMode;
     this.statusBar.session(result.model, result.permissionMode);
+    this.statusBar.setSandbox(result.sandbox ?? undefined);
     this.state = initialState();
     this.dispatch({
       type: "session",
@@ -307,6 +308,7 @@ export class ChatController {
     this.model = result.model;
     this.mode = result.permissionMode;
     this.statusBar.session(result.model, result.permissionMode);
+    this.statusBar.setSandbox(result.sandbox ?? undefined);
     this.dispatch({ type: "session", sessionId: result.sessionId });
     return result.sessionId;
   }

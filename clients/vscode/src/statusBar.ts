@@ -1,6 +1,9 @@
-// The status-bar item: model, permission mode and how full the context is (warns at 80%).
+// The status-bar item: model, permission mode, the Bash sandbox and how full the context is
+// (warns at 80%, and when a sandbox that is on could not start).
 
 import * as vscode from "vscode";
+
+import type { SandboxState } from "./wire";
 
 const WARN_AT = 0.8;
 
@@ -10,6 +13,7 @@ export class StatusBar implements vscode.Disposable {
   private mode = "";
   private fill: number | null = null;
   private cost: number | undefined;
+  private sandbox: SandboxState | undefined;
 
   constructor() {
     this.item.name = "agentls";
@@ -21,6 +25,12 @@ export class StatusBar implements vscode.Disposable {
   session(model: string, mode: string): void {
     this.model = model;
     this.mode = mode;
+    this.render();
+  }
+
+  /** The session's Bash sandbox (undefined: the setting is off). */
+  setSandbox(sandbox: SandboxState | undefined): void {
+    this.sandbox = sandbox;
     this.render();
   }
 
@@ -46,14 +56,22 @@ export class StatusBar implements vscode.Disposable {
   private render(state?: string): void {
     const parts = ["$(sparkle)", this.model || "agentls"];
     if (this.mode && this.mode !== "default") parts.push(`· ${this.mode}`);
+    if (this.sandbox?.active) parts.push("$(shield)");
     if (this.fill !== null) parts.push(`· ${Math.round(this.fill * 100)}%`);
     if (state) parts.push(`· ${state}`);
     this.item.text = parts.join(" ");
-    const warn = this.fill !== null && this.fill >= WARN_AT;
+    const broken = this.sandbox !== undefined && !this.sandbox.active;
+    const warn = broken || (this.fill !== null && this.fill >= WARN_AT);
     this.item.backgroundColor = warn ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     const cost = this.cost !== undefined ? `, $${this.cost.toFixed(4)} so far` : "";
     this.item.tooltip = `agentls: ${this.model || "no session yet"}, mode ${this.mode || "default"}${
       this.fill !== null ? `, context ${Math.round(this.fill * 100)}% full` : ""
-    }${cost}. Click to change the model or the mode.`;
+    }${cost}${sandboxNote(this.sandbox)}. Click to change the model or the mode.`;
   }
+}
+
+function sandboxNote(sandbox: SandboxState | undefined): string {
+  if (!sandbox) return "";
+  if (!sandbox.active) return `; the Bash sandbox is on but not active: ${sandbox.problem ?? "unknown reason"}`;
+  return `; Bash runs in a bubblewrap sandbox (${sandbox.network ? "network allowed" : "no network"})`;
 }

@@ -45,6 +45,7 @@ function M.new(root)
     session_id = result.sessionId,
     model = result.model,
     mode = result.permissionMode,
+    sandbox = result.sandbox,
     buffer = previous and previous.buffer or render.new("agentls://chat/" .. root),
     running = nil,
     usage = { input = 0, output = 0, context = 0, window = 0 },
@@ -75,6 +76,7 @@ function M.resume(root, session_id)
     session_id = result.sessionId,
     model = result.model,
     mode = result.permissionMode,
+    sandbox = result.sandbox,
     buffer = chat and chat.buffer or render.new("agentls://chat/" .. root),
     usage = { input = 0, output = 0, context = 0, window = 0 },
     messages = {},
@@ -362,6 +364,8 @@ end
 
 -- An MCP server that fails, or comes back after failing, is worth a line; quiet starts are not.
 function Chat:on_mcp_status(event)
+  self.mcp_servers = self.mcp_servers or {}
+  self.mcp_servers[event.server] = event
   if event.status == "failed" then
     self:notice("warning", ("MCP server %s failed: %s"):format(event.server, event.error or "no reason given"))
   elseif event.status == "ready" and (event.attempt or 1) > 1 then

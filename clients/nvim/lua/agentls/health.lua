@@ -42,6 +42,32 @@ function M.check()
   end
   local running = require("agentls.client").all()
   health.info(("%d daemon(s) running in this Neovim"):format(#running))
+  for _, chat in ipairs(require("agentls.chat").all()) do
+    M.session(chat)
+  end
+end
+
+--- A live session's Bash sandbox and MCP servers.
+function M.session(chat)
+  health.start("agentls session " .. chat.session_id .. " (" .. chat.root .. ")")
+  local sandbox = chat.sandbox
+  if not sandbox then
+    health.info("Bash sandbox: off (set sandbox.enabled to run Bash under bubblewrap)")
+  elseif sandbox.active then
+    local network = sandbox.network and "network allowed" or "no network"
+    health.ok(("Bash sandbox: bubblewrap, read-only outside the workspace, %s"):format(network))
+  else
+    health.error("Bash sandbox enabled but not active: " .. (sandbox.problem or "unknown reason"))
+  end
+  for name, status in pairs(chat.mcp_servers or {}) do
+    if status.status == "ready" then
+      health.ok(("MCP server %s: ready, %d tools"):format(name, status.toolCount or 0))
+    elseif status.status == "failed" then
+      health.error(("MCP server %s: failed: %s"):format(name, status.error or "no reason given"))
+    else
+      health.info(("MCP server %s: %s"):format(name, status.status))
+    end
+  end
 end
 
 return M

@@ -58,6 +58,7 @@ function M.new(root)
   by_session[chat.session_id] = chat
   shown[root] = chat
   chat:keymaps()
+  chat:load_commands()
   return chat
 end
 
@@ -87,6 +88,7 @@ function M.resume(root, session_id)
   by_session[chat.session_id] = chat
   shown[root] = chat
   chat:keymaps()
+  chat:load_commands()
   for _, message in ipairs(result.messages) do chat:history(message) end
   return chat
 end
@@ -117,6 +119,14 @@ end
 --- All chats, for the statusline and tests.
 function M.all()
   return vim.tbl_values(by_session)
+end
+
+-- The slash commands, asked for once the chat exists: the `available_commands` that follows
+-- the session's creation may have arrived while the request was still being waited for.
+function Chat:load_commands()
+  self:request("agent/listCommands", {}, function(err, result)
+    if not err and result and not self.commands then self.commands = result.commands end
+  end)
 end
 
 function Chat:client()

@@ -301,7 +301,7 @@ class AgentHandlers:
         add = [_rule_of(r, "add") for r in p.add or []]
         remove = [_rule_of(r, "remove") for r in p.remove or []]
         try:
-            session.update_permission_rules(add, remove)
+            session.rule_files.update(add, remove)
         except (OSError, ValueError) as exc:
             raise InvalidParams(f"The rules could not be saved: {exc}") from exc
         return _rules_result(session)
@@ -488,7 +488,7 @@ def _rules_result(session: AgentSession) -> api.PermissionRulesResult:
     return api.PermissionRulesResult(
         rules=[
             api.PermissionRuleInfo(rule=str(rule), behavior=rule.behavior, scope=scope)
-            for rule, scope in session.permission_rules()
+            for rule, scope in session.rule_files.in_force()
         ]
     )
 

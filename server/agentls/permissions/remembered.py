@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.names import RulesScope
+from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import PermissionBehavior, Rule, parse_rule
 
 FILE_SCOPES: tuple[RulesScope, ...] = ("user", "project")
@@ -104,3 +105,41 @@ def _change(path: Path, edit: Any) -> None:
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     os.replace(temporary, path)
+
+
+class RuleFiles:
+    """A session's rules as kept in the settings files (user, project) and in its gate."""
+
+    def __init__(self, gate: PermissionGate, cwd: Path, home: Path) -> None:
+        self.gate = gate
+        self.cwd = cwd
+        self.home = home
+
+    def keep(self, rule: Rule, scope: RulesScope) -> None:
+        """Save an "always" answer's rule in the scope's file (ValueError, OSError)."""
+        path = settings_path(scope, self.cwd, self.home)
+        if path is not None:
+            save_rule(path, rule)
+
+    def in_force(self) -> list[tuple[Rule, RulesScope]]:
+        """The rules in force, with where each is kept: user file, project file, session."""
+        kept: list[tuple[Rule, RulesScope]] = []
+        for scope in FILE_SCOPES:
+            path = settings_path(scope, self.cwd, self.home)
+            kept += [(rule, scope) for rule in read_rules(path)] if path else []
+        filed = {rule for rule, _scope in kept}
+        return kept + [(rule, "session") for rule in self.gate.rules if rule not in filed]
+
+    def update(
+        self, add: list[tuple[Rule, RulesScope]], remove: list[tuple[Rule, RulesScope]]
+    ) -> None:
+        """Forget and save rules (agent/updatePermissionRules); they apply at once."""
+        for rule, scope in remove:
+            path = settings_path(scope, self.cwd, self.home)
+            if path is not None:
+                forget_rule(path, rule)
+            if rule in self.gate.rules:
+                self.gate.rules.remove(rule)
+        for rule, scope in add:
+            self.keep(rule, scope)
+            self.gate.add_rule(rule)

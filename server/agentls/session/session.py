@@ -68,17 +68,11 @@ from agentls.mcp_servers.prompts import McpPromptCommands
 from agentls.mcp_servers.servers import McpServers
 from agentls.mcp_servers.state import McpServerState
 from agentls.messages import Message, TextBlock, new_id
-from agentls.names import Delivery, PermissionMode, RulesScope
+from agentls.names import Delivery, PermissionMode
 from agentls.output_limits import output_limit_for
 from agentls.pairing import repair_pairing
 from agentls.permissions.gate import PermissionGate
-from agentls.permissions.remembered import (
-    FILE_SCOPES,
-    forget_rule,
-    read_rules,
-    save_rule,
-    settings_path,
-)
+from agentls.permissions.remembered import RuleFiles
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.permissions.scoped import TurnGate
 from agentls.pricing import price_for
@@ -184,6 +178,8 @@ class AgentSession:
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
         self.gate.on_remember = self._remember_rule
+        # The rules kept in settings files (agent/listPermissionRules, …/updatePermissionRules).
+        self.rule_files = RuleFiles(self.gate, cwd, settings.home)
         self.transcript = transcript
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
         self.checkpoints = CheckpointStore(
@@ -527,39 +523,10 @@ class AgentSession:
 
     def _remember_rule(self, rule: Rule) -> None:
         """Keep an "always" answer's rule where the permissionRulesScope setting says."""
-        scope = self.settings.permission_rules_scope
-        path = settings_path(scope, self.cwd, self.settings.home)
-        if path is None:
-            return
         try:
-            save_rule(path, rule)
+            self.rule_files.keep(rule, self.settings.permission_rules_scope)
         except (OSError, ValueError) as exc:
             log.warning("session %s: rule %s kept for this session only: %s", self.id, rule, exc)
-
-    def permission_rules(self) -> list[tuple[Rule, RulesScope]]:
-        """The rules in force, with where each is kept: user file, project file, session."""
-        kept: list[tuple[Rule, RulesScope]] = []
-        for scope in FILE_SCOPES:
-            path = settings_path(scope, self.cwd, self.settings.home)
-            kept += [(rule, scope) for rule in read_rules(path)] if path else []
-        filed = {rule for rule, _scope in kept}
-        return kept + [(rule, "session") for rule in self.gate.rules if rule not in filed]
-
-    def update_permission_rules(
-        self, add: list[tuple[Rule, RulesScope]], remove: list[tuple[Rule, RulesScope]]
-    ) -> None:
-        """Forget and save rules (agent/updatePermissionRules); they apply at once."""
-        for rule, scope in remove:
-            path = settings_path(scope, self.cwd, self.settings.home)
-            if path is not None:
-                forget_rule(path, rule)
-            if rule in self.gate.rules:
-                self.gate.rules.remove(rule)
-        for rule, scope in add:
-            path = settings_path(scope, self.cwd, self.settings.home)
-            if path is not None:
-                save_rule(path, rule)
-            self.gate.add_rule(rule)
 
     def set_permission_mode(self, mode: PermissionMode) -> None:
         self.gate.mode = mode

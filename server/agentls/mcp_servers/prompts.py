@@ -40,8 +40,6 @@ class McpPromptCommands:
         arguments = prompt_arguments(prompt, text)
         try:
             return await self._servers.prompt_text(server, prompt.name, arguments)
-        except InvalidParams:
-            raise
         except Exception as exc:
             raise AgentError(
                 f"MCP server {server!r} could not give prompt {prompt.name}: {exc}"

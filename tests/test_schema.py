@@ -269,7 +269,7 @@ def _sample_events() -> list[LoopEvent]:
 
 
 def _envelope(event: LoopEvent, seq: int) -> dict[str, Any]:
-    """What AgentSession._emit sends: the envelope, then the event's wire form."""
+    """What a session's EventOut.emit sends: the envelope, then the event's wire form."""
     return {"sessionId": "sess_1", "seq": seq, "turnId": "turn_1", **to_wire(event)}
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from agentls.pairing import pairing_problems
 from agentls.providers.base import ModelRequest, StreamEvent
-from agentls.session import session as session_module
+from agentls.session import turn_start
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
 from agentls.session.store import Transcript, load_transcript
@@ -90,7 +90,7 @@ async def test_a_fault_while_building_the_user_context_ends_the_turn(
 ) -> None:
     session, sink = await open_session(tmp_path, SCRIPT)
     monkeypatch.setattr(
-        session_module, "user_context", raise_once(session_module.user_context, lambda *a, **k: 1)
+        turn_start, "user_context", raise_once(turn_start.user_context, lambda *a, **k: 1)
     )
     turn, _ = session.submit("hello")
     internal_error(await sink.completed(turn))
@@ -203,7 +203,7 @@ async def test_a_broken_turn_is_recorded_as_ended(
 ) -> None:
     session, sink = await open_session(tmp_path, SCRIPT)
     monkeypatch.setattr(
-        session_module, "user_context", raise_once(session_module.user_context, lambda *a, **k: 1)
+        turn_start, "user_context", raise_once(turn_start.user_context, lambda *a, **k: 1)
     )
     turn, _ = session.submit("hello")
     await sink.completed(turn)

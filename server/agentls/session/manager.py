@@ -18,8 +18,9 @@ from agentls.pairing import repair_pairing
 from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.redact import Masker
+from agentls.session.events_out import EventSink
 from agentls.session.records import SessionStarted
-from agentls.session.session import AgentSession, EventSink
+from agentls.session.session import AgentSession
 from agentls.session.store import (
     SessionMeta,
     Transcript,

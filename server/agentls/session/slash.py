@@ -27,7 +27,8 @@ from agentls.names import PERMISSION_MODES, Delivery
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.session.manager import SessionManager
-from agentls.session.session import AgentSession, LocalAction
+from agentls.session.session import AgentSession
+from agentls.session.turns import LocalAction
 
 log = logging.getLogger(__name__)
 

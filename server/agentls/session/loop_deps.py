@@ -1,0 +1,144 @@
+"""What a session gives the agent loop: its tools, context window, hooks and LoopDeps.
+
+Everything here is derived from the session's settings and state when a turn (or a manual
+compaction) starts, so building it is kept apart from the session's own book-keeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from agentls.config import project_settings_file
+from agentls.context.budget import context_window_for
+from agentls.context.results import write_spill_file
+from agentls.context.window import ContextWindow, overhead_tokens
+from agentls.hooks.callbacks import LoopCallbacks
+from agentls.hooks.config import parse_hooks
+from agentls.hooks.points import LoopHooks, command_hooks
+from agentls.loop.guards import Budget
+from agentls.loop.run import LoopDeps, LoopSettings
+from agentls.output_limits import output_limit_for
+from agentls.permissions.scoped import TurnGate
+from agentls.pricing import price_for
+from agentls.session.events_out import on_event
+from agentls.session.subagents import SubagentLimits, SubagentRunner
+from agentls.tools.base import ToolContext
+from agentls.tools.editor import editor_tools
+from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.task import TaskTool
+
+if TYPE_CHECKING:
+    from agentls.session.session import AgentSession
+    from agentls.session.turns import Turn
+
+log = logging.getLogger(__name__)
+
+
+def tool_registry(session: AgentSession) -> ToolRegistry:
+    """The session's tools: built-in, the editor's, Task, and its MCP servers' tools."""
+    mcp_tools = session.mcp.tools() if session.mcp is not None else []
+    settings = session.settings
+    builtin = default_tools(todo=settings.todo_write, sandbox=session.sandbox, web=session._web)
+    editor = editor_tools(session.workspace.intel)
+    return ToolRegistry([*builtin, *editor, TaskTool(session.agent_types), *mcp_tools])
+
+
+def context_window(session: AgentSession) -> ContextWindow:
+    """The current model's window, less what the system prompt and tool specs take."""
+    window = context_window_for(session.model, session.settings.context_window)
+    prompt = session.system.static + session.system.dynamic
+    spill = write_spill_file(session.transcript.spill_dir)
+    return ContextWindow(window, overhead_tokens(prompt, session.registry.specs()), spill=spill)
+
+
+def make_hooks(session: AgentSession, callbacks: LoopCallbacks) -> LoopHooks:
+    """The session's hooks: those the settings configure, and an embedder's callbacks."""
+    problems: list[str] = []
+    project = str(project_settings_file(session.cwd))
+    config = parse_hooks(session.settings.hook_layers, project, problems)
+    for problem in problems:
+        log.warning("settings: %s", problem)
+    commands = command_hooks(
+        config,
+        session.id,
+        session.transcript.path,
+        session.cwd,
+        session.settings.home,
+        lambda: session.gate.mode,
+    )
+    return LoopHooks(commands, callbacks)
+
+
+def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
+    """What the loop needs for `turn` (None: a manual compaction outside turns)."""
+    _sync_mcp_tools(session)
+    settings = session.settings
+    context = ToolContext(
+        session.workspace, session.read_cache, session.cwd, data=session.data, shells=session.shells
+    )
+    if settings.editor_diagnostics:
+        context.diagnostics_wait = settings.diagnostics_wait
+    if turn is not None:
+        context.checkpoints = session.checkpoints.for_turn(
+            turn.turn_id, session.workspace, session.cwd
+        )
+    model = (turn.model if turn is not None else None) or session.model
+    gate = session.gate
+    if turn is not None and turn.allowed:
+        gate = TurnGate(session.gate, turn.allowed, cwd=session.cwd)
+    deps = LoopDeps(
+        provider=session.provider,
+        registry=session.registry,
+        tool_context=context,
+        gate=gate,
+        prompter=session._answers,
+        system=session.system,
+        settings=LoopSettings(
+            model=model,
+            max_turns=settings.max_turns,
+            max_tokens=settings.max_tokens,
+            output_limit=output_limit_for(model, settings.max_output_tokens),
+            price=price_for(model, settings.prices),
+            thinking_budget=settings.thinking_budget,
+            nudge_limit=settings.nudge_limit,
+            idle_timeout=settings.idle_timeout,
+            model_retries=settings.model_retries,
+            retry_budget=settings.retry_budget,
+            read_concurrency=settings.read_concurrency,
+            context_window=session.context.window,
+            budget=(turn.budget if turn is not None else None)
+            or Budget(settings.max_budget_tokens, settings.max_budget_usd),
+            stuck_threshold=settings.stuck_threshold,
+        ),
+        abort=turn.abort if turn is not None else asyncio.Event(),
+        take_steering=session._steering_and_notes,
+        journal=session.transcript,
+        context=session.context,
+        hooks=session.hooks,
+    )
+    if turn is not None and settings.subagent_depth > 0:
+        deps.tool_context.subagents = SubagentRunner(
+            deps,
+            {t.name: t for t in session.agent_types},
+            lambda event, agent_id, call_id, background: on_event(
+                session, event, None if background else turn, (call_id, agent_id)
+            ),
+            session.transcript.path.with_suffix("") / "agents",
+            session._subagent_slots,
+            SubagentLimits(settings.subagent_depth, settings.max_subagents),
+            session._masker,
+            session.tasks,
+            lambda: session.history,
+        )
+    return deps
+
+
+def _sync_mcp_tools(session: AgentSession) -> None:
+    """Take the MCP servers' tools when their set changed (between turns' calls)."""
+    if session.mcp is None or session.mcp.version == session._mcp_version:
+        return
+    session._mcp_version = session.mcp.version
+    session.registry = tool_registry(session)
+    session.context = context_window(session)

@@ -1,0 +1,127 @@
+"""A session's turns: what one is, and the worker that runs them one after another.
+
+The queue itself (submit, interrupt, abort) is the session's; this module is what happens
+once a turn is taken from it: its opening, the loop run, and the guarantee that it ends
+with exactly one turn_completed whatever fails. These functions are the session's own
+code, moved here to keep the session small; they work on its private state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentls.context.prompt import UserAttachment
+from agentls.errors import AgentError
+from agentls.events import CommandOutput, TurnCompleted, TurnError
+from agentls.loop.guards import Budget
+from agentls.loop.run import QueryState, run_turn
+from agentls.messages import new_id
+from agentls.permissions.rules import Rule
+from agentls.session.events_out import on_event
+from agentls.session.loop_deps import loop_deps
+from agentls.session.mcp_wiring import approve_mcp_servers
+from agentls.session.records import TurnBegan
+from agentls.session.turn_start import start_continuation, start_with_message
+from agentls.usage import Usage
+
+if TYPE_CHECKING:
+    from agentls.session.session import AgentSession
+
+log = logging.getLogger(__name__)
+# A local slash command's work, given its turn id; returns what it says to the user.
+LocalAction = Callable[[str], Awaitable[str]]
+
+
+@dataclass(slots=True)
+class Turn:
+    turn_id: str
+    text: str
+    data: Any = None
+    intent: str | None = None
+    attachments: Sequence[UserAttachment] = ()
+    # This turn's budget over the session's; None: the settings' budget.
+    budget: Budget | None = None
+    # Started by agent/continueTurn: the model goes on from the history, no new message.
+    continued: bool = False
+    # A local slash command's turn: the daemon answers, no model call (see submit_local).
+    command: str | None = None
+    action: LocalAction | None = None
+    # A prompt command's pre-approved tools and model, for this turn only.
+    allowed: tuple[Rule, ...] = ()
+    model: str | None = None
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
+    ended: bool = False
+
+
+async def work(session: AgentSession) -> None:
+    """The session's worker: run the running turn, then the queued ones, until none is left."""
+    try:
+        while session._running is not None:
+            turn = session._running
+            await _run_to_end(session, turn)
+            leftover = session._take_steering()
+            if leftover and not turn.abort.is_set():
+                # Steering that arrived as the turn ended becomes the next turn; an
+                # aborted turn's steering goes with it.
+                session._queue.appendleft(Turn(new_id("turn"), "\n\n".join(leftover)))
+            session._running = session._queue.popleft() if session._queue else None
+    finally:
+        session._running = None
+        session._worker = None
+
+
+async def _run_to_end(session: AgentSession, turn: Turn) -> None:
+    """Run a turn; whatever fails inside it, the turn ends and the session stays usable."""
+    try:
+        await _run(session, turn)
+    except asyncio.CancelledError:
+        session._end_broken_turn(turn, "aborted", None)
+        raise
+    except Exception as exc:
+        log.error("turn %s of session %s failed", turn.turn_id, session.id, exc_info=exc)
+        message = f"Internal error: {type(exc).__name__}: {exc}"
+        session._end_broken_turn(turn, "error", TurnError("internal_error", message, False))
+
+
+async def _run(session: AgentSession, turn: Turn) -> None:
+    if turn.action is not None:
+        await _run_local(session, turn, turn.action)
+        return
+    session.transcript.write(TurnBegan(turn.turn_id))
+    if turn.continued:
+        start_continuation(session, turn)
+    elif not await start_with_message(session, turn):
+        return
+    if not await approve_mcp_servers(session, turn):
+        return
+    if session.mcp is not None:
+        await session.mcp.wait_started(session.settings.mcp_startup_timeout)
+    state = QueryState(turn.turn_id, session.history)
+    deps = loop_deps(session, turn)
+    async for event in run_turn(state, deps):
+        on_event(session, event, turn)
+
+
+async def _run_local(session: AgentSession, turn: Turn, action: LocalAction) -> None:
+    """A local command's turn: its output, then its end; no message, no model call."""
+    command = turn.command or ""
+    # Let the answer to the submit (which names this turn) go out before the turn's
+    # events, as it does for a model turn: the action may not wait for anything.
+    await asyncio.sleep(0)
+    emit = session._out.emit
+    try:
+        text = await action(turn.turn_id)
+    except AgentError as exc:
+        emit(CommandOutput(command, exc.message, is_error=True), turn.turn_id)
+        error = TurnError("command_failed", exc.message, False)
+        completed = TurnCompleted(turn.turn_id, "error", 0, Usage(), error)
+    else:
+        emit(CommandOutput(command, text), turn.turn_id)
+        completed = TurnCompleted(turn.turn_id, "end_turn", 0, Usage())
+    turn.ended = True
+    emit(completed, turn.turn_id)

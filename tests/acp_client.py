@@ -48,8 +48,13 @@ class EditorClient:
         self.pending_permissions: asyncio.Queue[asyncio.Future[dict[str, Any]]] = asyncio.Queue()
         # None: each permission request waits for the test to answer it.
         self.auto_permission: str | None = None
+        # Every message on the wire, in order: ("incoming" | "outgoing", message).
+        self.wire: list[tuple[str, dict[str, Any]]] = []
         self._changed = asyncio.Event()
         self._ids = itertools.count(1)
+
+    def observe(self, event: Any) -> None:
+        self.wire.append((event.direction.value, event.message))
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -181,6 +186,26 @@ class EditorClient:
 
     # -- for the tests ------------------------------------------------------------------
 
+    def updates_before_response(self, method: str) -> list[Update]:
+        """The updates that arrived between the last `method` request and its answer."""
+        asked = [
+            (i, m["id"])
+            for i, (way, m) in enumerate(self.wire)
+            if way == "outgoing" and m.get("method") == method
+        ]
+        start, request_id = asked[-1]
+        for end in range(start + 1, len(self.wire)):
+            way, message = self.wire[end]
+            if way == "incoming" and message.get("id") == request_id and "method" not in message:
+                break
+        else:
+            raise AssertionError(f"no answer to {method}")
+        return [
+            m["params"]["update"]
+            for way, m in self.wire[start:end]
+            if way == "incoming" and m.get("method") == "session/update"
+        ]
+
     def of(self, session_id: str, kind: str | None = None) -> list[Update]:
         """The session's updates (of one `sessionUpdate` kind), in order."""
         return [
@@ -223,7 +248,13 @@ async def acp_agent(
     """`agentls acp` as a subprocess, initialized with the given client capabilities."""
     environment = {**os.environ, **env}
     async with spawn_agent_process(
-        client, sys.executable, "-m", "agentls", "acp", env=environment
+        client,
+        sys.executable,
+        "-m",
+        "agentls",
+        "acp",
+        env=environment,
+        observers=[client.observe],
     ) as (conn, _process):
         answer = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,

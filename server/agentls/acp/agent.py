@@ -280,6 +280,8 @@ class AcpAgent:
             session.abort(turn_id)
             raise
         self._announce_changes(session)
+        # The answer follows every update of its turn.
+        await self._flushed()
         if completed.stop_reason == "error":
             error = completed.error
             message = error.message if error is not None else "The turn failed."

@@ -33,6 +33,7 @@ from agentls.messages import (
 from agentls.tools.base import FileDiff, PlanEntry
 from agentls.tools.registry import ToolRegistry
 
+USER_CONTEXT = "<userContext>"
 # A replayed result keeps its head: the thread shows it, the model already read it all.
 RESULT_CHARS = 20_000
 
@@ -55,6 +56,8 @@ def _block_updates(
 ) -> list[Update]:
     user = message.role == "user"
     if isinstance(block, TextBlock):
+        if user and block.text.startswith(USER_CONTEXT):
+            return []  # the editor's context the daemon wrote, not what the user typed
         return [_chunk(user, text(block.text), message.id)]
     if isinstance(block, ImageBlock):
         image = acp.ImageContentBlock(type="image", data=block.data, mime_type=block.media_type)

@@ -14,6 +14,7 @@ from acp import schema as acp
 from agentls.acp.updates import (
     ToolContent,
     Update,
+    chunk,
     diff_content,
     plan_update,
     text,
@@ -58,18 +59,12 @@ def _block_updates(
     if isinstance(block, TextBlock):
         if user and block.text.startswith(USER_CONTEXT):
             return []  # the editor's context the daemon wrote, not what the user typed
-        return [_chunk(user, text(block.text), message.id)]
+        return [chunk("user" if user else "agent", text(block.text), message.id)]
     if isinstance(block, ImageBlock):
         image = acp.ImageContentBlock(type="image", data=block.data, mime_type=block.media_type)
-        return [_chunk(user, image, message.id)]
+        return [chunk("user" if user else "agent", image, message.id)]
     if isinstance(block, ThinkingBlock):
-        return [
-            acp.AgentThoughtChunk(
-                session_update="agent_thought_chunk",
-                content=text(block.thinking),
-                message_id=message.id,
-            )
-        ]
+        return [chunk("thought", text(block.thinking), message.id)]
     if isinstance(block, ToolUseBlock):
         event = recorded_call_event(registry, block, cwd)
         start = tool_call_start(event, status="in_progress")
@@ -80,18 +75,6 @@ def _block_updates(
     if isinstance(block, ToolResultBlock):
         return [_result(block)]
     return []
-
-
-def _chunk(
-    user: bool, content: acp.TextContentBlock | acp.ImageContentBlock, message_id: str
-) -> Update:
-    if user:
-        return acp.UserMessageChunk(
-            session_update="user_message_chunk", content=content, message_id=message_id
-        )
-    return acp.AgentMessageChunk(
-        session_update="agent_message_chunk", content=content, message_id=message_id
-    )
 
 
 def _result(block: ToolResultBlock) -> acp.ToolCallProgress:

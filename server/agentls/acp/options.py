@@ -4,6 +4,7 @@ clients' picker) and config options (`mode` and `model` selects), kept in step."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from acp import schema as acp
 
@@ -43,27 +44,27 @@ def config_options(
     listed = list(models)
     if all(model_id != model for model_id, _name in listed):
         listed.insert(0, (model, model))
+    modes = [(m, name, about) for m, (name, about) in MODE_NAMES.items()]
     return [
-        acp.SessionConfigOptionSelect(
-            type="select",
-            id="mode",
-            name="Mode",
-            category="mode",
-            current_value=mode,
-            options=[
-                acp.SessionConfigSelectOption(value=m, name=name, description=about)
-                for m, (name, about) in MODE_NAMES.items()
-            ],
-        ),
-        acp.SessionConfigOptionSelect(
-            type="select",
-            id="model",
-            name="Model",
-            category="model",
-            current_value=model,
-            options=[
-                acp.SessionConfigSelectOption(value=model_id, name=name)
-                for model_id, name in listed
-            ],
-        ),
+        _select("mode", "Mode", mode, modes),
+        _select("model", "Model", model, [(m, name, None) for m, name in listed]),
     ]
+
+
+def _select(
+    option_id: Literal["mode", "model"],
+    name: str,
+    current: str,
+    choices: Sequence[tuple[str, str, str | None]],
+) -> acp.SessionConfigOptionSelect:
+    return acp.SessionConfigOptionSelect(
+        type="select",
+        id=option_id,
+        name=name,
+        category=option_id,
+        current_value=current,
+        options=[
+            acp.SessionConfigSelectOption(value=value, name=shown, description=about)
+            for value, shown, about in choices
+        ],
+    )

@@ -9,7 +9,7 @@ has no nesting); its text is not streamed, its Task call's result carries its an
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 from acp import schema as acp
 
@@ -88,6 +88,25 @@ def text_content(value: str) -> acp.ContentToolCallContent:
     return acp.ContentToolCallContent(type="content", content=text(value))
 
 
+def chunk(
+    who: Literal["user", "agent", "thought"],
+    content: acp.TextContentBlock | acp.ImageContentBlock,
+    message_id: str | None = None,
+) -> acp.UserMessageChunk | acp.AgentMessageChunk | acp.AgentThoughtChunk:
+    """A piece of a message: the user's, the agent's answer, or its thinking."""
+    if who == "user":
+        return acp.UserMessageChunk(
+            session_update="user_message_chunk", content=content, message_id=message_id
+        )
+    if who == "thought":
+        return acp.AgentThoughtChunk(
+            session_update="agent_thought_chunk", content=content, message_id=message_id
+        )
+    return acp.AgentMessageChunk(
+        session_update="agent_message_chunk", content=content, message_id=message_id
+    )
+
+
 def plan_update(entries: tuple[PlanEntry, ...]) -> acp.AgentPlanUpdate:
     return acp.AgentPlanUpdate(
         session_update="plan",
@@ -146,10 +165,10 @@ def _usage_update(event: UsageEvent) -> acp.UsageUpdate:
     )
 
 
-def _said(value: str) -> acp.AgentThoughtChunk:
+def _said(value: str) -> Update:
     """What the daemon itself has to say mid-turn (retries, MCP and hook problems): shown
     with the model's thoughts, apart from its answer."""
-    return acp.AgentThoughtChunk(session_update="agent_thought_chunk", content=text(value))
+    return chunk("thought", text(value))
 
 
 class SessionUpdates:
@@ -164,26 +183,11 @@ class SessionUpdates:
     def updates(self, envelope: SessionEvent) -> list[Update]:
         event = envelope.event
         nested = envelope.parent_tool_call_id is not None
-        if isinstance(event, TextDeltaEvent):
+        if isinstance(event, TextDeltaEvent | ThinkingDeltaEvent):
             if nested:
                 return []
-            return [
-                acp.AgentMessageChunk(
-                    session_update="agent_message_chunk",
-                    content=text(event.text),
-                    message_id=event.message_id,
-                )
-            ]
-        if isinstance(event, ThinkingDeltaEvent):
-            if nested:
-                return []
-            return [
-                acp.AgentThoughtChunk(
-                    session_update="agent_thought_chunk",
-                    content=text(event.text),
-                    message_id=event.message_id,
-                )
-            ]
+            thinking = isinstance(event, ThinkingDeltaEvent)
+            return [chunk("thought" if thinking else "agent", text(event.text), event.message_id)]
         if isinstance(event, ToolCallEvent):
             self.calls[event.tool_call_id] = event
             return [tool_call_start(event, parent=envelope)]

@@ -419,3 +419,40 @@ async def test_malformed_lines_are_answered_and_the_agent_keeps_serving() -> Non
     assert answers[2]["id"] == 3
     assert answers[3]["id"] == 7 and answers[3]["result"]["protocolVersion"] == 1
     assert process.returncode == 0
+
+
+async def test_a_sub_agents_calls_are_nested_under_its_task_call(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"app.py": "port = 8000\n"})
+    task = {
+        "id": "t1",
+        "name": "Task",
+        "input": {
+            "description": "Find the port",
+            "prompt": "Find the port",
+            "subagent_type": "explore",
+        },
+    }
+    script = [
+        {"tool_calls": [task]},
+        {
+            "for": "Find the port",
+            "tool_calls": [{"id": "g1", "name": "Grep", "input": {"pattern": "port"}}],
+        },
+        {"for": "Find the port", "text": "app.py:1 sets port = 8000."},
+        {"text": "The port is set in app.py."},
+    ]
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        answer = await conn.prompt(session_id=session.session_id, prompt=text("where?"))
+    sid = session.session_id
+    assert answer.stop_reason == "end_turn"
+    starts = {u["toolCallId"]: u for u in client.of(sid, "tool_call")}
+    assert starts["t1"]["_meta"] is None
+    nested = starts["g1"]["_meta"]["agentls"]
+    assert nested["parentToolCallId"] == "t1" and nested["agentId"]
+    # The child's answer is its Task call's result, not part of the parent's answer.
+    assert agent_text(client, sid) == "The port is set in app.py."
+    result = [u for u in client.of(sid, "tool_call_update") if u["toolCallId"] == "t1"][-1]
+    assert result["status"] == "completed"
+    assert "app.py:1 sets port = 8000." in result["content"][0]["content"]["text"]

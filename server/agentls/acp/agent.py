@@ -244,6 +244,7 @@ class AcpAgent:
         self, session_id: str, mode_id: str, **_meta: Any
     ) -> acp.SetSessionModeResponse:
         self._set_mode(self._session(session_id), mode_id)
+        await self._flushed()
         return acp.SetSessionModeResponse()
 
     async def set_config_option(
@@ -260,6 +261,7 @@ class AcpAgent:
             raise RequestError.invalid_params(
                 {"field": "configId", "message": f"no config option {config_id!r}"}
             )
+        await self._flushed()
         return acp.SetSessionConfigOptionResponse(config_options=self._config(session))
 
     # -- turns -------------------------------------------------------------------------
@@ -547,7 +549,7 @@ class AcpAgent:
             listed = await asyncio.wait_for(
                 self.catalog.models(session.provider, session.model), MODEL_LIST_SECONDS
             )
-        except (AgentError, TimeoutError, OSError) as exc:
+        except Exception as exc:  # any failure leaves the picker with the current model
             log.info("models of %s not listed: %s", session.id, exc)
             return
         self._models[session.id] = [(m.id, m.display_name or m.id) for m in listed.models]

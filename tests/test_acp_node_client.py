@@ -485,11 +485,6 @@ def test_load_in_a_new_agent_replays_the_history_before_answering(
     assert agent_text(out, session_id, after=load_answer["seq"]) == "Third answer, after the load."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent bug: session/load replays the editor-written <userContext> block of each "
-    "user message as a user_message_chunk, as if the user had typed it",
-)
 def test_load_replays_what_the_user_typed_and_nothing_else(
     loaded_session: tuple[str, Output],
 ) -> None:

@@ -48,6 +48,9 @@ class EditorClient:
         self.pending_permissions: asyncio.Queue[asyncio.Future[dict[str, Any]]] = asyncio.Queue()
         # None: each permission request waits for the test to answer it.
         self.auto_permission: str | None = None
+        # What elicitation/create answers (the form's content), and what it was asked.
+        self.elicitation_answer: dict[str, Any] | None = None
+        self.elicitations: list[dict[str, Any]] = []
         # Every message on the wire, in order: ("incoming" | "outgoing", message).
         self.wire: list[tuple[str, dict[str, Any]]] = []
         self._changed = asyncio.Event()
@@ -178,6 +181,13 @@ class EditorClient:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(terminal.process.pid, 9)
 
+    async def create_elicitation(self, message: str, mode: Any, **_kw: Any) -> Any:
+        asked = mode.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.elicitations.append({"message": message, **asked})
+        if self.elicitation_answer is None:
+            return acp.DeclineElicitationResponse(action="decline")
+        return acp.AcceptElicitationResponse(action="accept", content=self.elicitation_answer)
+
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
 
@@ -235,15 +245,25 @@ def agent_text(client: EditorClient, session_id: str) -> str:
     )
 
 
-def client_capabilities(fs: bool = True, terminal: bool = False) -> acp.ClientCapabilities:
+def client_capabilities(
+    fs: bool = True, terminal: bool = False, elicitation: bool = False
+) -> acp.ClientCapabilities:
     return acp.ClientCapabilities(
-        fs=acp.FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal
+        fs=acp.FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+        terminal=terminal,
+        elicitation=acp.ElicitationCapabilities(form=acp.ElicitationFormCapabilities())
+        if elicitation
+        else None,
     )
 
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    client: EditorClient, fs: bool = True, terminal: bool = False, **env: str
+    client: EditorClient,
+    fs: bool = True,
+    terminal: bool = False,
+    elicitation: bool = False,
+    **env: str,
 ) -> AsyncIterator[tuple[Any, acp.InitializeResponse]]:
     """`agentls acp` as a subprocess, initialized with the given client capabilities."""
     environment = {**os.environ, **env}
@@ -255,10 +275,12 @@ async def acp_agent(
         "acp",
         env=environment,
         observers=[client.observe],
+        # elicitation/create is unstable ACP: a client offering it takes the unstable set.
+        use_unstable_protocol=True,
     ) as (conn, _process):
         answer = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
-            client_capabilities=client_capabilities(fs, terminal),
+            client_capabilities=client_capabilities(fs, terminal, elicitation),
             client_info=acp.Implementation(name="tests", version="1"),
         )
         yield conn, answer

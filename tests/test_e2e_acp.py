@@ -456,3 +456,49 @@ async def test_a_sub_agents_calls_are_nested_under_its_task_call(tmp_path: Path)
     result = [u for u in client.of(sid, "tool_call_update") if u["toolCallId"] == "t1"][-1]
     assert result["status"] == "completed"
     assert "app.py:1 sets port = 8000." in result["content"][0]["content"]["text"]
+
+
+def _ask(question: str, choices: list[str] | None = None) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"question": question}
+    if choices:
+        arguments["choices"] = choices
+    return {"tool_calls": [{"id": "q1", "name": "AskUser", "input": arguments}]}
+
+
+@pytest.mark.parametrize("form", [True, False])
+async def test_ask_user_choices_reach_the_person(tmp_path: Path, form: bool) -> None:
+    script = [_ask("Which port?", ["8000", "8080"]), {"text": "Using it."}]
+    client = EditorClient()
+    client.auto_permission = "choice-1"
+    client.elicitation_answer = {"answer": "8080"}
+    async with acp_agent(client, elicitation=form) as (conn, _init):
+        session = await conn.new_session(
+            cwd=str(workspace(tmp_path)), mcp_servers=[], **scripted(tmp_path, script)
+        )
+        answer = await conn.prompt(session_id=session.session_id, prompt=text("set it up"))
+    assert answer.stop_reason == "end_turn"
+    assert "The user answered: 8080" in tool_results(tmp_path)
+    if form:
+        [asked] = client.elicitations
+        assert asked["message"] == "Which port?" and asked["toolCallId"] == "q1"
+        assert asked["requestedSchema"]["properties"]["answer"]["enum"] == ["8000", "8080"]
+        assert client.permission_requests == []
+    else:
+        [asked] = client.permission_requests
+        assert asked["toolCall"]["title"] == "Which port?"
+        assert [o["name"] for o in asked["options"]] == ["8000", "8080"]
+
+
+async def test_a_free_text_question_needs_a_form(tmp_path: Path) -> None:
+    script = [_ask("What should the service be called?"), {"text": "Named."}]
+    client = EditorClient()
+    client.elicitation_answer = {"answer": "ledger"}
+    async with acp_agent(client, elicitation=True) as (conn, _init):
+        session = await conn.new_session(
+            cwd=str(workspace(tmp_path)), mcp_servers=[], **scripted(tmp_path, script)
+        )
+        answer = await conn.prompt(session_id=session.session_id, prompt=text("name it"))
+    assert answer.stop_reason == "end_turn"
+    assert "The user answered: ledger" in tool_results(tmp_path)
+    schema = client.elicitations[0]["requestedSchema"]["properties"]["answer"]
+    assert "enum" not in schema

@@ -25,6 +25,7 @@ from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTermina
 from agentls.acp.history import replay
 from agentls.acp.options import config_options, mode_of, mode_state
 from agentls.acp.prompt import PromptBlock, message_of
+from agentls.acp.questions import ask_permission, ask_question
 from agentls.acp.updates import STOP_REASONS, SessionUpdates, Update
 from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured
 from agentls.events import (
@@ -389,73 +390,34 @@ class AcpAgent:
     async def _ask(
         self, session_id: str, request: PermissionRequest, call: acp.ToolCallUpdate
     ) -> None:
-        """session/request_permission, its answer given to the core."""
+        """Put a permission request to the client and give the core its answer."""
         session = self.manager.sessions.get(session_id)
         if session is None:
             return
-        options = [
-            acp.PermissionOption(
-                option_id=o.option_id,
-                name=f"{o.name} ({o.rule})" if o.rule else o.name,
-                kind=o.kind,
-            )
-            for o in request.options
-        ]
         task = asyncio.current_task()
         assert task is not None
         self._asking[request.request_id] = task
         try:
-            answer = await self._client.request_permission(
-                session_id=session_id, tool_call=call, options=options
-            )
+            option_id = await ask_permission(self._client, session_id, request, call)
         except asyncio.CancelledError:
-            return  # the turn ended (cancel): the core has already answered it
-        except (RequestError, ConnectionError) as exc:
-            log.warning("session/request_permission failed: %s", exc)
-            answer = None
+            return  # the turn ended (cancel): the core has already resolved the request
         finally:
             self._asking.pop(request.request_id, None)
-        outcome = answer.outcome if answer is not None else None
-        option_id = outcome.option_id if isinstance(outcome, acp.AllowedOutcome) else None
         with contextlib.suppress(AgentError):
             if option_id is None:
                 # Dismissed without a choice: the call does not run, the turn goes on.
-                session.respond_permission(
-                    request.request_id, "reject_once", "The user dismissed the request."
-                )
+                message = "The user dismissed the request."
+                session.respond_permission(request.request_id, "reject_once", message)
             else:
                 session.respond_permission(request.request_id, option_id)
 
     async def _ask_user(self, session_id: str, request: AskUserRequest) -> None:
-        """AskUser: its choices offered as a permission request's options (ACP v1 has no
-        question); a free-text question cannot be put, and the model hears so."""
         session = self.manager.sessions.get(session_id)
         if session is None:
             return
-        answer = (
-            "This editor (an ACP client) cannot show free-text questions. Choose a sensible "
-            "default, say which one you chose, and go on."
-        )
-        if request.choices:
-            options = [
-                acp.PermissionOption(option_id=f"choice-{i}", name=choice, kind="allow_once")
-                for i, choice in enumerate(request.choices)
-            ]
-            call = acp.ToolCallUpdate(
-                tool_call_id=request.tool_call_id, title=request.question, status="pending"
-            )
-            try:
-                reply = await self._client.request_permission(
-                    session_id=session_id, tool_call=call, options=options
-                )
-            except (RequestError, ConnectionError):
-                reply = None
-            outcome = reply.outcome if reply is not None else None
-            if isinstance(outcome, acp.AllowedOutcome):
-                index = int(outcome.option_id.removeprefix("choice-") or 0)
-                answer = request.choices[min(index, len(request.choices) - 1)]
-            else:
-                answer = "(The user did not answer.)"
+        elicitation = self.capabilities.elicitation
+        can_elicit = elicitation is not None and elicitation.form is not None
+        answer = await ask_question(self._client, session_id, request, can_elicit)
         with contextlib.suppress(AgentError):
             session.respond_ask_user(request.request_id, answer)
 

@@ -121,6 +121,9 @@ async def test_a_prompt_reads_the_unsaved_buffer_and_writes_through_the_editor(
     assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert "Edit(./a.py)" in request["options"][1]["name"]
     assert client.of(sid, "usage_update")
+    # The session got its title from the first message.
+    [info] = client.of(sid, "session_info_update")
+    assert info["title"] == "fix a.py" and info["updatedAt"].endswith("Z")
 
 
 async def test_without_fs_the_agent_reads_and_writes_the_disk(tmp_path: Path) -> None:

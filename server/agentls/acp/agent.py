@@ -90,7 +90,8 @@ class AcpAgent:
         self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
         self._models: dict[str, list[tuple[str, str]]] = {}
-        self._shown: dict[str, tuple[PermissionMode, str]] = {}
+        # What the client was last told of each session: its mode, model and title.
+        self._shown: dict[str, tuple[PermissionMode, str, str]] = {}
 
     def on_connect(self, conn: Any) -> None:
         self._client = conn
@@ -257,7 +258,7 @@ class AcpAgent:
         elif config_id == "model":
             with _as_request_errors():
                 await self.manager.set_model(session_id, str(value), None)
-            self._shown[session.id] = (session.gate.mode, session.model)
+            self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
         else:
             raise RequestError.invalid_params(
                 {"field": "configId", "message": f"no config option {config_id!r}"}
@@ -501,7 +502,7 @@ class AcpAgent:
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""
         self._views.setdefault(session.id, SessionUpdates())
-        self._shown[session.id] = (session.gate.mode, session.model)
+        self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
         session.announce_commands()
         asyncio.get_running_loop().create_task(self._list_models(session))
 
@@ -527,6 +528,10 @@ class AcpAgent:
     ) -> list[acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean]:
         return config_options(session.gate.mode, session.model, self._models.get(session.id, []))
 
+    @staticmethod
+    def _title(session: AgentSession) -> str:
+        return session.transcript.meta.title
+
     def _set_mode(self, session: AgentSession, mode_id: str) -> None:
         mode = mode_of(mode_id)
         if mode is None:
@@ -537,26 +542,35 @@ class AcpAgent:
         self._announce_changes(session)
 
     def _announce_changes(self, session: AgentSession) -> None:
-        """A mode or model the session changed (/mode, /model, the picker) is told to the
-        client, both as the current mode and as config options."""
+        """What changed in the session is told to the client: a mode or model (/mode,
+        /model, the picker) as the current mode and as config options; a new title."""
         before = self._shown.get(session.id)
-        now = (session.gate.mode, session.model)
+        meta = session.transcript.meta
+        now = (session.gate.mode, session.model, meta.title)
         if before == now:
             return
         self._shown[session.id] = now
+        updates: list[Update] = []
         if before is None or before[0] != now[0]:
-            self._send(
-                session.id,
-                acp.CurrentModeUpdate(
-                    session_update="current_mode_update", current_mode_id=session.gate.mode
-                ),
+            mode = session.gate.mode
+            updates.append(
+                acp.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
             )
-        self._send(
-            session.id,
-            acp.ConfigOptionUpdate(
-                session_update="config_option_update", config_options=self._config(session)
-            ),
-        )
+        if before is None or before[:2] != now[:2]:
+            config = self._config(session)
+            updates.append(
+                acp.ConfigOptionUpdate(session_update="config_option_update", config_options=config)
+            )
+        if meta.title and (before is None or before[2] != meta.title):
+            updates.append(
+                acp.SessionInfoUpdate(
+                    session_update="session_info_update",
+                    title=meta.title,
+                    updated_at=_iso(meta.updated_at),
+                )
+            )
+        for update in updates:
+            self._send(session.id, update)
 
 
 def _directory(cwd: str) -> Path:

@@ -42,6 +42,7 @@ Update: TypeAlias = (
     | acp.AvailableCommandsUpdate
     | acp.CurrentModeUpdate
     | acp.ConfigOptionUpdate
+    | acp.SessionInfoUpdate
     | acp.UsageUpdate
 )
 ToolContent: TypeAlias = (

@@ -89,6 +89,7 @@ class AcpAgent:
         self._views: dict[str, SessionUpdates] = {}
         self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
+        self._running: set[asyncio.Task[None]] = set()
         self._models: dict[str, list[tuple[str, str]]] = {}
         # What the client was last told of each session: its mode, model and title.
         self._shown: dict[str, tuple[PermissionMode, str, str]] = {}
@@ -359,9 +360,15 @@ class AcpAgent:
         slow answer never holds the updates after it)."""
 
         async def start() -> None:
-            asyncio.get_running_loop().create_task(step())
+            self._spawn(step())
 
         self._enqueue(start)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` on its own, held until it ends (the loop keeps only weak refs)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
 
     def _enqueue(self, item: Callable[[], Awaitable[None]]) -> None:
         self._outbox.put_nowait(item)
@@ -504,7 +511,7 @@ class AcpAgent:
         self._views.setdefault(session.id, SessionUpdates())
         self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
         session.announce_commands()
-        asyncio.get_running_loop().create_task(self._list_models(session))
+        self._spawn(self._list_models(session))
 
     async def _list_models(self, session: AgentSession) -> None:
         """The model picker's choices; the answer went out with the current model only."""

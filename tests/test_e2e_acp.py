@@ -109,8 +109,19 @@ async def test_a_prompt_reads_the_unsaved_buffer_and_writes_through_the_editor(
         "newText": "x = 3  # unsaved\n",
         "_meta": None,
     }
-    # The edit went through the editor's fs/write_text_file.
+    # The edit went through the editor's fs/write_text_file, after its call was shown
+    # running.
     assert client.writes == [(str(ws / "a.py"), "x = 3  # unsaved\n")]
+    incoming = [m for way, m in client.wire if way == "incoming"]
+    write = next(i for i, m in enumerate(incoming) if m.get("method") == "fs/write_text_file")
+    running = next(
+        i
+        for i, m in enumerate(incoming)
+        if m.get("method") == "session/update"
+        and m["params"]["update"].get("toolCallId") == "t2"
+        and m["params"]["update"].get("status") == "in_progress"
+    )
+    assert running < write
     assert (ws / "a.py").read_text(encoding="utf-8") == "x = 3  # unsaved\n"
     # The permission request described its call, with the change to review.
     [request] = client.permission_requests
@@ -505,3 +516,20 @@ async def test_a_free_text_question_needs_a_form(tmp_path: Path) -> None:
     assert "The user answered: ledger" in tool_results(tmp_path)
     schema = client.elicitations[0]["requestedSchema"]["properties"]["answer"]
     assert "enum" not in schema
+
+
+async def test_a_change_to_an_unread_file_is_refused_before_anyone_is_asked(
+    tmp_path: Path,
+) -> None:
+    ws = workspace(tmp_path, {"a.py": "a = 1\n"})
+    script = [{"tool_calls": [_edit("e1", "a = 1", "a = 2")]}, {"text": "It must be read first."}]
+    client = EditorClient()
+    client.auto_permission = "allow_once"
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        answer = await conn.prompt(session_id=session.session_id, prompt=text("change a"))
+    assert answer.stop_reason == "end_turn"
+    assert client.permission_requests == [] and client.writes == []
+    final = client.of(session.session_id, "tool_call_update")[-1]
+    assert final["toolCallId"] == "e1" and final["status"] == "failed"
+    assert "has not been read yet" in final["content"][0]["content"]["text"]

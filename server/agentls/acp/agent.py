@@ -155,7 +155,7 @@ class AcpAgent:
         **meta: Any,
     ) -> acp.NewSessionResponse:
         overrides = self._overrides(mcp_servers, additional_directories, meta.get("agentls"))
-        handle = SessionHandle()
+        handle = SessionHandle(flushed=self._flushed)
         with _as_request_errors():
             session = await self.manager.create(
                 _directory(cwd), overrides, self._link(Path(cwd), handle)
@@ -208,7 +208,7 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None = None,
         **meta: Any,
     ) -> acp.ForkSessionResponse:
-        handle = SessionHandle()
+        handle = SessionHandle(flushed=self._flushed)
         with _as_request_errors():
             session, _display = await self.manager.fork(
                 session_id, None, self._link(Path(cwd), handle)
@@ -501,7 +501,7 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None,
         meta: Mapping[str, Any],
     ) -> tuple[AgentSession, list[Any]]:
-        handle = SessionHandle(session_id)
+        handle = SessionHandle(session_id, self._flushed)
         overrides = self._overrides(mcp_servers, None, meta.get("agentls"))
         with _as_request_errors():
             return await self.manager.resume(session_id, overrides, self._link(Path(cwd), handle))

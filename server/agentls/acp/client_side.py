@@ -29,11 +29,18 @@ OUTPUT_BYTES = 1_000_000
 TerminalShown = Callable[[str, str], Awaitable[None]]
 
 
+async def _nothing_queued() -> None:
+    return None
+
+
 @dataclass(slots=True)
 class SessionHandle:
-    """The session these services act for: the core names it only once it exists."""
+    """The session these services act for: the core names it only once it exists. A
+    request to the client waits for `flushed`, so the client has every update sent before
+    it (a write comes after its call's `in_progress`)."""
 
     id: str = ""
+    flushed: Callable[[], Awaitable[None]] = _nothing_queued
 
 
 class ClientBuffers:
@@ -44,6 +51,7 @@ class ClientBuffers:
         self._session = session
 
     async def read(self, path: Path) -> str | None:
+        await self._session.flushed()
         try:
             answer = await asyncio.wait_for(
                 self._client.read_text_file(session_id=self._session.id, path=str(path)),
@@ -71,6 +79,7 @@ class ClientEditSink:
         if edit.encoding is not None and edit.encoding != UTF8 and edit.old_text is not None:
             write_edit(edit)
             return
+        await self._session.flushed()
         try:
             await asyncio.wait_for(
                 self._client.write_text_file(
@@ -99,6 +108,7 @@ class ClientTerminal:
         self, argv: list[str], cwd: Path, timeout_s: float, tool_call_id: str
     ) -> CommandResult:
         session_id = self._session.id
+        await self._session.flushed()
         try:
             created = await self._client.create_terminal(
                 session_id=session_id,

@@ -294,6 +294,9 @@ class ToolExecutor:
             return args, None
         if decision.behavior == "deny":
             return self._finish(block, "declined", decision.reason, True)
+        refusal = tool.refusal_before_asking(args, self._context)
+        if refusal is not None:
+            return self._finish(block, "failed", refusal, True)
         # A file change carries what it would do, so the user can review it first.
         diff = None
         if isinstance(tool, ProposesChange):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -15,6 +16,7 @@ from acp import RequestError
 from acp import schema as acp
 
 from acp_client import EditorClient, acp_agent, agent_text, requests_log, scripted
+from test_e2e_mcp import http_server
 
 MCP_SERVER = Path(__file__).parent / "mcp_fixture_server.py"
 
@@ -258,13 +260,27 @@ async def test_load_replays_the_whole_history_before_answering(tmp_path: Path) -
     assert agent_text(later, sid) == "Reading.Done."
 
 
-async def test_an_mcp_server_from_session_new_gives_tools(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_an_mcp_server_from_session_new_gives_tools(tmp_path: Path, transport: str) -> None:
+    with contextlib.ExitStack() as stack:
+        server: Any
+        if transport == "http":
+            url = stack.enter_context(http_server())
+            header = acp.HttpHeader(name="X-Test", value="1")
+            server = acp.HttpMcpServer(type="http", name="fx", url=url, headers=[header])
+        else:
+            server = acp.McpServerStdio(
+                name="fx", command=sys.executable, args=[str(MCP_SERVER)], env=[]
+            )
+        await _echo_through(tmp_path, server)
+
+
+async def _echo_through(tmp_path: Path, server: Any) -> None:
     ws = workspace(tmp_path)
     script = [
         {"tool_calls": [{"id": "m1", "name": "mcp__fx__echo", "input": {"text": "hello"}}]},
         {"text": "It answered."},
     ]
-    server = acp.McpServerStdio(name="fx", command=sys.executable, args=[str(MCP_SERVER)], env=[])
     client = EditorClient()
     client.auto_permission = "allow_once"
     async with acp_agent(client) as (conn, _init):

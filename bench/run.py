@@ -14,9 +14,10 @@ a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession ove
 run` start → first model request and a 3-call task, in process and through the warm daemon,
 11 the peers (Claude Code, Codex) on the same fake server as 10 (installed from npm into
 ~/.cache on first use), 12 typing in Neovim while its chat streams (key latency, writes per
-delta, Neovim's CPU).
+delta, Neovim's CPU), 13 `agentls acp` (start-up, prompt → first chunk, updates per second and
+the daemon's CPU per update).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim. Every
+nvim, acp. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -51,6 +52,7 @@ BENCHES = {
     "cli": "bench_cli",
     "peers": "bench_peers",
     "nvim": "bench_nvim",
+    "acp": "bench_acp",
 }
 NAME_WIDTH = 54
 

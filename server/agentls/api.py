@@ -52,6 +52,11 @@ class NewSessionParams(WireModel):
     request_log: str | None = None
 
 
+def session_overrides(params: NewSessionParams) -> dict[str, Any]:
+    """The session settings a newSession's params set (camelCase, as settings layers are)."""
+    return params.model_dump(by_alias=True, exclude_none=True, exclude={"cwd"})
+
+
 class SandboxState(WireModel):
     """The Bash sandbox of a session whose `sandbox.enabled` setting is on."""
 

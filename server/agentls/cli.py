@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         return _sessions(args)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "acp":
+        from agentls.acp.serve import serve_acp
+
+        return serve_acp()
     if args.socket is not None:
         from agentls.lsp.unix import serve_unix
 
@@ -139,6 +143,11 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print one agent/event per line")
     replay.add_argument(
         "--script", type=_path, metavar="FILE.jsonl", help="only write the scripted model's script"
+    )
+    commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol on stdio (Zed, JetBrains, ACP clients in "
+        "Neovim and Emacs)",
     )
     demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
     demo.add_argument("--json", action="store_true", help="print one agent/event object per line")

@@ -103,7 +103,16 @@ class InlineImage:
     data: bytes
 
 
-UserAttachment = Attachment | InlineImage
+@dataclass(frozen=True, slots=True)
+class InlineText:
+    """Text the client sent with the message (an ACP embedded resource): a file's content
+    as the editor has it, or any document it names by `name`."""
+
+    name: str
+    text: str
+
+
+UserAttachment = Attachment | InlineImage | InlineText
 
 
 def user_context(
@@ -245,6 +254,9 @@ def _inline_image(att: InlineImage) -> _Loaded:
 
 
 def _attachment_part(view: WorkspaceView, cwd: Path, att: UserAttachment) -> str:
+    if isinstance(att, InlineText):
+        text = att.text if len(att.text) <= 50_000 else att.text[:50_000] + "\n… (truncated)"
+        return f"<attachment name={quoteattr(att.name)}>\n{escape(text)}\n</attachment>"
     if isinstance(att, InlineImage):
         loaded = _inline_image(att)
         head = f"<attachment name={quoteattr(att.name)}"
@@ -283,7 +295,9 @@ def attachment_images(
             image = _inline_image(att).image
             if image is not None:
                 images.append(image)
-        elif view.policy.contains(att.path) and view.exists(att.path):
+        elif (
+            isinstance(att, Attachment) and view.policy.contains(att.path) and view.exists(att.path)
+        ):
             image = _load(view, att.path, display_path(att.path, cwd)).image
             if image is not None:
                 images.append(image)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -114,16 +115,7 @@ class ToolExecutor:
         earlier = list(self._calls)
         self._calls.append(call)
         tool = call.tool
-        self._emit(
-            ToolCallEvent(
-                call.block.id,
-                call.block.name,
-                tool.kind if tool else "other",
-                _title(tool, call.args, call.block),
-                call.block.input,
-                tuple(tool.locations(call.args, self._context.cwd)) if tool and call.args else None,
-            )
-        )
+        self._emit(tool_call_event(tool, call.args, call.block, self._context.cwd))
         call.task = asyncio.create_task(self._run(call, earlier))
 
     async def results(self) -> list[ToolResultBlock]:
@@ -183,6 +175,7 @@ class ToolExecutor:
         if call.error is not None or call.tool is None or call.args is None:
             return self._finish(block, "failed", call.error or "Invalid tool call.", True)
         tool = call.tool
+        await self._sync_buffers(tool, call.args)
         approved = await self._approve(tool, call.args, block)
         if isinstance(approved, ToolResultBlock):
             return approved
@@ -264,6 +257,18 @@ class ToolExecutor:
             return args, block, None
         return args, block, Decision(verdict.behavior, verdict.reason)
 
+    async def _sync_buffers(self, tool: Tool[Any], args: BaseModel) -> None:
+        """With an editor that gives buffers on request: its text of the files a read or
+        a change names, before the review shows them or the tool reads them."""
+        workspace = self._context.workspace
+        if workspace.buffers is None or tool.kind not in ("read", "edit"):
+            return
+        # Keyed as the tools resolve them (symlink-free), so their reads find the buffers.
+        paths = [
+            Path(os.path.realpath(loc.path)) for loc in tool.locations(args, self._context.cwd)
+        ]
+        await workspace.sync_buffers([p for p in paths if workspace.policy.contains(p)])
+
     async def _problems_watch(self, tool: Tool[Any], args: BaseModel) -> ProblemsWatch | None:
         """For a change of one file, with an editor that reports diagnostics: its errors
         before the change, so the model hears of the ones the change adds."""
@@ -289,6 +294,9 @@ class ToolExecutor:
             return args, None
         if decision.behavior == "deny":
             return self._finish(block, "declined", decision.reason, True)
+        refusal = tool.refusal_before_asking(args, self._context)
+        if refusal is not None:
+            return self._finish(block, "failed", refusal, True)
         # A file change carries what it would do, so the user can review it first.
         diff = None
         if isinstance(tool, ProposesChange):
@@ -364,6 +372,27 @@ async def ask_permission(
         raise
     emit(PermissionResolved(request.request_id, "selected", answer.option_id))
     return answer
+
+
+def tool_call_event(
+    tool: Tool[Any] | None, args: BaseModel | None, block: ToolUseBlock, cwd: Path
+) -> ToolCallEvent:
+    """How a call is announced: its kind, title and the places it touches."""
+    return ToolCallEvent(
+        block.id,
+        block.name,
+        tool.kind if tool else "other",
+        _title(tool, args, block),
+        block.input,
+        tuple(tool.locations(args, cwd)) if tool and args else None,
+    )
+
+
+def recorded_call_event(registry: ToolRegistry, block: ToolUseBlock, cwd: Path) -> ToolCallEvent:
+    """A call from the history, announced as it was when it ran (for a replay)."""
+    tool = registry.get(block.name)
+    args = validate_input(tool, block.input) if tool is not None else None
+    return tool_call_event(tool, args if isinstance(args, BaseModel) else None, block, cwd)
 
 
 def _title(tool: Tool[Any] | None, args: BaseModel | None, block: ToolUseBlock) -> str:

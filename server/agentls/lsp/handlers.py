@@ -123,20 +123,7 @@ class AgentHandlers:
 
     async def new_session(self, p: api.NewSessionParams, client: Client) -> api.NewSessionResult:
         cwd = Path(p.cwd) if p.cwd else None
-        fields = {
-            "provider",
-            "model",
-            "permission_mode",
-            "max_turns",
-            "max_budget_tokens",
-            "max_budget_usd",
-            "append_system_prompt",
-            "mcp_servers",
-            "script",
-            "request_log",
-        }
-        overrides = p.model_dump(by_alias=True, exclude_none=True, include=fields)
-        session = await self.manager.create(cwd, overrides, _link(client))
+        session = await self.manager.create(cwd, api.session_overrides(p), _link(client))
         self.hub.attach(session.id, client)
         return api.NewSessionResult(
             session_id=session.id,

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from agentls.messages import ImageBlock
 from agentls.tools.read_cache import FileReadCache
 from agentls.usage import Usage
+from agentls.workspace.paths import PathOutsideWorkspace
 from agentls.workspace.view import FileEdit, WorkspaceView
 
 if TYPE_CHECKING:
@@ -197,6 +198,10 @@ class Tool(ABC, Generic[Args]):
         """Whether this call may run in the concurrent read lane (and skip asking)."""
         return False
 
+    def refusal_before_asking(self, args: Args, ctx: ToolContext) -> str | None:
+        """Why the call would fail whatever the user answers (so nobody is asked), or None."""
+        return None
+
     def spec_schema(self) -> dict[str, Any] | None:
         """The input's JSON Schema as the model sees it, when not made from `input_model`."""
         return None
@@ -241,6 +246,20 @@ class PathTool(Tool[Args]):
 
     def rule_content(self, args: Args, cwd: Path) -> str | None:
         return display_path(absolute_path(self.target(args), cwd), cwd)
+
+
+class ChangesReadFile(PathTool[Args]):
+    """A change to a file the model must have read as it is now: a call on a file it has
+    not read, or that changed since, is refused before the user is asked to approve it."""
+
+    def refusal_before_asking(self, args: Args, ctx: ToolContext) -> str | None:
+        try:
+            path = ctx.workspace.policy.resolve(self.target(args), ctx.cwd)
+            if not path.is_file() and path not in ctx.workspace.documents:
+                return None
+            return ctx.read_cache.stale_reason(path, ctx.workspace.read_text(path))
+        except (OSError, ValueError, PathOutsideWorkspace):
+            return None  # the call itself says what is wrong
 
 
 def absolute_path(raw: str, cwd: Path) -> Path:

@@ -16,6 +16,7 @@ import os
 import signal
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -25,6 +26,7 @@ from agentls.redact import without_provider_keys
 from agentls.sandbox import Sandbox
 from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.workspace.client_side import CommandResult
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -204,6 +206,22 @@ def _timed_out(buffer: OutputBuffer, timeout_ms: int) -> ToolOutput:
     return ToolOutput(text, is_error=True, truncated=buffer.truncated)
 
 
+def _terminal_result(ran: CommandResult, timeout_ms: int) -> ToolOutput:
+    """What a command run in the editor's terminal gives the model, as a local run would."""
+    buffer = OutputBuffer()
+    buffer.append(ran.output)
+    truncated = buffer.truncated or ran.truncated
+    if ran.timed_out:
+        return replace(_timed_out(buffer, timeout_ms), truncated=truncated)
+    if ran.exit_code is None:
+        output = buffer.render().rstrip("\n")
+        ended = f"Terminated by signal {ran.signal or 'unknown'}"
+        return ToolOutput(
+            f"{output}\n{ended}" if output else ended, is_error=True, truncated=truncated
+        )
+    return _result(buffer.render(), ran.exit_code, truncated)
+
+
 @contextlib.asynccontextmanager
 async def spawn_shell(
     argv: list[str], cwd: Path
@@ -304,6 +322,12 @@ class BashTool(Tool[BashInput]):
         # The files a command that may write changes are checkpointed, for a rewind.
         watch = contextlib.nullcontext() if self.is_read_only(args) else ctx.checkpoints.command()
         argv = self.argv(args.command, ctx)
+        terminal = ctx.workspace.terminal
+        if terminal is not None:
+            # The editor runs it in a terminal the user watches (ACP's terminal/*).
+            async with watch:
+                ran = await terminal.run(argv, ctx.cwd, timeout_ms / 1000, ctx.tool_call_id)
+            return _terminal_result(ran, timeout_ms)
         async with watch, spawn_shell(argv, ctx.cwd) as (process, output):
             pump = asyncio.create_task(pump_output(output, buffer, ProgressLines(ctx.progress)))
             try:

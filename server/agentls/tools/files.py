@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from agentls.images import ImageRefused, image_block, sniff_image
 from agentls.textfile import BinaryContent, UnencodableText, decode_bytes
 from agentls.tools.base import (
+    ChangesReadFile,
     FileDiff,
     Location,
     PathTool,
@@ -257,7 +258,7 @@ class WriteInput(BaseModel):
     content: str = Field(description="The complete new text of the file")
 
 
-class WriteTool(PathTool[WriteInput]):
+class WriteTool(ChangesReadFile[WriteInput]):
     """Creates a file or replaces all of its text."""
 
     name: str = "Write"
@@ -338,7 +339,7 @@ def apply_edit(text: str, args: EditInput, shown: str) -> tuple[str, int]:
     return (text.replace(old, new) if args.replace_all else text.replace(old, new, 1)), count
 
 
-class EditTool(PathTool[EditInput]):
+class EditTool(ChangesReadFile[EditInput]):
     """Replaces exact text in a file the model has read."""
 
     name: str = "Edit"
@@ -419,7 +420,7 @@ def apply_edits(text: str, args: MultiEditInput, shown: str) -> tuple[str, int]:
     return text, total
 
 
-class MultiEditTool(PathTool[MultiEditInput]):
+class MultiEditTool(ChangesReadFile[MultiEditInput]):
     """Several replacements in one file, all or none."""
 
     name: str = "MultiEdit"

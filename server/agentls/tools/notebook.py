@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agentls.tools.base import (
+    ChangesReadFile,
     FileDiff,
-    PathTool,
     ToolContext,
     ToolError,
     ToolKind,
@@ -73,7 +73,7 @@ def _require_notebook(path: str) -> None:
         raise ToolError(f"{path} is not a Jupyter notebook (.ipynb); use Edit for other files.")
 
 
-class NotebookEditTool(PathTool[NotebookEditInput]):
+class NotebookEditTool(ChangesReadFile[NotebookEditInput]):
     """Changes one cell of a notebook the model has read."""
 
     name: str = "NotebookEdit"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentls.workspace.client_side import EditorBuffers, EditorTerminal
 from agentls.workspace.intel import EditorIntel
 from agentls.workspace.view import DiskSink, EditorState, EditSink, OpenDocument, WorkspaceView
 
@@ -28,6 +29,10 @@ class EditorLink:
     roots: Sequence[Path] = ()
     # The editor's diagnostics and "show this place", when it offers them.
     intel: EditorIntel | None = None
+    # An editor that gives file text on request (its unsaved buffers), and one that runs
+    # commands in its own terminal (both ACP's; an LSP editor pushes buffers instead).
+    buffers: EditorBuffers | None = None
+    terminal: EditorTerminal | None = None
 
 
 def bind(view: WorkspaceView, link: EditorLink) -> None:
@@ -36,3 +41,5 @@ def bind(view: WorkspaceView, link: EditorLink) -> None:
     view.editor = link.editor
     view.sink = link.sink or DiskSink()
     view.intel = link.intel
+    view.buffers = link.buffers
+    view.terminal = link.terminal

@@ -24,6 +24,7 @@ from agentls.textfile import (
     file_encoding,
     read_text_file,
 )
+from agentls.workspace.client_side import EditorBuffers, EditorTerminal
 from agentls.workspace.intel import EditorIntel
 from agentls.workspace.paths import PathPolicy
 
@@ -137,6 +138,9 @@ class WorkspaceView:
         self.editor = EditorState() if editor is None else editor
         # The editor's diagnostics and "show this place" (None: no editor offers them).
         self.intel: EditorIntel | None = None
+        # Buffers the editor gives on request, and its terminal (None: it offers neither).
+        self.buffers: EditorBuffers | None = None
+        self.terminal: EditorTerminal | None = None
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -149,6 +153,29 @@ class WorkspaceView:
     def close_document(self, path: Path) -> None:
         """Forget a buffer the editor closed; reads go to disk again."""
         self.documents.pop(path, None)
+
+    async def sync_buffers(self, paths: Sequence[Path]) -> None:
+        """Ask an editor that gives buffers on request for the text it has of `paths`.
+
+        A buffer whose text differs from the file's is kept as an open document, so reads
+        and reviews see it; one that matches the file is dropped, so the disk (with its
+        encoding and bytes) stays the source. Files that are not text on disk are left to
+        the disk.
+        """
+        if self.buffers is None:
+            return
+        for path in paths:
+            try:
+                on_disk = read_text_file(path).text if path.is_file() else None
+            except (OSError, ValueError):
+                continue
+            text = await self.buffers.read(path)
+            if text is None or on_disk is None:
+                continue
+            if _same_text(text, on_disk):
+                self.documents.pop(path, None)
+            else:
+                self.documents[path] = OpenDocument(path, text, 0)
 
     def read_text(self, path: Path) -> str:
         """The buffer's text when the file is open in the editor, else the file on disk.
@@ -212,3 +239,8 @@ class WorkspaceView:
             return None, UTF8
         decoded = read_text_file(path)
         return decoded.text, decoded.encoding
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Equal but for line endings (editors keep buffers in \\n and save in the file's own)."""
+    return a == b or a.replace("\r\n", "\n") == b.replace("\r\n", "\n")

@@ -1,0 +1,592 @@
+"""AcpAgent: the ACP agent side of one connection, over the core's SessionManager.
+
+Events become `session/update`s in the order the core made them: one writer drains an
+outbox, and whatever must follow earlier updates (a permission request after its tool
+call, a prompt's answer after its turn's last update) goes through the same outbox.
+A prompt is one turn: `session/prompt` is answered when that turn completes, with its
+stop reason; `session/cancel` aborts it, and the abort ends it `cancelled`, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp import schema as acp
+
+from agentls import __version__, api
+from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTerminal, SessionHandle
+from agentls.acp.history import replay
+from agentls.acp.options import config_options, mode_of, mode_state
+from agentls.acp.prompt import PromptBlock, message_of
+from agentls.acp.questions import ask_permission, ask_question
+from agentls.acp.updates import STOP_REASONS, SessionUpdates, Update
+from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured
+from agentls.events import (
+    AskUserRequest,
+    PermissionRequest,
+    PermissionResolved,
+    SessionEvent,
+    TurnCompleted,
+)
+from agentls.names import PermissionMode
+from agentls.providers.catalog import ModelCatalog
+from agentls.session.manager import SessionManager
+from agentls.session.session import AgentSession
+from agentls.session.slash import submit_message
+from agentls.workspace.link import EditorLink
+from agentls.workspace.view import EditorState, OpenDocument
+
+log = logging.getLogger(__name__)
+AUTH_REQUIRED = -32000
+# How long a session's model list may take before the picker shows the current model only.
+MODEL_LIST_SECONDS = 5.0
+McpServerParam = acp.HttpMcpServer | acp.SseMcpServer | acp.AcpMcpServer | acp.McpServerStdio
+AUTH_METHODS = [
+    acp.EnvVarAuthMethod(
+        type="env_var",
+        id=f"{provider}-api-key",
+        name=f"{label} API key",
+        description=f"Start the agent with {var} set (or set apiKey in agentls settings).",
+        vars=[acp.AuthEnvVar(name=var, label=f"{label} API key", secret=True)],
+    )
+    for provider, label, var in (
+        ("anthropic", "Anthropic", "ANTHROPIC_API_KEY"),
+        ("openai", "OpenAI", "OPENAI_API_KEY"),
+    )
+]
+
+
+@contextlib.contextmanager
+def _as_request_errors() -> Iterator[None]:
+    """The core's errors as JSON-RPC errors; a missing API key is ACP's auth_required."""
+    try:
+        yield
+    except ProviderNotConfigured as exc:
+        raise RequestError(AUTH_REQUIRED, exc.message, exc.data) from None
+    except AgentError as exc:
+        raise RequestError(exc.code, exc.message, exc.data) from None
+
+
+class AcpAgent:
+    """The agent of one ACP connection: its sessions, their updates, their prompts."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._client: Any = None
+        self.capabilities = acp.ClientCapabilities()
+        self.manager = SessionManager(self._on_event, env=env)
+        self.catalog = ModelCatalog()
+        # The client's buffers as fs/read_text_file last gave them (shared by its sessions).
+        self._documents: dict[Path, OpenDocument] = {}
+        self._outbox: asyncio.Queue[Callable[[], Awaitable[None]]] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+        self._views: dict[str, SessionUpdates] = {}
+        self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
+        self._asking: dict[str, asyncio.Task[None]] = {}
+        self._running: set[asyncio.Task[None]] = set()
+        self._models: dict[str, list[tuple[str, str]]] = {}
+        # What the client was last told of each session: its mode, model and title.
+        self._shown: dict[str, tuple[PermissionMode, str, str]] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self._client = conn
+
+    # -- connection --------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: acp.ClientCapabilities | None = None,
+        client_info: acp.Implementation | None = None,
+        **_meta: Any,
+    ) -> acp.InitializeResponse:
+        self.capabilities = client_capabilities or acp.ClientCapabilities()
+        return acp.InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=acp.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=acp.PromptCapabilities(
+                    image=True, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=acp.McpCapabilities(http=True, sse=False),
+                session_capabilities=acp.SessionCapabilities(
+                    list=acp.SessionListCapabilities(),
+                    resume=acp.SessionResumeCapabilities(),
+                    close=acp.SessionCloseCapabilities(),
+                    fork=acp.SessionForkCapabilities(),
+                ),
+            ),
+            auth_methods=list(AUTH_METHODS),
+            agent_info=acp.Implementation(name="agentls", title="agentls", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **_meta: Any) -> acp.AuthenticateResponse:
+        """The key comes from the environment: say whether the configured provider has one."""
+        with _as_request_errors():
+            async with self.manager.default_provider(self._link(Path.cwd(), SessionHandle())):
+                pass
+        return acp.AuthenticateResponse()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("unknown ACP notification _%s ignored", method)
+
+    async def close(self) -> None:
+        """The client left: every turn is aborted and its end written to its transcript."""
+        await self.manager.close_all()
+        if self._writer is not None:
+            self._writer.cancel()
+
+    # -- sessions ----------------------------------------------------------------------
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServerParam] | None = None,
+        **meta: Any,
+    ) -> acp.NewSessionResponse:
+        overrides = self._overrides(mcp_servers, additional_directories, meta.get("agentls"))
+        handle = SessionHandle(flushed=self._flushed)
+        with _as_request_errors():
+            session = await self.manager.create(
+                _directory(cwd), overrides, self._link(Path(cwd), handle)
+            )
+        handle.id = session.id
+        self._opened(session)
+        return acp.NewSessionResponse(
+            session_id=session.id,
+            modes=mode_state(session.gate.mode),
+            config_options=self._config(session),
+        )
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[McpServerParam] | None = None,
+        additional_directories: list[str] | None = None,
+        **meta: Any,
+    ) -> acp.LoadSessionResponse:
+        """The session, its whole history replayed as updates before the answer."""
+        session, display = await self._resume(session_id, cwd, mcp_servers, meta)
+        for update in replay(display, session.registry, session.cwd, tuple(session.data.plan)):
+            self._send(session.id, update)
+        await self._flushed()
+        self._opened(session)
+        return acp.LoadSessionResponse(
+            modes=mode_state(session.gate.mode), config_options=self._config(session)
+        )
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServerParam] | None = None,
+        **meta: Any,
+    ) -> acp.ResumeSessionResponse:
+        session, _display = await self._resume(session_id, cwd, mcp_servers, meta)
+        self._opened(session)
+        return acp.ResumeSessionResponse(
+            modes=mode_state(session.gate.mode), config_options=self._config(session)
+        )
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServerParam] | None = None,
+        **meta: Any,
+    ) -> acp.ForkSessionResponse:
+        handle = SessionHandle(flushed=self._flushed)
+        with _as_request_errors():
+            session, _display = await self.manager.fork(
+                session_id, None, self._link(Path(cwd), handle)
+            )
+        handle.id = session.id
+        self._opened(session)
+        return acp.ForkSessionResponse(
+            session_id=session.id,
+            modes=mode_state(session.gate.mode),
+            config_options=self._config(session),
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **_meta: Any
+    ) -> acp.ListSessionsResponse:
+        with _as_request_errors():
+            metas, next_cursor = self.manager.list(Path(cwd) if cwd else None, cursor)
+        return acp.ListSessionsResponse(
+            sessions=[
+                acp.SessionInfo(
+                    session_id=m.session_id, cwd=m.cwd, title=m.title, updated_at=_iso(m.updated_at)
+                )
+                for m in metas
+            ],
+            next_cursor=next_cursor,
+        )
+
+    async def close_session(self, session_id: str, **_meta: Any) -> acp.CloseSessionResponse:
+        with _as_request_errors():
+            self.manager.get(session_id)
+            await self.manager.close(session_id)
+        self._views.pop(session_id, None)
+        return acp.CloseSessionResponse()
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **_meta: Any
+    ) -> acp.SetSessionModeResponse:
+        self._set_mode(self._session(session_id), mode_id)
+        await self._flushed()
+        return acp.SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_meta: Any
+    ) -> acp.SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        if config_id == "mode":
+            self._set_mode(session, str(value))
+        elif config_id == "model":
+            with _as_request_errors():
+                await self.manager.set_model(session_id, str(value), None)
+            self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
+        else:
+            raise RequestError.invalid_params(
+                {"field": "configId", "message": f"no config option {config_id!r}"}
+            )
+        await self._flushed()
+        return acp.SetSessionConfigOptionResponse(config_options=self._config(session))
+
+    # -- turns -------------------------------------------------------------------------
+
+    async def prompt(
+        self, session_id: str, prompt: list[PromptBlock], **_meta: Any
+    ) -> acp.PromptResponse:
+        session = self._session(session_id)
+        with _as_request_errors():
+            text, attachments = message_of(prompt, session.cwd)
+            turn_id, _queued = await submit_message(
+                self.manager, session, text, attachments=attachments
+            )
+        try:
+            completed = await self._turn(turn_id)
+        except asyncio.CancelledError:
+            # The client gave up on the request ($/cancel_request): the turn stops too.
+            session.abort(turn_id)
+            raise
+        self._announce_changes(session)
+        # The answer follows every update of its turn.
+        await self._flushed()
+        if completed.stop_reason == "error":
+            error = completed.error
+            message = error.message if error is not None else "The turn failed."
+            data = {"code": error.code, "retryable": error.retryable} if error else None
+            raise RequestError(-32603, message, data)
+        usage = completed.usage
+        return acp.PromptResponse(
+            stop_reason=STOP_REASONS[completed.stop_reason],  # type: ignore[arg-type]
+            usage=acp.Usage(
+                total_tokens=usage.input_tokens + usage.output_tokens,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cached_read_tokens=usage.cache_read_tokens,
+                cached_write_tokens=usage.cache_write_tokens,
+            ),
+        )
+
+    async def cancel(self, session_id: str, **_meta: Any) -> None:
+        """Stop the running turn and drop queued ones; each ends `cancelled` (a
+        notification: an unknown session is ignored)."""
+        session = self.manager.sessions.get(session_id)
+        if session is not None:
+            session.abort()
+
+    def _turn(self, turn_id: str) -> asyncio.Future[TurnCompleted]:
+        """The future of a turn's end, whichever of prompt and event comes first."""
+        future = self._turns.get(turn_id)
+        if future is None:
+            future = self._turns[turn_id] = asyncio.get_running_loop().create_future()
+        return future
+
+    # -- events ------------------------------------------------------------------------
+
+    def _on_event(self, envelope: SessionEvent) -> None:
+        session_id = envelope.session_id
+        view = self._views.setdefault(session_id, SessionUpdates())
+        event = envelope.event
+        if isinstance(event, PermissionRequest):
+            # Its tool call must reach the client first.
+            request_call = view.permission_call(event)
+            self._after(lambda: self._ask(session_id, event, request_call))
+        for update in view.updates(envelope):
+            self._send(session_id, update)
+        if isinstance(event, AskUserRequest):
+            self._after(lambda: self._ask_user(session_id, event))
+        elif isinstance(event, PermissionResolved) and event.outcome == "cancelled":
+            asking = self._asking.pop(event.request_id, None)
+            if asking is not None:
+                asking.cancel()
+        elif isinstance(event, TurnCompleted) and envelope.parent_tool_call_id is None:
+            self._after(lambda: self._end_turn(event))
+
+    async def _end_turn(self, event: TurnCompleted) -> None:
+        future = self._turn(event.turn_id)
+        if not future.done():
+            future.set_result(event)
+        # A prompt already waiting took it; otherwise the prompt finds it done.
+        asyncio.get_running_loop().call_later(60, self._turns.pop, event.turn_id, None)
+
+    def _send(self, session_id: str, update: Update) -> None:
+        async def send() -> None:
+            try:
+                await self._client.session_update(session_id=session_id, update=update)
+            except ConnectionError:
+                log.debug("session/update not sent: the client has gone")
+
+        self._enqueue(send)
+
+    def _after(self, step: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Start `step` once every update before it is written (it runs on its own, so a
+        slow answer never holds the updates after it)."""
+
+        async def start() -> None:
+            self._spawn(step())
+
+        self._enqueue(start)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` on its own, held until it ends (the loop keeps only weak refs)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    def _enqueue(self, item: Callable[[], Awaitable[None]]) -> None:
+        self._outbox.put_nowait(item)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+
+    async def _write(self) -> None:
+        while True:
+            item = await self._outbox.get()
+            try:
+                await item()
+            except Exception:
+                log.exception("an ACP update failed")
+
+    async def _flushed(self) -> None:
+        """Wait until every update queued so far is written."""
+        done = asyncio.get_running_loop().create_future()
+
+        async def mark() -> None:
+            done.set_result(None)
+
+        self._enqueue(mark)
+        await done
+
+    # -- questions ---------------------------------------------------------------------
+
+    async def _ask(
+        self, session_id: str, request: PermissionRequest, call: acp.ToolCallUpdate
+    ) -> None:
+        """Put a permission request to the client and give the core its answer."""
+        session = self.manager.sessions.get(session_id)
+        if session is None:
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._asking[request.request_id] = task
+        try:
+            option_id = await ask_permission(self._client, session_id, request, call)
+        except asyncio.CancelledError:
+            return  # the turn ended (cancel): the core has already resolved the request
+        finally:
+            self._asking.pop(request.request_id, None)
+        with contextlib.suppress(AgentError):
+            if option_id is None:
+                # Dismissed without a choice: the call does not run, the turn goes on.
+                message = "The user dismissed the request."
+                session.respond_permission(request.request_id, "reject_once", message)
+            else:
+                session.respond_permission(request.request_id, option_id)
+
+    async def _ask_user(self, session_id: str, request: AskUserRequest) -> None:
+        session = self.manager.sessions.get(session_id)
+        if session is None:
+            return
+        elicitation = self.capabilities.elicitation
+        can_elicit = elicitation is not None and elicitation.form is not None
+        answer = await ask_question(self._client, session_id, request, can_elicit)
+        with contextlib.suppress(AgentError):
+            session.respond_ask_user(request.request_id, answer)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _session(self, session_id: str) -> AgentSession:
+        with _as_request_errors():
+            return self.manager.get(session_id)
+
+    def _link(self, cwd: Path, handle: SessionHandle) -> EditorLink:
+        """What a session sees of this client: the files and terminal it offers."""
+        fs = self.capabilities.fs
+        return EditorLink(
+            self._documents,
+            EditorState(),
+            ClientEditSink(self._client, handle) if fs and fs.write_text_file else None,
+            {},
+            [cwd],
+            None,
+            ClientBuffers(self._client, handle) if fs and fs.read_text_file else None,
+            ClientTerminal(self._client, handle, self._terminal_shown(handle))
+            if self.capabilities.terminal
+            else None,
+        )
+
+    def _terminal_shown(self, handle: SessionHandle) -> Callable[[str, str], Awaitable[None]]:
+        async def shown(tool_call_id: str, terminal_id: str) -> None:
+            view = self._views.setdefault(handle.id, SessionUpdates())
+            view.terminals[tool_call_id] = terminal_id
+            terminal = acp.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+            self._send(
+                handle.id,
+                acp.ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=tool_call_id,
+                    status="in_progress",
+                    content=[terminal],
+                ),
+            )
+            await self._flushed()
+
+        return shown
+
+    def _overrides(
+        self,
+        mcp_servers: list[McpServerParam] | None,
+        additional_directories: list[str] | None,
+        own: Any,
+    ) -> dict[str, Any]:
+        """Session settings: `_meta.agentls` takes agent/newSession's params (a model, a
+        permission mode, a scripted model for tests), then the ACP fields."""
+        overrides: dict[str, Any] = {}
+        if own is not None:
+            if not isinstance(own, dict):
+                raise RequestError.invalid_params({"field": "_meta.agentls"})
+            try:
+                overrides = api.session_overrides(api.NewSessionParams.model_validate(own))
+            except ValueError as exc:
+                problem = {"field": "_meta.agentls", "message": str(exc)}
+                raise RequestError.invalid_params(problem) from None
+        if mcp_servers:
+            overrides["mcpServers"] = [
+                s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in mcp_servers
+            ]
+        if additional_directories:
+            overrides["additionalDirectories"] = list(additional_directories)
+        return overrides
+
+    async def _resume(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[McpServerParam] | None,
+        meta: Mapping[str, Any],
+    ) -> tuple[AgentSession, list[Any]]:
+        handle = SessionHandle(session_id, self._flushed)
+        overrides = self._overrides(mcp_servers, None, meta.get("agentls"))
+        with _as_request_errors():
+            return await self.manager.resume(session_id, overrides, self._link(Path(cwd), handle))
+
+    def _opened(self, session: AgentSession) -> None:
+        """After the answer that names it: the session's commands, then its models."""
+        self._views.setdefault(session.id, SessionUpdates())
+        self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
+        session.announce_commands()
+        self._spawn(self._list_models(session))
+
+    async def _list_models(self, session: AgentSession) -> None:
+        """The model picker's choices; the answer went out with the current model only."""
+        try:
+            listed = await asyncio.wait_for(
+                self.catalog.models(session.provider, session.model), MODEL_LIST_SECONDS
+            )
+        except Exception as exc:  # any failure leaves the picker with the current model
+            log.info("models of %s not listed: %s", session.id, exc)
+            return
+        self._models[session.id] = [(m.id, m.display_name or m.id) for m in listed.models]
+        self._send(
+            session.id,
+            acp.ConfigOptionUpdate(
+                session_update="config_option_update", config_options=self._config(session)
+            ),
+        )
+
+    def _config(
+        self, session: AgentSession
+    ) -> list[acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean]:
+        return config_options(session.gate.mode, session.model, self._models.get(session.id, []))
+
+    @staticmethod
+    def _title(session: AgentSession) -> str:
+        return session.transcript.meta.title
+
+    def _set_mode(self, session: AgentSession, mode_id: str) -> None:
+        mode = mode_of(mode_id)
+        if mode is None:
+            raise RequestError.invalid_params(
+                {"field": "modeId", "message": f"no mode {mode_id!r}"}
+            )
+        session.set_permission_mode(mode)
+        self._announce_changes(session)
+
+    def _announce_changes(self, session: AgentSession) -> None:
+        """What changed in the session is told to the client: a mode or model (/mode,
+        /model, the picker) as the current mode and as config options; a new title."""
+        before = self._shown.get(session.id)
+        meta = session.transcript.meta
+        now = (session.gate.mode, session.model, meta.title)
+        if before == now:
+            return
+        self._shown[session.id] = now
+        updates: list[Update] = []
+        if before is None or before[0] != now[0]:
+            mode = session.gate.mode
+            updates.append(
+                acp.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
+            )
+        if before is None or before[:2] != now[:2]:
+            config = self._config(session)
+            updates.append(
+                acp.ConfigOptionUpdate(session_update="config_option_update", config_options=config)
+            )
+        if meta.title and (before is None or before[2] != meta.title):
+            updates.append(
+                acp.SessionInfoUpdate(
+                    session_update="session_info_update",
+                    title=meta.title,
+                    updated_at=_iso(meta.updated_at),
+                )
+            )
+        for update in updates:
+            self._send(session.id, update)
+
+
+def _directory(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise InvalidParams(f"cwd {cwd!r} must be an absolute path", {"field": "cwd"})
+    return path
+
+
+def _iso(timestamp: float) -> str:
+    moment = dt.datetime.fromtimestamp(timestamp, dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,134 @@
+"""`agentls acp`: the ACP agent on stdin/stdout, newline-delimited JSON-RPC.
+
+The protocol owns the real stdout: its descriptor is kept for the channel and fd 1 is
+pointed at stderr, so a stray print (ours, a library's, a child's) cannot corrupt it.
+A line that is not JSON, or JSON that is not a JSON-RPC message, is answered with
+-32700 / -32600 and the connection goes on (the SDK would skip or fail on it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from acp import run_agent
+
+from agentls.acp.agent import AcpAgent
+
+log = logging.getLogger(__name__)
+# One message may carry images: read lines of up to 50 MB.
+LINE_LIMIT = 50 * 1024 * 1024
+CLOSE_TIMEOUT_SECONDS = 5.0
+
+
+def serve_acp() -> int:
+    out = os.dup(sys.stdout.fileno())
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    asyncio.run(_serve(sys.stdin.fileno(), out))
+    return 0
+
+
+async def _serve(in_fd: int, out_fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0)
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    agent = AcpAgent()
+    try:
+        await run_agent(agent, NdjsonChannel(reader, writer), use_unstable_protocol=True)
+    finally:
+        try:
+            await asyncio.wait_for(agent.close(), CLOSE_TIMEOUT_SECONDS)
+        except TimeoutError:
+            log.error("turns still running after %g s at exit", CLOSE_TIMEOUT_SECONDS)
+
+
+class NdjsonChannel:
+    """The SDK's message transport over a byte stream, answering malformed lines."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._lock = asyncio.Lock()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        async with self._lock:
+            self._writer.write(data)
+            await self._writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = await self._line()
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                await self._error(None, -32700, f"Parse error: the line is not JSON ({exc})")
+                continue
+            problem = _not_a_message(message)
+            if problem is None:
+                return dict(message)
+            request_id = message.get("id") if isinstance(message, dict) else None
+            await self._error(request_id, -32600, f"Invalid Request: {problem}")
+
+    async def close(self) -> None:
+        self._writer.close()
+
+    async def _line(self) -> bytes | None:
+        """The next line (None at EOF); a line over the limit is answered and skipped."""
+        try:
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial or None
+        except asyncio.LimitOverrunError as exc:
+            await self._skip_line(exc.consumed)
+            await self._error(None, -32600, f"Invalid Request: a line over {LINE_LIMIT} bytes")
+            return b""
+        return line
+
+    async def _skip_line(self, consumed: int) -> None:
+        while True:
+            await self._reader.readexactly(consumed)
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                consumed = exc.consumed
+            except asyncio.IncompleteReadError:
+                return
+
+    async def _error(self, request_id: Any, code: int, message: str) -> None:
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            request_id = None
+        await self.send(
+            {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        )
+
+
+def _not_a_message(message: Any) -> str | None:
+    """Why `message` is not a JSON-RPC request, notification or response (None if it is)."""
+    if not isinstance(message, dict):
+        return "a message must be a JSON object"
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return "method must be a string"
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict | list):
+            return "params must be an object or an array"
+        return None
+    if "id" in message and ("result" in message or "error" in message):
+        return None
+    return "a message needs a method, or an id with a result or an error"

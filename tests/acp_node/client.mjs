@@ -1,0 +1,244 @@
+// An ACP client on the official TypeScript SDK (@agentclientprotocol/sdk, stable v1
+// entrypoint), for tests/test_acp_node_client.py: a second, independent implementation of
+// the client side checking `agentls acp`.
+//
+//   node client.mjs scenario.json
+//
+// It starts the scenario's agent command, initializes, runs the steps in order and prints
+// one JSON object: each step's result or error, every session/update (in order, with its
+// session), every permission request and its answer, every fs read and write, and the
+// wire itself (each JSON-RPC message in and out), all numbered in one sequence `seq`.
+//
+// The scenario (JSON):
+//   agent: ["python", "-m", "agentls", "acp"]    the agent's argv
+//   cwd: "/abs/dir"                              sessions' cwd (and the agent's)
+//   fs: {read: true, write: true}                client capabilities
+//   buffers: {"/abs/path": "text"}               unsaved buffers fs/read_text_file serves
+//   permission: {optionId: "allow_once"}         the answer to every permission request,
+//            or "cancel-on-cancel"                or: held until session/cancel, then cancelled
+//   steps: [
+//     {op: "new", as: "s", meta: {...}}                       session/new (named "s")
+//     {op: "prompt", session: "s", text: "..."}               session/prompt
+//     {op: "prompt", session: "s", text: "...", cancelAfterPermission: true}
+//         session/prompt; at its first permission request, session/cancel
+//     {op: "load", sessionId: "...", as: "s", meta: {...}}    session/load
+//     {op: "setMode", session: "s", modeId: "acceptEdits"}   session/set_mode
+//   ]
+
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const STEP_TIMEOUT_MS = 60_000;
+
+const scenario = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const buffers = new Map(Object.entries(scenario.buffers ?? {}));
+
+let seq = 0;
+const out = {
+  initialize: null,
+  steps: [],
+  updates: [],
+  permissions: [],
+  reads: [],
+  writes: [],
+  wire: [],
+  errors: [],
+  exit: null,
+};
+/** Session ids by the names steps give them. */
+const sessions = new Map();
+/** Permission requests held until their session is cancelled: sessionId -> [resolve]. */
+const held = new Map();
+/** Waiters for a session's next permission request: sessionId -> [resolve]. */
+const permissionWaiters = new Map();
+
+/** @param {unknown} error */
+function errorOf(error) {
+  if (error && typeof error === "object" && "code" in error) {
+    return { code: error.code, message: error.message, data: error.data ?? null };
+  }
+  return { code: null, message: String(error?.stack ?? error), data: null };
+}
+
+/** A TransformStream of JSON-RPC messages that records each one on the wire list. */
+function tap(dir) {
+  return new TransformStream({
+    transform(message, controller) {
+      out.wire.push({ seq: ++seq, dir, message });
+      controller.enqueue(message);
+    },
+  });
+}
+
+function withTimeout(promise, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), STEP_TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const app = acp
+  .client({ name: "agentls-tests-node" })
+  .onNotification(acp.methods.client.session.update, ({ params }) => {
+    out.updates.push({ seq: ++seq, sessionId: params.sessionId, update: params.update });
+  })
+  .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+    const record = { seq: ++seq, request: params, answer: null };
+    out.permissions.push(record);
+    for (const wake of permissionWaiters.get(params.sessionId) ?? []) wake(params);
+    permissionWaiters.delete(params.sessionId);
+    let outcome;
+    if (scenario.permission === "cancel-on-cancel") {
+      await new Promise((resolve) => {
+        const list = held.get(params.sessionId) ?? [];
+        list.push(resolve);
+        held.set(params.sessionId, list);
+      });
+      outcome = { outcome: "cancelled" };
+    } else {
+      outcome = { outcome: "selected", optionId: scenario.permission.optionId };
+    }
+    record.answer = { seq: ++seq, outcome };
+    return { outcome };
+  })
+  .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+    const read = { seq: ++seq, ...params, source: null };
+    out.reads.push(read);
+    let text;
+    if (buffers.has(params.path)) {
+      read.source = "buffer";
+      text = buffers.get(params.path);
+    } else {
+      try {
+        text = readFileSync(params.path, "utf8");
+        read.source = "disk";
+      } catch {
+        read.source = "missing";
+        throw acp.RequestError.resourceNotFound(params.path);
+      }
+    }
+    if (params.line != null || params.limit != null) {
+      const start = Math.max((params.line ?? 1) - 1, 0);
+      const lines = text.split("\n");
+      text = lines.slice(start, params.limit != null ? start + params.limit : undefined).join("\n");
+    }
+    return { content: text };
+  })
+  .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+    out.writes.push({ seq: ++seq, ...params });
+    mkdirSync(dirname(params.path), { recursive: true });
+    writeFileSync(params.path, params.content, "utf8");
+    buffers.delete(params.path);
+    return {};
+  });
+
+/** @param {string} sessionId */
+function nextPermission(sessionId) {
+  return new Promise((resolve) => {
+    const list = permissionWaiters.get(sessionId) ?? [];
+    list.push(resolve);
+    permissionWaiters.set(sessionId, list);
+  });
+}
+
+/**
+ * @param {acp.ClientContext} agent
+ * @param {any} step
+ */
+async function runStep(agent, step) {
+  const sessionId = step.sessionId ?? sessions.get(step.session);
+  switch (step.op) {
+    case "new": {
+      const result = await agent.request(acp.methods.agent.session.new, {
+        cwd: step.cwd ?? scenario.cwd,
+        mcpServers: [],
+        ...(step.meta ? { _meta: step.meta } : {}),
+      });
+      if (step.as) sessions.set(step.as, result.sessionId);
+      return result;
+    }
+    case "load": {
+      const result = await agent.request(acp.methods.agent.session.load, {
+        sessionId,
+        cwd: step.cwd ?? scenario.cwd,
+        mcpServers: [],
+        ...(step.meta ? { _meta: step.meta } : {}),
+      });
+      if (step.as) sessions.set(step.as, sessionId);
+      return result;
+    }
+    case "prompt": {
+      const asked = step.cancelAfterPermission ? nextPermission(sessionId) : null;
+      const answer = agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: step.text }],
+      });
+      if (asked) {
+        await Promise.race([asked, answer]);
+        await agent.notify(acp.methods.agent.session.cancel, { sessionId });
+        // The protocol: the client answers the session's pending permission requests
+        // with `cancelled` once it has sent session/cancel.
+        for (const release of held.get(sessionId) ?? []) release();
+        held.delete(sessionId);
+      }
+      return await answer;
+    }
+    case "setMode":
+      return await agent.request(acp.methods.agent.session.setMode, {
+        sessionId,
+        modeId: step.modeId,
+      });
+    default:
+      throw new Error(`unknown step op ${step.op}`);
+  }
+}
+
+const child = spawn(scenario.agent[0], scenario.agent.slice(1), {
+  cwd: scenario.cwd,
+  stdio: ["pipe", "pipe", "inherit"],
+});
+const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+const wire = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+const outgoing = tap("out");
+void outgoing.readable.pipeTo(wire.writable).catch(() => {});
+const stream = { readable: wire.readable.pipeThrough(tap("in")), writable: outgoing.writable };
+
+try {
+  await app.connectWith(stream, async (agent) => {
+    out.initialize = await withTimeout(
+      agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {
+          fs: { readTextFile: !!scenario.fs?.read, writeTextFile: !!scenario.fs?.write },
+          terminal: false,
+        },
+        clientInfo: { name: "agentls-tests-node", version: "1" },
+      }),
+      "initialize",
+    );
+    for (const step of scenario.steps) {
+      const record = { op: step.op, session: step.session ?? step.as ?? null };
+      out.steps.push(record);
+      try {
+        record.result = await withTimeout(runStep(agent, step), `${step.op} step`);
+      } catch (error) {
+        record.error = errorOf(error);
+        out.errors.push({ seq: ++seq, op: step.op, ...record.error });
+      }
+      record.seq = ++seq;
+      record.sessionId = step.sessionId ?? sessions.get(step.session ?? step.as) ?? null;
+    }
+  });
+} catch (error) {
+  out.errors.push({ seq: ++seq, op: "connection", ...errorOf(error) });
+}
+
+child.stdin.end();
+const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+out.exit = await exited;
+clearTimeout(killer);
+process.stdout.write(JSON.stringify(out) + "\n");

@@ -48,6 +48,16 @@ def scripted(directory: Path, script: list[dict[str, Any]]) -> dict[str, Any]:
     return {"agentls": {"provider": "scripted", "script": str(path), "requestLog": str(log)}}
 
 
+def read_then_edit(source: Path, new: str, *after: dict[str, Any]) -> list[dict[str, Any]]:
+    """A script: Read `source`, Edit its `x = 1` to `new`, then `after`."""
+    edit = {"file_path": str(source), "old_string": "x = 1", "new_string": new}
+    return [
+        {"tool_calls": [{"id": "t1", "name": "Read", "input": {"file_path": str(source)}}]},
+        {"tool_calls": [{"id": "t2", "name": "Edit", "input": edit}]},
+        *after,
+    ]
+
+
 def run_client(node: str, directory: Path, scenario: dict[str, Any]) -> Output:
     """Run the node client on `scenario` (agent, cwd and fs filled in when absent)."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -254,12 +264,7 @@ def test_edit_asks_permission_with_a_diff_and_the_client_writes_it(
 def test_set_mode_accept_edits_lets_an_edit_run_without_asking(node: str, tmp_path: Path) -> None:
     source = tmp_path / "calc.py"
     source.write_text("x = 1\n", encoding="utf-8")
-    edit = {"file_path": str(source), "old_string": "x = 1", "new_string": "x = 3"}
-    script = [
-        {"tool_calls": [{"id": "t1", "name": "Read", "input": {"file_path": str(source)}}]},
-        {"tool_calls": [{"id": "t2", "name": "Edit", "input": edit}]},
-        {"text": "Done."},
-    ]
+    script = read_then_edit(source, "x = 3", {"text": "Done."})
     out = run_client(
         node,
         tmp_path,
@@ -277,8 +282,8 @@ def test_set_mode_accept_edits_lets_an_edit_run_without_asking(node: str, tmp_pa
     assert step(out, 0)["result"]["modes"]["currentModeId"] == "default"
     modes = updates(out, session_id, "current_mode_update")
     assert [u["currentModeId"] for u in modes] == ["acceptEdits"]
-    # (It may come after set_mode's answer, but before the next turn's answer.)
-    assert modes[0]["seq"] < step(out, 2)["seq"]
+    # The mode's update comes before set_mode's answer.
+    assert modes[0]["seq"] < step(out, 1)["seq"]
     assert step(out, 2)["result"]["stopReason"] == "end_turn"
     assert out["permissions"] == []
     assert [(w["path"], w["content"]) for w in out["writes"]] == [(str(source), "x = 3\n")]
@@ -287,12 +292,7 @@ def test_set_mode_accept_edits_lets_an_edit_run_without_asking(node: str, tmp_pa
 def test_without_fs_capabilities_the_agent_never_calls_fs(node: str, tmp_path: Path) -> None:
     source = tmp_path / "calc.py"
     source.write_text("x = 1\n", encoding="utf-8")
-    edit = {"file_path": str(source), "old_string": "x = 1", "new_string": "x = 5"}
-    script = [
-        {"tool_calls": [{"id": "t1", "name": "Read", "input": {"file_path": str(source)}}]},
-        {"tool_calls": [{"id": "t2", "name": "Edit", "input": edit}]},
-        {"text": "Done."},
-    ]
+    script = read_then_edit(source, "x = 5", {"text": "Done."})
     out = run_client(
         node,
         tmp_path,

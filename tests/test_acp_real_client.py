@@ -124,8 +124,18 @@ class Acpx:
         return pids
 
 
+def _is_acpx(pid: int) -> bool:
+    """Whether `pid` is still an acpx process (a lock file's pid may have been reused)."""
+    try:
+        return b"acpx" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def stop(pid: int) -> None:
     """SIGTERM (the owner closes its agent), then wait for the pid to go."""
+    if not _is_acpx(pid):
+        return
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 30
@@ -135,8 +145,9 @@ def stop(pid: int) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+    if _is_acpx(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture

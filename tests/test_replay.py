@@ -141,6 +141,7 @@ async def test_replay_transcript_answers_as_the_user_did(
     question = {"question": "Which port?", "choices": ["8080", "9000"]}
     script = [
         {"tool_calls": [{"id": "q1", "name": "AskUser", "input": question}]},
+        {"tool_calls": [{"id": "r1", "name": "Read", "input": {"file_path": "app.py"}}]},
         {"tool_calls": [{"id": "e1", "name": "Edit", "input": EDIT}]},
         {"text": "You said no."},
     ]

@@ -38,6 +38,20 @@ def tool_results(tmp_path: Path) -> str:
     return json.dumps(requests_log(tmp_path)[-1])
 
 
+async def one_prompt(
+    client: EditorClient,
+    cwd: Any,
+    meta: dict[str, Any],
+    prompt: list[Any],
+    **capabilities: bool,
+) -> tuple[str, acp.PromptResponse]:
+    """A new agent, a session at `cwd` with `meta` (a script), one prompt: the session's
+    id and the prompt's answer."""
+    async with acp_agent(client, **capabilities) as (conn, _init):
+        session = await conn.new_session(cwd=str(cwd), mcp_servers=[], **meta)
+        return session.session_id, await conn.prompt(session_id=session.session_id, prompt=prompt)
+
+
 READ_THEN_EDIT = [
     {
         "text": "Reading.",
@@ -83,12 +97,10 @@ async def test_a_prompt_reads_the_unsaved_buffer_and_writes_through_the_editor(
     client = EditorClient()
     client.auto_permission = "allow_once"
     client.buffers[str(ws / "a.py")] = "x = 2  # unsaved\n"
-    async with acp_agent(client) as (conn, _init):
-        session = await conn.new_session(
-            cwd=str(ws), mcp_servers=[], **scripted(tmp_path, READ_THEN_EDIT)
-        )
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("fix a.py"))
-    sid = session.session_id
+    session_id, answer = await one_prompt(
+        client, str(ws), scripted(tmp_path, READ_THEN_EDIT), text("fix a.py")
+    )
+    sid = session_id
     assert answer.stop_reason == "end_turn"
     assert answer.usage is not None and answer.usage.output_tokens > 0
     assert agent_text(client, sid) == "Reading.Done."
@@ -144,11 +156,9 @@ async def test_without_fs_the_agent_reads_and_writes_the_disk(tmp_path: Path) ->
     client = EditorClient()
     client.auto_permission = "allow_once"
     client.buffers[str(ws / "a.py")] = "never read\n"
-    async with acp_agent(client, fs=False) as (conn, _init):
-        session = await conn.new_session(
-            cwd=str(ws), mcp_servers=[], **scripted(tmp_path, READ_THEN_EDIT)
-        )
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("fix a.py"))
+    _session_id, answer = await one_prompt(
+        client, str(ws), scripted(tmp_path, READ_THEN_EDIT), text("fix a.py"), fs=False
+    )
     assert answer.stop_reason == "end_turn"
     assert client.reads == [] and client.writes == []
     assert (ws / "a.py").read_text(encoding="utf-8") == "x = 3\n"
@@ -164,9 +174,9 @@ async def test_always_allow_is_remembered_for_the_next_call(tmp_path: Path) -> N
     ]
     client = EditorClient()
     client.auto_permission = "allow_always"
-    async with acp_agent(client) as (conn, _init):
-        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("change both"))
+    _session_id, answer = await one_prompt(
+        client, str(ws), scripted(tmp_path, script), text("change both")
+    )
     assert answer.stop_reason == "end_turn"
     assert len(client.permission_requests) == 1
     assert (ws / "a.py").read_text(encoding="utf-8") == "a = 2\nb = 2\n"
@@ -309,14 +319,14 @@ async def test_bash_runs_in_the_clients_terminal_when_offered(
     ]
     client = EditorClient()
     client.auto_permission = "allow_once"
-    async with acp_agent(client, terminal=terminal) as (conn, _init):
-        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("run it"))
+    session_id, answer = await one_prompt(
+        client, str(ws), scripted(tmp_path, script), text("run it"), terminal=terminal
+    )
     assert answer.stop_reason == "end_turn"
     # The model heard the output and the exit code either way.
     sent = tool_results(tmp_path)
     assert "hi-from-bash" in sent and "Exit code 3" in sent
-    updates = [u for u in client.of(session.session_id, "tool_call_update")]
+    updates = [u for u in client.of(session_id, "tool_call_update")]
     final = [u for u in updates if u["toolCallId"] == "b1"][-1]
     assert final["status"] == "failed"
     if terminal:
@@ -394,11 +404,9 @@ async def test_prompt_blocks_become_the_message_and_its_attachments(tmp_path: Pa
     if image is not None:
         data = __import__("base64").b64encode(image.read_bytes()).decode()
         blocks.append(acp.ImageContentBlock(type="image", data=data, mime_type="image/png"))
-    async with acp_agent(client) as (conn, _init):
-        session = await conn.new_session(
-            cwd=str(ws), mcp_servers=[], **scripted(tmp_path, [{"text": "Seen."}])
-        )
-        answer = await conn.prompt(session_id=session.session_id, prompt=blocks)
+    _session_id, answer = await one_prompt(
+        client, str(ws), scripted(tmp_path, [{"text": "Seen."}]), blocks
+    )
     assert answer.stop_reason == "end_turn"
     sent = tool_results(tmp_path)
     assert "Look at @notes.md#L2-2 and @draft.py" in sent
@@ -472,10 +480,10 @@ async def test_a_sub_agents_calls_are_nested_under_its_task_call(tmp_path: Path)
         {"text": "The port is set in app.py."},
     ]
     client = EditorClient()
-    async with acp_agent(client) as (conn, _init):
-        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("where?"))
-    sid = session.session_id
+    session_id, answer = await one_prompt(
+        client, str(ws), scripted(tmp_path, script), text("where?")
+    )
+    sid = session_id
     assert answer.stop_reason == "end_turn"
     starts = {u["toolCallId"]: u for u in client.of(sid, "tool_call")}
     assert starts["t1"]["_meta"] is None
@@ -501,11 +509,13 @@ async def test_ask_user_choices_reach_the_person(tmp_path: Path, form: bool) -> 
     client = EditorClient()
     client.auto_permission = "choice-1"
     client.elicitation_answer = {"answer": "8080"}
-    async with acp_agent(client, elicitation=form) as (conn, _init):
-        session = await conn.new_session(
-            cwd=str(workspace(tmp_path)), mcp_servers=[], **scripted(tmp_path, script)
-        )
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("set it up"))
+    _session_id, answer = await one_prompt(
+        client,
+        str(workspace(tmp_path)),
+        scripted(tmp_path, script),
+        text("set it up"),
+        elicitation=form,
+    )
     assert answer.stop_reason == "end_turn"
     assert "The user answered: 8080" in tool_results(tmp_path)
     if form:
@@ -523,11 +533,13 @@ async def test_a_free_text_question_needs_a_form(tmp_path: Path) -> None:
     script = [_ask("What should the service be called?"), {"text": "Named."}]
     client = EditorClient()
     client.elicitation_answer = {"answer": "ledger"}
-    async with acp_agent(client, elicitation=True) as (conn, _init):
-        session = await conn.new_session(
-            cwd=str(workspace(tmp_path)), mcp_servers=[], **scripted(tmp_path, script)
-        )
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("name it"))
+    _session_id, answer = await one_prompt(
+        client,
+        str(workspace(tmp_path)),
+        scripted(tmp_path, script),
+        text("name it"),
+        elicitation=True,
+    )
     assert answer.stop_reason == "end_turn"
     assert "The user answered: ledger" in tool_results(tmp_path)
     schema = client.elicitations[0]["requestedSchema"]["properties"]["answer"]
@@ -541,11 +553,11 @@ async def test_a_change_to_an_unread_file_is_refused_before_anyone_is_asked(
     script = [{"tool_calls": [_edit("e1", "a = 1", "a = 2")]}, {"text": "It must be read first."}]
     client = EditorClient()
     client.auto_permission = "allow_once"
-    async with acp_agent(client) as (conn, _init):
-        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
-        answer = await conn.prompt(session_id=session.session_id, prompt=text("change a"))
+    session_id, answer = await one_prompt(
+        client, str(ws), scripted(tmp_path, script), text("change a")
+    )
     assert answer.stop_reason == "end_turn"
     assert client.permission_requests == [] and client.writes == []
-    final = client.of(session.session_id, "tool_call_update")[-1]
+    final = client.of(session_id, "tool_call_update")[-1]
     assert final["toolCallId"] == "e1" and final["status"] == "failed"
     assert "has not been read yet" in final["content"][0]["content"]["text"]

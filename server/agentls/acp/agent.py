@@ -1,8 +1,6 @@
 """AcpAgent: the ACP agent side of one connection, over the core's SessionManager.
 
-Events become `session/update`s in the order the core made them: one writer drains an
-outbox, and whatever must follow earlier updates (a permission request after its tool
-call, a prompt's answer after its turn's last update) goes through the same outbox.
+Events become `session/update`s through an Outbox, in the order the core made them.
 A prompt is one turn: `session/prompt` is answered when that turn completes, with its
 stop reason; `session/cancel` aborts it, and the abort ends it `cancelled`, once.
 """
@@ -13,7 +11,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from agentls import __version__, api
 from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTerminal, SessionHandle
 from agentls.acp.history import replay
 from agentls.acp.options import config_options, mode_of, mode_state
+from agentls.acp.outbox import Outbox
 from agentls.acp.prompt import PromptBlock, message_of
 from agentls.acp.questions import ask_permission, ask_question
 from agentls.acp.updates import STOP_REASONS, SessionUpdates, Update
@@ -84,12 +83,10 @@ class AcpAgent:
         self.catalog = ModelCatalog()
         # The client's buffers as fs/read_text_file last gave them (shared by its sessions).
         self._documents: dict[Path, OpenDocument] = {}
-        self._outbox: asyncio.Queue[Callable[[], Awaitable[None]]] = asyncio.Queue()
-        self._writer: asyncio.Task[None] | None = None
+        self._outbox = Outbox(lambda: self._client)
         self._views: dict[str, SessionUpdates] = {}
         self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
-        self._running: set[asyncio.Task[None]] = set()
         self._models: dict[str, list[tuple[str, str]]] = {}
         # What the client was last told of each session: its mode, model and title.
         self._shown: dict[str, tuple[PermissionMode, str, str]] = {}
@@ -142,8 +139,7 @@ class AcpAgent:
     async def close(self) -> None:
         """The client left: every turn is aborted and its end written to its transcript."""
         await self.manager.close_all()
-        if self._writer is not None:
-            self._writer.cancel()
+        self._outbox.close()
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -155,7 +151,7 @@ class AcpAgent:
         **meta: Any,
     ) -> acp.NewSessionResponse:
         overrides = self._overrides(mcp_servers, additional_directories, meta.get("agentls"))
-        handle = SessionHandle(flushed=self._flushed)
+        handle = SessionHandle(flushed=self._outbox.flushed)
         with _as_request_errors():
             session = await self.manager.create(
                 _directory(cwd), overrides, self._link(Path(cwd), handle)
@@ -179,8 +175,8 @@ class AcpAgent:
         """The session, its whole history replayed as updates before the answer."""
         session, display = await self._resume(session_id, cwd, mcp_servers, meta)
         for update in replay(display, session.registry, session.cwd, tuple(session.data.plan)):
-            self._send(session.id, update)
-        await self._flushed()
+            self._outbox.send(session.id, update)
+        await self._outbox.flushed()
         self._opened(session)
         return acp.LoadSessionResponse(
             modes=mode_state(session.gate.mode), config_options=self._config(session)
@@ -208,7 +204,7 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None = None,
         **meta: Any,
     ) -> acp.ForkSessionResponse:
-        handle = SessionHandle(flushed=self._flushed)
+        handle = SessionHandle(flushed=self._outbox.flushed)
         with _as_request_errors():
             session, _display = await self.manager.fork(
                 session_id, None, self._link(Path(cwd), handle)
@@ -247,7 +243,7 @@ class AcpAgent:
         self, session_id: str, mode_id: str, **_meta: Any
     ) -> acp.SetSessionModeResponse:
         self._set_mode(self._session(session_id), mode_id)
-        await self._flushed()
+        await self._outbox.flushed()
         return acp.SetSessionModeResponse()
 
     async def set_config_option(
@@ -264,7 +260,7 @@ class AcpAgent:
             raise RequestError.invalid_params(
                 {"field": "configId", "message": f"no config option {config_id!r}"}
             )
-        await self._flushed()
+        await self._outbox.flushed()
         return acp.SetSessionConfigOptionResponse(config_options=self._config(session))
 
     # -- turns -------------------------------------------------------------------------
@@ -286,7 +282,7 @@ class AcpAgent:
             raise
         self._announce_changes(session)
         # The answer follows every update of its turn.
-        await self._flushed()
+        await self._outbox.flushed()
         if completed.stop_reason == "error":
             error = completed.error
             message = error.message if error is not None else "The turn failed."
@@ -327,17 +323,17 @@ class AcpAgent:
         if isinstance(event, PermissionRequest):
             # Its tool call must reach the client first.
             request_call = view.permission_call(event)
-            self._after(lambda: self._ask(session_id, event, request_call))
+            self._outbox.after(lambda: self._ask(session_id, event, request_call))
         for update in view.updates(envelope):
-            self._send(session_id, update)
+            self._outbox.send(session_id, update)
         if isinstance(event, AskUserRequest):
-            self._after(lambda: self._ask_user(session_id, event))
+            self._outbox.after(lambda: self._ask_user(session_id, event))
         elif isinstance(event, PermissionResolved) and event.outcome == "cancelled":
             asking = self._asking.pop(event.request_id, None)
             if asking is not None:
                 asking.cancel()
         elif isinstance(event, TurnCompleted) and envelope.parent_tool_call_id is None:
-            self._after(lambda: self._end_turn(event))
+            self._outbox.after(lambda: self._end_turn(event))
 
     async def _end_turn(self, event: TurnCompleted) -> None:
         future = self._turn(event.turn_id)
@@ -345,53 +341,6 @@ class AcpAgent:
             future.set_result(event)
         # A prompt already waiting took it; otherwise the prompt finds it done.
         asyncio.get_running_loop().call_later(60, self._turns.pop, event.turn_id, None)
-
-    def _send(self, session_id: str, update: Update) -> None:
-        async def send() -> None:
-            try:
-                await self._client.session_update(session_id=session_id, update=update)
-            except ConnectionError:
-                log.debug("session/update not sent: the client has gone")
-
-        self._enqueue(send)
-
-    def _after(self, step: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Start `step` once every update before it is written (it runs on its own, so a
-        slow answer never holds the updates after it)."""
-
-        async def start() -> None:
-            self._spawn(step())
-
-        self._enqueue(start)
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run `work` on its own, held until it ends (the loop keeps only weak refs)."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
-
-    def _enqueue(self, item: Callable[[], Awaitable[None]]) -> None:
-        self._outbox.put_nowait(item)
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write())
-
-    async def _write(self) -> None:
-        while True:
-            item = await self._outbox.get()
-            try:
-                await item()
-            except Exception:
-                log.exception("an ACP update failed")
-
-    async def _flushed(self) -> None:
-        """Wait until every update queued so far is written."""
-        done = asyncio.get_running_loop().create_future()
-
-        async def mark() -> None:
-            done.set_result(None)
-
-        self._enqueue(mark)
-        await done
 
     # -- questions ---------------------------------------------------------------------
 
@@ -456,7 +405,7 @@ class AcpAgent:
             view = self._views.setdefault(handle.id, SessionUpdates())
             view.terminals[tool_call_id] = terminal_id
             terminal = acp.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
-            self._send(
+            self._outbox.send(
                 handle.id,
                 acp.ToolCallProgress(
                     session_update="tool_call_update",
@@ -465,7 +414,7 @@ class AcpAgent:
                     content=[terminal],
                 ),
             )
-            await self._flushed()
+            await self._outbox.flushed()
 
         return shown
 
@@ -501,7 +450,7 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None,
         meta: Mapping[str, Any],
     ) -> tuple[AgentSession, list[Any]]:
-        handle = SessionHandle(session_id, self._flushed)
+        handle = SessionHandle(session_id, self._outbox.flushed)
         overrides = self._overrides(mcp_servers, None, meta.get("agentls"))
         with _as_request_errors():
             return await self.manager.resume(session_id, overrides, self._link(Path(cwd), handle))
@@ -511,7 +460,7 @@ class AcpAgent:
         self._views.setdefault(session.id, SessionUpdates())
         self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
         session.announce_commands()
-        self._spawn(self._list_models(session))
+        self._outbox.spawn(self._list_models(session))
 
     async def _list_models(self, session: AgentSession) -> None:
         """The model picker's choices; the answer went out with the current model only."""
@@ -523,7 +472,7 @@ class AcpAgent:
             log.info("models of %s not listed: %s", session.id, exc)
             return
         self._models[session.id] = [(m.id, m.display_name or m.id) for m in listed.models]
-        self._send(
+        self._outbox.send(
             session.id,
             acp.ConfigOptionUpdate(
                 session_update="config_option_update", config_options=self._config(session)
@@ -577,7 +526,7 @@ class AcpAgent:
                 )
             )
         for update in updates:
-            self._send(session.id, update)
+            self._outbox.send(session.id, update)
 
 
 def _directory(cwd: str) -> Path:

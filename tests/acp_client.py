@@ -62,6 +62,9 @@ class EditorClient:
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
+    # The agent's process, once started.
+    process: asyncio.subprocess.Process
+
     async def session_update(self, session_id: str, update: Any, **_kw: Any) -> None:
         self.updates.append((session_id, update.model_dump(mode="json", by_alias=True)))
         self._changed.set()
@@ -277,7 +280,8 @@ async def acp_agent(
         observers=[client.observe],
         # elicitation/create is unstable ACP: a client offering it takes the unstable set.
         use_unstable_protocol=True,
-    ) as (conn, _process):
+    ) as (conn, process):
+        client.process = process
         answer = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=client_capabilities(fs, terminal, elicitation),

@@ -561,3 +561,54 @@ async def test_a_change_to_an_unread_file_is_refused_before_anyone_is_asked(
     final = client.of(session_id, "tool_call_update")[-1]
     assert final["toolCallId"] == "e1" and final["status"] == "failed"
     assert "has not been read yet" in final["content"][0]["content"]["text"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purposes (its parent has not reaped it yet).
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_sigterm_ends_the_agent_and_every_command_it_started(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    background = {"command": "echo $$ > bg.pid; exec sleep 301", "run_in_background": True}
+    script = [
+        {"tool_calls": [{"id": "b1", "name": "Bash", "input": background}]},
+        {
+            "tool_calls": [
+                {
+                    "id": "b2",
+                    "name": "Bash",
+                    "input": {"command": "echo $$ > fg.pid; exec sleep 300"},
+                }
+            ]
+        },
+        {"text": "never reached"},
+    ]
+    client = EditorClient()
+    client.auto_permission = "allow_once"
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("go")))
+        files = [ws / "fg.pid", ws / "bg.pid"]
+        async with asyncio.timeout(20):
+            while not all(f.exists() and f.read_text().strip() for f in files):
+                await asyncio.sleep(0.05)
+        pids = [int(f.read_text()) for f in files]
+        assert all(_alive(pid) for pid in pids)
+        client.process.terminate()
+        assert await asyncio.wait_for(client.process.wait(), 20) == 0
+        with contextlib.suppress(ConnectionError):
+            await turn  # the connection closed with the agent: no answer comes
+    # Both commands went with the agent, and the turn's end was recorded.
+    deadline = asyncio.get_running_loop().time() + 10
+    while any(_alive(pid) for pid in pids) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+    assert not any(_alive(pid) for pid in pids)
+    home = Path(os.environ["AGENTLS_HOME"])
+    records = (home / "sessions" / f"{session.session_id}.jsonl").read_text(encoding="utf-8")
+    assert '"stopReason": "aborted"' in records or '"stopReason":"aborted"' in records

@@ -1,4 +1,4 @@
-"""The editor quits mid-turn: however it leaves (EOF, `exit`, `shutdown` then EOF), every
+"""The editor quits mid-turn: however it leaves (EOF, `exit`, `shutdown` then EOF, SIGTERM), every
 running turn is aborted and its end written to the transcript before the process ends."""
 
 from __future__ import annotations
@@ -40,18 +40,22 @@ def turn_ends(transcript: Path) -> list[tuple[str, str]]:
 
 async def leave(pipe: RawPipe, how: str) -> None:
     assert pipe.process.stdin is not None
+    if how == "SIGTERM":
+        pipe.process.terminate()
     if how in ("shutdown then EOF", "shutdown and exit"):
         pipe.send({"jsonrpc": "2.0", "id": 9, "method": "shutdown"})
         if how == "shutdown and exit":
             await pipe.response_to(9)
     if how in ("exit", "shutdown and exit"):
         pipe.send({"jsonrpc": "2.0", "method": "exit"})
-    if how != "exit" and how != "shutdown and exit":
+    if how in ("EOF", "shutdown then EOF"):
         pipe.process.stdin.close()
     await asyncio.wait_for(pipe.process.wait(), 20)
 
 
-@pytest.mark.parametrize("how", ["EOF", "exit", "shutdown then EOF", "shutdown and exit"])
+@pytest.mark.parametrize(
+    "how", ["EOF", "exit", "shutdown then EOF", "shutdown and exit", "SIGTERM"]
+)
 async def test_a_turn_running_when_the_editor_leaves_is_recorded_as_aborted(
     tmp_path: Path, how: str, long_run: bool
 ) -> None:

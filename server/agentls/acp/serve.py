@@ -3,15 +3,18 @@
 The protocol owns the real stdout: its descriptor is kept for the channel and fd 1 is
 pointed at stderr, so a stray print (ours, a library's, a child's) cannot corrupt it.
 A line that is not JSON, or JSON that is not a JSON-RPC message, is answered with
--32700 / -32600 and the connection goes on (the SDK would skip or fail on it).
+-32700 / -32600 and the connection goes on (the SDK would skip or fail on it). stdin
+closing and SIGTERM end it the same way: every turn aborted and recorded, then exit 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 from typing import Any
 
@@ -43,9 +46,20 @@ async def _serve(in_fd: int, out_fd: int) -> None:
     )
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     agent = AcpAgent()
+    channel = NdjsonChannel(reader, writer)
+    serving = asyncio.create_task(run_agent(agent, channel, use_unstable_protocol=True))
+    # Editors often end their agent with SIGTERM: it ends like a closed stdin, so turns
+    # are aborted, their ends written, and commands and background shells killed.
+    terminated = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    waiting = asyncio.create_task(terminated.wait())
     try:
-        await run_agent(agent, NdjsonChannel(reader, writer), use_unstable_protocol=True)
+        await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        waiting.cancel()
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
         try:
             await asyncio.wait_for(agent.close(), CLOSE_TIMEOUT_SECONDS)
         except TimeoutError:

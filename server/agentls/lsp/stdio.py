@@ -1,8 +1,9 @@
 """The daemon on stdio, as an editor starts it, ending cleanly however the editor leaves.
 
 Editors rarely say goodbye in order: Neovim sends `shutdown` and often quits before
-`exit`, so the daemon just sees stdin close. Whichever comes first, EOF or `exit`, every
-running turn is aborted and its end written to its transcript before the process ends.
+`exit`, so the daemon just sees stdin close, and some end it with SIGTERM. Whichever comes
+first, EOF, `exit` or SIGTERM, every running turn is aborted and its end written to its
+transcript, and its commands and background shells killed, before the process ends.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable
@@ -49,6 +51,8 @@ async def _serve(server: AgentServer) -> int:
         return loop.run_in_executor(server.thread_pool, os.read, stdin, 65536)
 
     reading = asyncio.create_task(serve_frames(FrameReader(read_some), server.protocol, stop))
+    # An editor that ends the daemon with SIGTERM gets the same clean end as `exit`.
+    loop.add_signal_handler(signal.SIGTERM, server.exited.set)
     exited = asyncio.create_task(server.exited.wait())
     with contextlib.suppress(BrokenPipeError, ConnectionError):
         await asyncio.wait({reading, exited}, return_when=asyncio.FIRST_COMPLETED)

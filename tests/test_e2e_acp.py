@@ -612,3 +612,31 @@ async def test_sigterm_ends_the_agent_and_every_command_it_started(tmp_path: Pat
     home = Path(os.environ["AGENTLS_HOME"])
     records = (home / "sessions" / f"{session.session_id}.jsonl").read_text(encoding="utf-8")
     assert '"stopReason": "aborted"' in records or '"stopReason":"aborted"' in records
+
+
+async def test_resume_and_fork_go_on_from_the_history(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    # A fork keeps its source's settings, the scripted model's script too (played afresh).
+    script = [{"text": "An answer."}]
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        await conn.prompt(session_id=session.session_id, prompt=text("first question"))
+        resumed = await conn.resume_session(
+            cwd=str(ws), session_id=session.session_id, mcp_servers=[]
+        )
+        assert resumed.modes is not None
+        # A resume replays nothing: the client has the thread already.
+        assert client.updates_before_response("session/resume") == []
+        fork = await conn.fork_session(cwd=str(ws), session_id=session.session_id, mcp_servers=[])
+        assert fork.session_id != session.session_id
+        answer = await conn.prompt(session_id=fork.session_id, prompt=text("and then?"))
+        assert answer.stop_reason == "end_turn"
+        await conn.close_session(session_id=session.session_id)
+        with pytest.raises(RequestError) as closed:
+            await conn.prompt(session_id=session.session_id, prompt=text("still there?"))
+        assert closed.value.code == 1001
+    # The fork's model saw the original conversation before its own question.
+    sent = tool_results(tmp_path)
+    assert "first question" in sent and "An answer." in sent and "and then?" in sent
+    assert agent_text(client, fork.session_id) == "An answer."

@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +85,9 @@ class AcpAgent:
         # The client's buffers as fs/read_text_file last gave them (shared by its sessions).
         self._documents: dict[Path, OpenDocument] = {}
         self._outbox = Outbox(lambda: self._client)
-        self._views: dict[str, SessionUpdates] = {}
+        self._known: dict[str, _Known] = {}
         self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
-        self._models: dict[str, list[tuple[str, str]]] = {}
-        # What the client was last told of each session: its mode, model and title.
-        self._shown: dict[str, tuple[PermissionMode, str, str]] = {}
 
     def on_connect(self, conn: Any) -> None:
         self._client = conn
@@ -236,7 +234,7 @@ class AcpAgent:
         with _as_request_errors():
             self.manager.get(session_id)
             await self.manager.close(session_id)
-        self._views.pop(session_id, None)
+        self._known.pop(session_id, None)
         return acp.CloseSessionResponse()
 
     async def set_session_mode(
@@ -255,7 +253,7 @@ class AcpAgent:
         elif config_id == "model":
             with _as_request_errors():
                 await self.manager.set_model(session_id, str(value), None)
-            self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
+            self._of(session.id).told = _told(session)
         else:
             raise RequestError.invalid_params(
                 {"field": "configId", "message": f"no config option {config_id!r}"}
@@ -318,7 +316,7 @@ class AcpAgent:
 
     def _on_event(self, envelope: SessionEvent) -> None:
         session_id = envelope.session_id
-        view = self._views.setdefault(session_id, SessionUpdates())
+        view = self._of(session_id).updates
         event = envelope.event
         if isinstance(event, PermissionRequest):
             # Its tool call must reach the client first.
@@ -402,7 +400,7 @@ class AcpAgent:
 
     def _terminal_shown(self, handle: SessionHandle) -> Callable[[str, str], Awaitable[None]]:
         async def shown(tool_call_id: str, terminal_id: str) -> None:
-            view = self._views.setdefault(handle.id, SessionUpdates())
+            view = self._of(handle.id).updates
             view.terminals[tool_call_id] = terminal_id
             terminal = acp.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
             self._outbox.send(
@@ -457,8 +455,7 @@ class AcpAgent:
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""
-        self._views.setdefault(session.id, SessionUpdates())
-        self._shown[session.id] = (session.gate.mode, session.model, self._title(session))
+        self._of(session.id).told = _told(session)
         session.announce_commands()
         self._outbox.spawn(self._list_models(session))
 
@@ -471,7 +468,7 @@ class AcpAgent:
         except Exception as exc:  # any failure leaves the picker with the current model
             log.info("models of %s not listed: %s", session.id, exc)
             return
-        self._models[session.id] = [(m.id, m.display_name or m.id) for m in listed.models]
+        self._of(session.id).models = [(m.id, m.display_name or m.id) for m in listed.models]
         self._outbox.send(
             session.id,
             acp.ConfigOptionUpdate(
@@ -482,11 +479,10 @@ class AcpAgent:
     def _config(
         self, session: AgentSession
     ) -> list[acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean]:
-        return config_options(session.gate.mode, session.model, self._models.get(session.id, []))
+        return config_options(session.gate.mode, session.model, self._of(session.id).models)
 
-    @staticmethod
-    def _title(session: AgentSession) -> str:
-        return session.transcript.meta.title
+    def _of(self, session_id: str) -> _Known:
+        return self._known.setdefault(session_id, _Known())
 
     def _set_mode(self, session: AgentSession, mode_id: str) -> None:
         mode = mode_of(mode_id)
@@ -500,12 +496,12 @@ class AcpAgent:
     def _announce_changes(self, session: AgentSession) -> None:
         """What changed in the session is told to the client: a mode or model (/mode,
         /model, the picker) as the current mode and as config options; a new title."""
-        before = self._shown.get(session.id)
-        meta = session.transcript.meta
-        now = (session.gate.mode, session.model, meta.title)
+        known = self._of(session.id)
+        before, now = known.told, _told(session)
         if before == now:
             return
-        self._shown[session.id] = now
+        known.told = now
+        meta = session.transcript.meta
         updates: list[Update] = []
         if before is None or before[0] != now[0]:
             mode = session.gate.mode
@@ -527,6 +523,20 @@ class AcpAgent:
             )
         for update in updates:
             self._outbox.send(session.id, update)
+
+
+@dataclass(slots=True)
+class _Known:
+    """What this connection keeps of one session: its updates' state, the model list for
+    its picker, and the mode, model and title the client was last told (None: nothing)."""
+
+    updates: SessionUpdates = field(default_factory=SessionUpdates)
+    models: list[tuple[str, str]] = field(default_factory=list)
+    told: tuple[PermissionMode, str, str] | None = None
+
+
+def _told(session: AgentSession) -> tuple[PermissionMode, str, str]:
+    return session.gate.mode, session.model, session.transcript.meta.title
 
 
 def _directory(cwd: str) -> Path:

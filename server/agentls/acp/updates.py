@@ -201,11 +201,7 @@ class SessionUpdates:
         if isinstance(event, UsageEvent):
             return [] if nested else [_usage_update(event)]
         if isinstance(event, CommandOutput):
-            return [
-                acp.AgentMessageChunk(
-                    session_update="agent_message_chunk", content=text(event.text)
-                )
-            ]
+            return [chunk("agent", text(event.text))]
         said = _remark(event)
         return [_said(said)] if said is not None else []
 

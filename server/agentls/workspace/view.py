@@ -158,9 +158,9 @@ class WorkspaceView:
         """Ask an editor that gives buffers on request for the text it has of `paths`.
 
         A buffer whose text differs from the file's is kept as an open document, so reads
-        and reviews see it; one that matches the file is dropped, so the disk (with its
-        encoding and bytes) stays the source. Files that are not text on disk are left to
-        the disk.
+        and reviews see it; one that matches the file, or that the editor cannot give now,
+        is dropped, so the disk (with its encoding and bytes) stays the source. Files that
+        are not on disk, or not text, are not asked about.
         """
         if self.buffers is None:
             return
@@ -169,10 +169,11 @@ class WorkspaceView:
                 on_disk = read_text_file(path).text if path.is_file() else None
             except (OSError, ValueError):
                 continue
-            text = await self.buffers.read(path)
-            if text is None or on_disk is None:
+            if on_disk is None:
                 continue
-            if _same_text(text, on_disk):
+            text = await self.buffers.read(path)
+            if text is None or _same_text(text, on_disk):
+                # No text from the editor now: an earlier snapshot of it must not linger.
                 self.documents.pop(path, None)
             else:
                 self.documents[path] = OpenDocument(path, text, 0)

@@ -26,6 +26,7 @@ from agentls.redact import without_provider_keys
 from agentls.sandbox import Sandbox
 from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tools.process_guard import guard_group
 from agentls.workspace.client_side import CommandResult
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -248,6 +249,8 @@ async def spawn_shell(
         raise ToolError(f"Cannot run the command in {cwd}: {exc.strerror}") from exc
     finally:
         os.close(write_fd)
+    # Killed by the watchdog if the daemon dies before the command ends.
+    guard_group(process.pid)
     reader = asyncio.StreamReader()
     transport, _ = await asyncio.get_running_loop().connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)

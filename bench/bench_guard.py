@@ -10,7 +10,6 @@ sleep gone.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys

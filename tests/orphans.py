@@ -4,6 +4,7 @@ for them to go (the no-orphans tests and the crash run share these)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import psutil  # type: ignore[import-untyped]
@@ -34,12 +35,23 @@ async def until_marked(marker: str, count: int, within: float = 20.0) -> list[ps
     return found
 
 
-async def seconds_until_none_marked(marker: str) -> float:
-    """How long until no process carries `marker` (AssertionError past the bound)."""
+async def wait_none_marked(marker: str) -> tuple[float, list[str]]:
+    """Seconds until no process carries `marker`, and the command lines of those still
+    running after GONE_WITHIN_SECONDS (they are then killed: they are the test's own)."""
     started = time.monotonic()
     while found := marked(marker):
         if time.monotonic() - started > GONE_WITHIN_SECONDS:
-            names = [" ".join(p.info["cmdline"] or []) for p in found]
-            raise AssertionError(f"still running {GONE_WITHIN_SECONDS:g} s later: {names}")
+            left = [" ".join(p.info["cmdline"] or []) for p in found]
+            for process in found:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    process.kill()
+            return time.monotonic() - started, left
         await asyncio.sleep(0.02)
-    return time.monotonic() - started
+    return time.monotonic() - started, []
+
+
+async def seconds_until_none_marked(marker: str) -> float:
+    """How long until no process carries `marker` (AssertionError past the bound)."""
+    took, left = await wait_none_marked(marker)
+    assert left == [], f"still running {GONE_WITHIN_SECONDS:g} s later: {left}"
+    return took

@@ -2,6 +2,8 @@
 
 Every command runs in its own process group, so a timeout or a user's abort can kill it
 with everything it started; nothing the agent launched outlives the turn that launched it.
+The group is also registered with the watchdog (tools/process_guard.py), which kills it if
+the daemon dies first, even by SIGKILL.
 Output streams to the client as it comes and is capped (head and tail kept) so a chatty
 command cannot flood the model's context. `is_read_only_command` is the deliberately
 tight allow-list that lets a few inspection commands run in the concurrent read lane.

@@ -20,7 +20,10 @@ import sys
 import threading
 from pathlib import Path
 
+from agentls.tools.watchdog import group_exists
+
 log = logging.getLogger(__name__)
+# Run by path, not as `-m agentls…`: it needs nothing of the package, so it starts fast.
 WATCHDOG_SCRIPT = Path(__file__).with_name("watchdog.py")
 # Past this many known groups, the ones that ended are forgotten.
 PRUNE_AT = 256
@@ -40,7 +43,7 @@ class ProcessGuard:
         with self._lock:
             self._groups.add(pgid)
             if len(self._groups) > PRUNE_AT:
-                self._groups = {g for g in self._groups if _group_exists(g)}
+                self._groups = {g for g in self._groups if group_exists(g)}
             if self._pipe is None or not self._send(f"+{pgid}\n"):
                 # No watchdog yet, or it died: a new one, told every group there is.
                 self._start()
@@ -82,7 +85,7 @@ class ProcessGuard:
         # being alive would hide the daemon's death.
         os.set_blocking(write_end, False)
         self._pipe = write_end
-        self._groups = {g for g in self._groups if _group_exists(g)}
+        self._groups = {g for g in self._groups if group_exists(g)}
         self._send("".join(f"+{g}\n" for g in sorted(self._groups)))
 
     def _reap(self) -> None:
@@ -117,16 +120,6 @@ def _spawn_watchdog(stdin: int) -> int:
         ],
         setsid=True,
     )
-
-
-def _group_exists(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _child_group_leaders() -> list[int]:

@@ -29,6 +29,9 @@ HIDDEN = [
     "env -S 'touch M'",
     "echo 'touch M' > c; mapfile -C 'bash c' -c 1 x < c",
     "sudo -s <<< 'touch M'",
+    "echo 'touch M' > c; xargs -a c -I{} bash -c '{}'",
+    "echo 'touch M' | xargs -I X sh -c X",
+    "echo > 'touch M'; find 'touch M' -maxdepth 0 -exec sh -c {} \\;",
 ]
 # Each line runs `touch M` where the reader can see it: a deny rule matches it directly.
 VISIBLE = [
@@ -41,7 +44,15 @@ VISIBLE = [
     "sudo -u me nohup time touch M",
     "T=touch; $T M",
 ]
-PLAIN = ["bash --version", "command -v bash", "ls | grep x", 'x=1; echo "$x"', "sh -c 'ls'"]
+PLAIN = [
+    "find . -exec ls {} +",
+    "echo a | xargs -I{} cp {} b",
+    "bash --version",
+    "command -v bash",
+    "ls | grep x",
+    'x=1; echo "$x"',
+    "sh -c 'ls'",
+]
 MODES: list[PermissionMode] = ["default", "acceptEdits", "plan", "bypassPermissions"]
 
 

@@ -47,6 +47,7 @@ def _unseen(command: SimpleCommand) -> Iterator[str]:
     yield from _code_in_assignments((*command.assignments, *wrapper))
     yield from _shell_started_by(command.words, argv)
     yield from _env_split(wrapper)
+    yield from _built_from_input(command.words[len(wrapper) :], wrapper)
     if not argv:
         return
     name = posixpath.basename(argv[0])
@@ -82,6 +83,33 @@ def _shell_started_by(words: tuple[Word, ...], argv: tuple[str, ...]) -> Iterato
         return
     if any(word.text in ("-s", "-i", "--shell", "--login") for word in words[1:]):
         yield f"{words[0].text} starts a shell that reads its commands from its input"
+
+
+def _built_from_input(words: tuple[Word, ...], wrapper: tuple[Word, ...]) -> Iterator[str]:
+    """`xargs -I{} sh -c {}`, `find … -exec sh -c {} ';'`: the command is made of input."""
+    if not words:
+        return
+    marks = {"{}", *_xargs_replace_strings(wrapper)}
+    texts = [words[0].text]
+    name = posixpath.basename(words[0].text)
+    if name in SHELLS:
+        runs_text, operands = shell_operands(words[1:])
+        texts += [operands[0].text] if runs_text and operands else []
+    elif name in ("eval", *_SOURCES):
+        texts += [word.text for word in words[1:]]
+    if any(mark in text for text in texts for mark in marks):
+        yield "the command it runs is made of its input (xargs -I, find -exec {})"
+
+
+def _xargs_replace_strings(wrapper: tuple[Word, ...]) -> Iterator[str]:
+    for index, word in enumerate(wrapper):
+        text = word.text
+        if text in ("-I", "-J") and index + 1 < len(wrapper):
+            yield wrapper[index + 1].text
+        elif text.startswith(("-I", "-J")) and len(text) > 2:
+            yield text[2:]
+        elif text.startswith("--replace="):
+            yield text.removeprefix("--replace=")
 
 
 def _env_split(wrapper: tuple[Word, ...]) -> Iterator[str]:

@@ -44,9 +44,11 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
-from agent_client import AgentClient, Event, capabilities, write_script
+from agent_client import AgentClient, Event, EventLog, capabilities, write_script
 
 MODES = ["default", "acceptEdits", "plan", "bypassPermissions"]
+# The modes the keys and web checks take in the default run (their code is the same in all).
+SHORT_MODES = ("default", "bypassPermissions")
 DENY = "Bash(touch:*)"
 SECRET = "OUTSIDE-SECRET-7f3a9c"
 SECRET_NAME = "outside-name-5be21d.txt"
@@ -144,6 +146,11 @@ HIDDEN = [
 ]
 
 
+def full_strength_only(mode: str, long_run: bool) -> None:
+    if not long_run and mode not in SHORT_MODES:
+        pytest.skip("this mode runs under --long")
+
+
 def _sample(items: list[str], long_run: bool) -> list[str]:
     return items if long_run else items[::4]
 
@@ -155,15 +162,11 @@ def _attempts(long_run: bool) -> list[tuple[str, str]]:
     ]
 
 
-def _marker(index: int) -> str:
-    return f"M{index:03d}"
-
-
 def test_every_shell_form_really_runs_the_denied_command(tmp_path: Path, long_run: bool) -> None:
     """Without this, "0 bypasses" could mean the attempts were duds."""
     duds = []
     for index, (line, _kind) in enumerate(_attempts(long_run)):
-        marker = _marker(index)
+        marker = f"M{index:03d}"
         subprocess.run(
             ["/bin/bash", "-c", line.format(m=marker)],
             cwd=tmp_path,
@@ -211,8 +214,9 @@ async def daemon(root: Path, home: Path, stderr: Path, **env: str) -> AsyncItera
 
 
 def answer_every_request(client: AgentClient, answers: Answers) -> None:
-    """Answer each permission_request as it arrives, with `answers.option`."""
-    add = client.events.add
+    """Answer each permission_request as it arrives, with `answers.option` (replacing the
+    answers given before)."""
+    add = EventLog.add.__get__(client.events)
 
     def add_and_answer(event: Event) -> None:
         add(event)
@@ -285,43 +289,43 @@ def deny_settings(ws: Path, extra: dict[str, Any] | None = None) -> None:
     (folder / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_no_shell_form_gets_past_a_deny_rule(
-    tmp_path: Path, mode: str, long_run: bool
-) -> None:
+async def test_no_shell_form_gets_past_a_deny_rule(tmp_path: Path, long_run: bool) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     deny_settings(ws)
     attempts = _attempts(long_run)
-    calls = [
-        {"id": f"s{i}", "name": "Bash", "input": {"command": line.format(m=_marker(i))}}
-        for i, (line, _kind) in enumerate(attempts)
-    ]
     answers = Answers("reject_once")
+    tallies: dict[str, Tally] = {}
+    unexpected: list[tuple[str, str, str, bool]] = []
     async with daemon(ws, tmp_path / "home", tmp_path / "stderr.log") as client:
         answer_every_request(client, answers)
-        events = await one_turn(client, ws, calls, mode)
-    tally = Tally(attempts=len(attempts))
-    unexpected = []
-    for index, (line, kind) in enumerate(attempts):
-        call_id = f"s{index}"
-        status = final_status(events, call_id)
-        asked = call_id in answers.asked
-        tally.asked += asked
-        tally.refused += status == "declined" and not asked
-        if (ws / _marker(index)).exists():
-            tally.bypasses.append(line)
-        # Refused, or asked and rejected; asked only where the mode lets it ask, and always
-        # there for code the line hides.
-        asks_here = mode in ("default", "acceptEdits")
-        if (
-            status != "declined"
-            or (asked and not asks_here)
-            or (kind == "hidden" and asks_here > asked)
-        ):
-            unexpected.append((line, status, asked))
-    print(tally.line(mode, "shell"))
-    assert tally.bypasses == []
+        for mode_index, mode in enumerate(MODES):
+            marker = f"M{mode_index}{{index:03d}}"
+            calls = [
+                {
+                    "id": f"s{mode_index}-{i}",
+                    "name": "Bash",
+                    "input": {"command": line.format(m=marker.format(index=i))},
+                }
+                for i, (line, _kind) in enumerate(attempts)
+            ]
+            events = await one_turn(client, ws, calls, mode)
+            tally = tallies[mode] = Tally(attempts=len(attempts))
+            # Asked only where the mode may ask, and always there for code the line hides.
+            asks_here = mode in ("default", "acceptEdits")
+            for call, (line, kind) in zip(calls, attempts, strict=True):
+                status = final_status(events, call["id"])
+                asked = call["id"] in answers.asked
+                tally.asked += asked
+                tally.refused += status == "declined" and not asked
+                index = int(call["id"].rsplit("-", 1)[1])
+                if (ws / marker.format(index=index)).exists():
+                    tally.bypasses.append(line)
+                wrong_ask = (asked and not asks_here) or (kind == "hidden" and asks_here > asked)
+                if status != "declined" or wrong_ask:
+                    unexpected.append((mode, line, status, asked))
+            print(tally.line(mode, "shell"))
+    assert {mode: tally.bypasses for mode, tally in tallies.items()} == {m: [] for m in MODES}
     assert unexpected == []
 
 
@@ -430,44 +434,47 @@ def leaked(events: list[Event], secrets: tuple[str, ...]) -> list[str]:
     return [secret for secret in secrets if secret in text]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_no_file_tool_leaves_the_workspace(tmp_path: Path, mode: str, long_run: bool) -> None:
+async def test_no_file_tool_leaves_the_workspace(tmp_path: Path, long_run: bool) -> None:
     layout = make_layout(tmp_path)
     before = layout.snapshot()
     calls = path_calls(layout, long_run)
-    answers = Answers("allow_once")
-    async with daemon(layout.ws, tmp_path / "home", tmp_path / "stderr.log") as client:
-        answer_every_request(client, answers)
-        events = await one_turn(client, layout.ws, calls, mode)
-    tally = Tally(attempts=len(calls))
-    after = layout.snapshot()
-    if after != before:
-        tally.bypasses.append(
-            f"outside changed: {sorted(set(after.items()) ^ set(before.items()))}"
-        )
     escapes = [c for c in calls if c["input"].get("file_path") != "hard.txt"]
-    for call in escapes:
-        status = final_status(events, call["id"])
-        tally.asked += call["id"] in answers.asked
-        tally.refused += status in ("failed", "declined")
-        if status == "completed" and call["name"] not in ("Glob", "Grep"):
-            tally.bypasses.append(f"{call['name']} {call['input']} completed")
-    tally.bypasses += [
-        f"{secret} reached the client" for secret in leaked(events, (SECRET, SECRET_NAME))
-    ]
-    print(tally.line(mode, "paths"))
-    assert tally.bypasses == []
+    tallies: dict[str, Tally] = {}
+    async with daemon(layout.ws, tmp_path / "home", tmp_path / "stderr.log") as client:
+        for mode in MODES:
+            # A fresh hard link each time: an accepted edit replaces the workspace's name.
+            (layout.ws / "hard.txt").unlink()
+            os.link(layout.outside / "hard-target.txt", layout.ws / "hard.txt")
+            answers = Answers("allow_once")
+            answer_every_request(client, answers)
+            events = await one_turn(client, layout.ws, calls, mode)
+            tally = tallies[mode] = Tally(attempts=len(calls))
+            after = layout.snapshot()
+            if after != before:
+                changed = sorted(set(after.items()) ^ set(before.items()))
+                tally.bypasses.append(f"outside changed: {changed}")
+            for call in escapes:
+                status = final_status(events, call["id"])
+                tally.asked += call["id"] in answers.asked
+                tally.refused += status in ("failed", "declined")
+                if status == "completed" and call["name"] not in ("Glob", "Grep"):
+                    tally.bypasses.append(f"{call['name']} {call['input']} completed")
+            secrets = leaked(events, (SECRET, SECRET_NAME))
+            tally.bypasses += [f"{secret} reached the client" for secret in secrets]
+            print(tally.line(mode, "paths"))
+    assert {mode: tally.bypasses for mode, tally in tallies.items()} == {m: [] for m in MODES}
     # Nothing outside is worth a question: reads fail as they run, changes before asking.
-    assert tally.asked == 0
-    # The hard link is the workspace's own file: read, and written as a new file.
-    assert (layout.outside / "hard-target.txt").read_text() == f"{EDITABLE}\n"
+    assert {mode: tally.asked for mode, tally in tallies.items()} == {m: 0 for m in MODES}
 
 
 # --- provider keys --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_provider_keys_reach_no_output_and_no_command(tmp_path: Path, mode: str) -> None:
+async def test_provider_keys_reach_no_output_and_no_command(
+    tmp_path: Path, mode: str, long_run: bool
+) -> None:
+    full_strength_only(mode, long_run)
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".env").write_text(f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}\n")
@@ -563,39 +570,32 @@ def web_urls(private: int) -> tuple[list[str], dict[str, str]]:
     return [f"http://{PUBLIC_HOST}{path}" for path in redirects] + direct, redirects
 
 
+PROXY_OFF = {"no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost"}
+
+
 @pytest.mark.parametrize("mode", MODES)
-async def test_web_fetch_reaches_no_private_address(tmp_path: Path, mode: str) -> None:
+async def test_web_fetch_reaches_no_private_address(
+    tmp_path: Path, mode: str, long_run: bool
+) -> None:
+    full_strength_only(mode, long_run)
     ws = tmp_path / "ws"
     ws.mkdir()
     with http_server({}) as (private, private_hits):
         urls, redirects = web_urls(private)
         with http_server(redirects) as (proxy, proxy_hits):
-            proxy_env = {
-                "http_proxy": f"http://127.0.0.1:{proxy}",
-                "HTTP_PROXY": f"http://127.0.0.1:{proxy}",
-            }
-            no_proxy = {"no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost"}
+            # The public-looking host is reached through a proxy on loopback, as a user's
+            # HTTP_PROXY would; loopback itself is reached directly.
+            proxy_env = {"http_proxy": f"http://127.0.0.1:{proxy}", **PROXY_OFF}
+            proxy_env["HTTP_PROXY"] = proxy_env["http_proxy"]
             calls = [
                 {"id": f"w{i}", "name": "WebFetch", "input": {"url": u}} for i, u in enumerate(urls)
             ]
             answers = Answers("allow_once")
             async with daemon(
-                ws, tmp_path / "home", tmp_path / "stderr.log", **proxy_env, **no_proxy
+                ws, tmp_path / "home", tmp_path / "stderr.log", **proxy_env
             ) as client:
                 answer_every_request(client, answers)
                 events = await one_turn(client, ws, calls, mode)
-            hits_without_the_setting = list(private_hits)
-            # The control: with the setting, the same daemon code does reach the server.
-            allowed = tmp_path / "allowed"
-            allowed.mkdir()
-            (allowed / ".agentls").mkdir()
-            (allowed / ".agentls" / "settings.json").write_text('{"webFetchAllowPrivate": true}')
-            control = [{"id": "c0", "name": "WebFetch", "input": {"url": urls[len(redirects)]}}]
-            async with daemon(
-                allowed, tmp_path / "home2", tmp_path / "stderr2.log", **no_proxy
-            ) as client:
-                answer_every_request(client, Answers("allow_once"))
-                control_events = await one_turn(client, allowed, control, mode)
     redirected = [
         e
         for e in events
@@ -603,11 +603,23 @@ async def test_web_fetch_reaches_no_private_address(tmp_path: Path, mode: str) -
     ]
     tally = Tally(attempts=len(urls), asked=len(answers.asked))
     tally.refused = sum(final_status(events, c["id"]) == "failed" for c in calls)
-    tally.bypasses = hits_without_the_setting + leaked(events, (PRIVATE_SECRET,))
+    tally.bypasses = private_hits + leaked(events, (PRIVATE_SECRET,))
     print(tally.line(mode, "web"))
     assert proxy_hits, "the public-looking host was never asked: the redirect test is void"
     assert len(redirected) == len(redirects)  # every hop that leaves the host is handed back
     assert tally.bypasses == []
-    assert final_status(control_events, "c0") == "completed" and leaked(
-        control_events, (PRIVATE_SECRET,)
-    )
+
+
+async def test_web_fetch_reaches_the_private_server_with_the_setting(tmp_path: Path) -> None:
+    """The control: the detector above sees a fetch that does reach the server."""
+    allowed = tmp_path / "ws"
+    (allowed / ".agentls").mkdir(parents=True)
+    (allowed / ".agentls" / "settings.json").write_text('{"webFetchAllowPrivate": true}')
+    with http_server({}) as (private, private_hits):
+        url = f"http://127.0.0.1:{private}/secret"
+        control = [{"id": "c0", "name": "WebFetch", "input": {"url": url}}]
+        async with daemon(allowed, tmp_path / "home", tmp_path / "err.log", **PROXY_OFF) as client:
+            answer_every_request(client, Answers("allow_once"))
+            events = await one_turn(client, allowed, control, "default")
+    assert private_hits == ["/secret"]
+    assert final_status(events, "c0") == "completed" and leaked(events, (PRIVATE_SECRET,))

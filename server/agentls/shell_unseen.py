@@ -4,7 +4,8 @@
 the text shows: a shell fed its commands on stdin (`echo 'rm x' | sh`, `bash <<< …`, a
 heredoc), from a file (`bash s.sh`, `. ./s.sh`, `source`), or from a variable that bash
 evaluates later (`BASH_ENV`, `PS4`, an exported function, a value holding `$(…)` that
-arithmetic would run); builtins that run a callback (`mapfile -C`, `enable -f`, …). A
+arithmetic would run); a command made of xargs's or find's input (`xargs -I X sh -c X`);
+builtins that run a callback (`mapfile -C`, `enable -f`, …). A
 deny rule cannot see into that code, so the permission gate must not let a rule (or a
 mode) allow such a line while a deny or ask rule is in force. Pure; no IO.
 """

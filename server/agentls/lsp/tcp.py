@@ -51,10 +51,11 @@ async def _serve(host: str, port: int, token: str) -> None:
         sys.stderr.flush()
         stopped = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
-        async with server:
-            await stopped.wait()
+        await stopped.wait()
     finally:
-        # Also on Ctrl-C, which cancels this coroutine.
+        # Also on Ctrl-C, which cancels this coroutine. Open connections are not waited
+        # for: asyncio.run cancels them when this returns.
+        server.close()
         remove_discovery(discovery)
 
 

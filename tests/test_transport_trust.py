@@ -455,6 +455,15 @@ async def test_the_discovery_file_is_private_and_removed_at_exit(
     await client.close()
 
 
+def test_a_runtime_folder_others_may_enter_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "run" / f"agentls-{os.getuid()}"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    done = agentls("--tcp", env={"XDG_RUNTIME_DIR": str(tmp_path / "run")})
+    assert done.returncode == 2 and "not private" in done.stderr, done.stderr
+    assert list(folder.iterdir()) == []
+
+
 def agentls(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agentls", *args],

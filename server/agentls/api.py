@@ -20,24 +20,31 @@ class WireModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
-class WirePosition(WireModel):
+class ParamsModel(WireModel):
+    """What a client sends: JSON types are checked strictly (`true` is no integer, `5` no
+    string); a float field still takes an integer."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class WirePosition(ParamsModel):
     line: int = Field(ge=0)
     character: int = Field(ge=0)
 
 
-class WireRange(WireModel):
+class WireRange(ParamsModel):
     start: WirePosition
     end: WirePosition
 
 
-class AttachmentParam(WireModel):
+class AttachmentParam(ParamsModel):
     uri: str
     range: WireRange | None = None
     # Shown to the model for an inline image (a data: URI), e.g. the pasted file's name.
     name: str | None = Field(default=None, max_length=200)
 
 
-class NewSessionParams(WireModel):
+class NewSessionParams(ParamsModel):
     cwd: str | None = None
     provider: ProviderName | None = None
     model: str | None = None
@@ -76,7 +83,7 @@ class NewSessionResult(WireModel):
     sandbox: SandboxState | None = None
 
 
-class SubmitMessageParams(WireModel):
+class SubmitMessageParams(ParamsModel):
     session_id: str
     text: str
     data: Any = None
@@ -107,7 +114,7 @@ class ListTasksResult(WireModel):
     tasks: list[TaskInfo]
 
 
-class StopTaskParams(WireModel):
+class StopTaskParams(ParamsModel):
     session_id: str
     agent_id: str
 
@@ -133,7 +140,7 @@ class ListShellsResult(WireModel):
     shells: list[ShellInfo]
 
 
-class PermissionRuleInfo(WireModel):
+class PermissionRuleInfo(ParamsModel):
     # As in settings: `Bash(npm test:*)`, `Edit(./app.py)`, `Read`.
     rule: str
     behavior: Literal["allow", "deny", "ask"]
@@ -144,7 +151,7 @@ class PermissionRulesResult(WireModel):
     rules: list[PermissionRuleInfo]
 
 
-class UpdatePermissionRulesParams(WireModel):
+class UpdatePermissionRulesParams(ParamsModel):
     session_id: str
     add: list[PermissionRuleInfo] | None = None
     remove: list[PermissionRuleInfo] | None = None
@@ -166,7 +173,7 @@ class ContinueTurnResult(WireModel):
     turn_id: str
 
 
-class AbortParams(WireModel):
+class AbortParams(ParamsModel):
     session_id: str
     turn_id: str | None = None
 
@@ -175,7 +182,7 @@ class AbortResult(WireModel):
     aborted: bool
 
 
-class RespondPermissionParams(WireModel):
+class RespondPermissionParams(ParamsModel):
     session_id: str
     request_id: str
     option_id: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
@@ -185,19 +192,19 @@ class RespondPermissionParams(WireModel):
     accepted_text: str | None = None
 
 
-class NoteUserActionParams(WireModel):
+class NoteUserActionParams(ParamsModel):
     session_id: str
     # What the user did outside the conversation, said for the model ("The user undid …").
     text: str = Field(min_length=1, max_length=20_000)
 
 
-class RespondAskUserParams(WireModel):
+class RespondAskUserParams(ParamsModel):
     session_id: str
     request_id: str
     answer: str
 
 
-class ListSessionsParams(WireModel):
+class ListSessionsParams(ParamsModel):
     cwd: str | None = None
     cursor: str | None = None
     limit: int = Field(default=50, ge=1, le=500)
@@ -222,7 +229,7 @@ class ListSessionsResult(WireModel):
     next_cursor: str | None = None
 
 
-class ResumeSessionParams(WireModel):
+class ResumeSessionParams(ParamsModel):
     session_id: str
     # Additions: a scripted session's script starts over, so a resume may name a new one.
     script: str | list[dict[str, Any]] | None = None
@@ -253,14 +260,14 @@ class ResumeSessionResult(WireModel):
     sandbox: SandboxState | None = None
 
 
-class ForkSessionParams(WireModel):
+class ForkSessionParams(ParamsModel):
     session_id: str
     # Where to cut: before a message the user wrote, or after a reply (and its tool
     # results); absent: the whole history.
     message_id: str | None = None
 
 
-class CompactParams(WireModel):
+class CompactParams(ParamsModel):
     session_id: str
     instructions: str | None = None
 
@@ -270,28 +277,28 @@ class CompactResult(WireModel):
     tokens_after: int
 
 
-class SessionParams(WireModel):
+class SessionParams(ParamsModel):
     session_id: str
 
 
-class SetPermissionModeParams(WireModel):
+class SetPermissionModeParams(ParamsModel):
     session_id: str
     permission_mode: PermissionModeName
 
 
-class SetModelParams(WireModel):
+class SetModelParams(ParamsModel):
     session_id: str
     model: str = Field(min_length=1)
     provider: ProviderName | None = None
 
 
-class EditorStateParams(WireModel):
+class EditorStateParams(ParamsModel):
     active_uri: str | None = None
     selections: list[WireRange] | None = None
     visible_ranges: list[WireRange] | None = None
 
 
-class ListModelsParams(WireModel):
+class ListModelsParams(ParamsModel):
     # The session whose provider and model to list for; absent: the daemon's settings.
     session_id: str | None = None
     refresh: bool = False
@@ -309,7 +316,7 @@ class ListModelsResult(WireModel):
     cached: bool
 
 
-class RewindParams(WireModel):
+class RewindParams(ParamsModel):
     session_id: str
     turn_id: str
     what: RewindWhat
@@ -333,7 +340,7 @@ class RewindResult(WireModel):
     removed_message_ids: list[str]
 
 
-class TurnDiffParams(WireModel):
+class TurnDiffParams(ParamsModel):
     session_id: str
     turn_id: str
 

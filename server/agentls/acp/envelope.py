@@ -94,7 +94,7 @@ def _check_params(
     if model is None:
         return None
     try:
-        model.model_validate(params, strict=True)
+        parsed = model.model_validate(params, strict=True)
     except ValidationError as exc:
         errors = [
             {"field": ".".join(str(p) for p in err["loc"]), "message": err["msg"]}
@@ -103,7 +103,18 @@ def _check_params(
         summary = "; ".join(f"{e['field'] or 'params'}: {e['message']}" for e in errors[:5])
         message = f"Invalid params for {method}: {summary}"
         return Refusal(-32602, message, answer_id, request, errors)
+    # The SDK passes `_meta`'s keys to the handler as keyword arguments, after the fields:
+    # one named like a field would replace that field's checked value.
+    meta = getattr(parsed, "field_meta", None) or {}
+    clashes = sorted(k for k in meta if k in model.model_fields or _is_alias(model, k))
+    if clashes:
+        message = f"Invalid params for {method}: _meta may not set {', '.join(clashes)}"
+        return Refusal(-32602, message, answer_id, request)
     return None
+
+
+def _is_alias(model: type[BaseModel], key: str) -> bool:
+    return any(info.alias == key for info in model.model_fields.values())
 
 
 def _check_response(message: dict[str, Any]) -> Refusal | None:

@@ -77,7 +77,12 @@ class NdjsonChannel:
         self._lock = asyncio.Lock()
 
     async def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        try:
+            data = text.encode() + b"\n"
+        except UnicodeEncodeError:
+            # A lone surrogate (echoed from a client's own string) has no UTF-8: escaped.
+            data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
         async with self._lock:
             self._writer.write(data)
             await self._writer.drain()

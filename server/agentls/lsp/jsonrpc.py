@@ -141,13 +141,17 @@ def parse_message(body: bytes) -> dict[str, Any]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidMessage(-32700, "Parse error: the body is not valid UTF-8.") from None
-    if _too_deep(body):
-        raise InvalidMessage(-32600, f"Invalid request: nested deeper than {MAX_DEPTH} levels.")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise InvalidMessage(-32700, f"Parse error: the body is not valid JSON ({exc}).") from None
-    return _checked(data)
+    message = _checked(data)
+    if _too_deep(body):
+        # Refused, but like any other message: a request answered by its id, the rest not.
+        request = "method" in message and "id" in message
+        refusal = f"Invalid request: nested deeper than {MAX_DEPTH} levels."
+        raise InvalidMessage(-32600, refusal, message.get("id"), answer=request)
+    return message
 
 
 def _too_deep(body: bytes) -> bool:

@@ -18,7 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tcp_daemon import start_tcp_daemon
+
 LSP_TRANSPORTS = ("stdio", "tcp", "unix")
+# 64 MiB lines and frames: the fuzzer's huge strings come back inside error messages.
+LIMIT = 64 * 1024 * 1024
 
 
 @dataclass
@@ -34,6 +38,8 @@ class Client:
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     drain: asyncio.Task[None] | None = None
+    # The TCP daemon's token (from its discovery file), presented in `initialize`.
+    token: str = "none-asked"
 
     def start_reading(self) -> None:
         self.task = asyncio.create_task(self._read())
@@ -107,16 +113,16 @@ async def start(transport: str, root: Path, env: dict[str, str]) -> Client:
         args = ["acp"] if transport == "acp" else ["--stdio"]
         process = await asyncio.create_subprocess_exec(*agentls, *args, env=full_env, **pipes)
         assert process.stdin is not None and process.stdout is not None
-        # 64 MiB lines: the fuzzer's huge strings come back inside error messages.
-        process.stdout._limit = 64 * 1024 * 1024  # type: ignore[attr-defined]
+        process.stdout._limit = LIMIT  # type: ignore[attr-defined]
         client = Client(process, process.stdin, process.stdout, ndjson=transport == "acp")
+    elif transport == "tcp":
+        daemon = await start_tcp_daemon(env=env)
+        reader, writer = await asyncio.open_connection(daemon.host, daemon.port, limit=LIMIT)
+        client = Client(daemon.process, writer, reader, ndjson=False, drain=daemon.draining)
+        client.token = daemon.token
     else:
         socket = root / "agentls.sock"
-        args = (
-            ["--tcp", "--host", "127.0.0.1", "--port", "0"]
-            if transport == "tcp"
-            else ["--socket", str(socket), "--idle-timeout", "120"]
-        )
+        args = ["--socket", str(socket), "--idle-timeout", "120"]
         process = await asyncio.create_subprocess_exec(
             *agentls, *args, env=full_env, stderr=asyncio.subprocess.PIPE, cwd=root
         )
@@ -125,12 +131,7 @@ async def start(transport: str, root: Path, env: dict[str, str]) -> Client:
         assert "listening on" in line, line
         # Keep draining stderr so the daemon's log never blocks it.
         client_drain = asyncio.create_task(_drain(process.stderr))
-        limit = 64 * 1024 * 1024
-        if transport == "tcp":
-            port = int(line.rsplit(":", 1)[1])
-            reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=limit)
-        else:
-            reader, writer = await asyncio.open_unix_connection(str(socket), limit=limit)
+        reader, writer = await asyncio.open_unix_connection(str(socket), limit=LIMIT)
         client = Client(process, writer, reader, ndjson=False, drain=client_drain)
     client.start_reading()
     return client
@@ -142,12 +143,12 @@ async def _drain(stream: asyncio.StreamReader) -> None:
 
 
 async def lsp_handshake(client: Client, root: Path) -> None:
-    """initialize (with initializationOptions, where a TCP token would go) and initialized."""
+    """initialize (with the TCP daemon's token; stdio and the socket ask none) and initialized."""
     params = {
         "processId": None,
         "rootUri": root.as_uri(),
         "capabilities": {},
-        "initializationOptions": {},
+        "initializationOptions": {"authToken": client.token},
     }
     answer = await client.request("initialize", params, "init")
     assert "result" in answer, answer

@@ -150,7 +150,7 @@ def _from_type(tp: Any, path: Path, paths: list[Path], samples: dict[str, Any], 
         for field in attrs.fields(tp):
             key = _camel(field.name)
             paths.append((*path, key))
-            if field.default is attrs.NOTHING and depth < 3:
+            if (field.default is attrs.NOTHING or key in samples) and depth < 3:
                 value[key] = _from_type(hints[field.name], (*path, key), paths, samples, depth + 1)
         return value
     return {str: "x", int: 1, float: 1.0, bool: False}.get(tp, {})

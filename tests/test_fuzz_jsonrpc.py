@@ -275,7 +275,7 @@ def message(draw: st.DrawFn, session: str, serial: int) -> tuple[bytes, str, Any
 
 
 # A few thousand messages in the normal run, tens of thousands under --long.
-ROUNDS = max(80, settings.default.max_examples // 6)
+ROUNDS = max(40, settings.default.max_examples // 6)
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -360,7 +360,7 @@ def _answered(daemon: Daemon, msg_id: Any) -> bool:
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_normal_turn_works_after_the_fuzzing(daemon: Daemon) -> None:
-    assert daemon.messages >= 2_000, f"the fuzzer sent only {daemon.messages} messages"
+    assert daemon.messages >= 1_000, f"the fuzzer sent only {daemon.messages} messages"
     params = {"cwd": str(daemon.root), "provider": "scripted", "script": [{"text": "fine"}]}
     fresh = {"jsonrpc": "2.0", "id": "fresh", "method": "agent/newSession", "params": params}
     daemon.write(daemon.frame(json.dumps(fresh).encode()))
@@ -387,14 +387,20 @@ async def test_a_normal_turn_works_after_the_fuzzing(daemon: Daemon) -> None:
 
 # --- the structural fuzzer, on every transport -----------------------------------------
 
-STRUCTURAL_DEFAULT = 350  # messages per transport in the normal run
+STRUCTURAL_DEFAULT = 300  # messages per transport in the normal run
 STRUCTURAL_LONG = 10_000  # under --long
 ACP_CODES: frozenset[int | None] = frozenset({None, -32602, -32601, -32000, *AGENT_CODES})
 
 
-def lsp_cases(session: str, root: Path) -> list[rpc_fuzz.Case]:
+def lsp_cases(session: str, root: Path, token: str) -> list[rpc_fuzz.Case]:
     """Every method the daemon serves over LSP framing, with its params' fields."""
-    samples = {"sessionId": session, "cwd": str(root), "uri": (root / "a.txt").as_uri()}
+    samples = {
+        "sessionId": session,
+        "cwd": str(root),
+        "uri": (root / "a.txt").as_uri(),
+        # A fuzzed `initialize` carries the token, so its other fields are what is tested.
+        "initializationOptions": {"authToken": token},
+    }
     cases = []
     for method, (model, _result) in api.REQUESTS.items():
         seed, paths = rpc_fuzz.schema_seed(model, samples)
@@ -422,7 +428,7 @@ def acp_cases(session: str, root: Path) -> list[rpc_fuzz.Case]:
     cases = []
     for method, model in envelope.PARAMS.items():
         seed, paths = rpc_fuzz.schema_seed(model, samples)
-        request = method != "session/cancel"
+        request = method not in envelope.NOTIFICATIONS
         codes = ACP_CODES if request else frozenset()
         cases.append(rpc_fuzz.Case(method, seed, paths, request, codes))
     return cases
@@ -502,7 +508,7 @@ async def test_no_message_ends_the_daemon_on_any_transport(
     acp = transport == "acp"
     try:
         session = await _open_session(client, root, acp)
-        cases = acp_cases(session, root) if acp else lsp_cases(session, root)
+        cases = acp_cases(session, root) if acp else lsp_cases(session, root, client.token)
         seed = int.from_bytes(os.urandom(4)) if long_run else 1
         rng = random.Random(f"{transport}-{seed}")
         generator = rpc_fuzz.Generator(cases, rng, long_run, deep_refused=not acp)

@@ -33,6 +33,7 @@ PARAMS: Final[dict[str, type[BaseModel]]] = {
     AGENT_METHODS["session_resume"]: acp.ResumeSessionRequest,
     AGENT_METHODS["session_cancel"]: acp.CancelNotification,
 }
+NOTIFICATIONS: Final = frozenset({AGENT_METHODS["session_cancel"]})
 # A message without a method that has one of these is a response, answered or not.
 RESPONSE_KEYS: Final = frozenset({"id", "result", "error"})
 
@@ -65,6 +66,8 @@ def check(message: Any) -> Refusal | None:
     problem = _envelope_problem(message)
     if problem is not None:
         return Refusal(-32600, f"Invalid Request: {problem}", answer_id, request)
+    if not request and message["method"] in PARAMS and message["method"] not in NOTIFICATIONS:
+        return Refusal(-32600, f"{message['method']} is a request, not a notification", None, False)
     return _check_params(message["method"], message.get("params"), answer_id, request)
 
 

@@ -6,9 +6,9 @@ and scripts/gen_schema.py derives protocol/schema from them and from the event c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from agentls.mcp_servers.state import McpServerState, tool_name
@@ -22,9 +22,31 @@ class WireModel(BaseModel):
 
 class ParamsModel(WireModel):
     """What a client sends: JSON types are checked strictly (`true` is no integer, `5` no
-    string); a float field still takes an integer."""
+    string); a float field still takes an integer. JSON can escape a lone surrogate, which
+    is no Unicode (no file name, no UTF-8 can hold it): refused in every string."""
 
     model_config = ConfigDict(strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_unicode(cls, data: Any) -> Any:
+        if not _is_unicode(data):
+            raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
+        return data
+
+
+def _is_unicode(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return all(_is_unicode(k) and _is_unicode(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_is_unicode(v) for v in value)
+    return True
+
+
+# A directory sent by a client: a NUL is in no path.
+PathText = Annotated[str, Field(pattern=r"^[^\x00]*$")]
 
 
 class WirePosition(ParamsModel):
@@ -45,7 +67,7 @@ class AttachmentParam(ParamsModel):
 
 
 class NewSessionParams(ParamsModel):
-    cwd: str | None = None
+    cwd: PathText | None = None
     provider: ProviderName | None = None
     model: str | None = None
     permission_mode: PermissionModeName | None = None
@@ -205,7 +227,7 @@ class RespondAskUserParams(ParamsModel):
 
 
 class ListSessionsParams(ParamsModel):
-    cwd: str | None = None
+    cwd: PathText | None = None
     cursor: str | None = None
     limit: int = Field(default=50, ge=1, le=500)
 

@@ -82,7 +82,13 @@ async def test_the_reported_messages_get_their_answers_and_the_daemon_serves_on(
         # beside it once ended the read loop.
         options = {"authToken": "t"}
         again = {"capabilities": {}, "x": "\ud800", "initializationOptions": options}
-        assert "result" in await client.request("initialize", again, "i2")
+        answered = await client.request("initialize", again, "i2")
+        assert answered["error"]["code"] == -32602, answered
+        bad_root = {"capabilities": {}, "rootPath": "/\ud800"}
+        refused = await client.request("initialize", bad_root, "i3")
+        assert refused["error"]["code"] == -32602, refused
+        cwd = await client.request("agent/listSessions", {"cwd": "/\ud800"}, "c")
+        assert cwd["error"]["code"] == -32602, cwd
         long_id = "sess_" + "a" * 5000
         resumed = await client.request("agent/resumeSession", {"sessionId": long_id}, "r")
         assert resumed["error"]["code"] == 1001, resumed

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from agentls.json_text import is_unicode
 from agentls.mcp_servers.state import McpServerState, tool_name
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
@@ -30,19 +31,9 @@ class ParamsModel(WireModel):
     @model_validator(mode="before")
     @classmethod
     def _only_unicode(cls, data: Any) -> Any:
-        if not _is_unicode(data):
+        if not is_unicode(data):
             raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
         return data
-
-
-def _is_unicode(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value)
-    if isinstance(value, dict):
-        return all(_is_unicode(k) and _is_unicode(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_is_unicode(v) for v in value)
-    return True
 
 
 # A directory sent by a client: a NUL is in no path.

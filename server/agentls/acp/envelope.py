@@ -18,6 +18,8 @@ from acp import schema as acp
 from acp.meta import AGENT_METHODS
 from pydantic import BaseModel, ValidationError
 
+from agentls.json_text import is_unicode
+
 log = logging.getLogger(__name__)
 # The params model the SDK validates each method's params with.
 PARAMS: Final[dict[str, type[BaseModel]]] = {
@@ -96,6 +98,9 @@ def _check_params(
         )
     if model is None:
         return None
+    if not is_unicode(params):
+        message = f"Invalid params for {method}: a string holds a lone surrogate, not Unicode"
+        return Refusal(-32602, message, answer_id, request)
     try:
         parsed = model.model_validate(params, strict=True)
     except ValidationError as exc:

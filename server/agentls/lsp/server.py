@@ -38,6 +38,7 @@ from pygls.protocol.language_server import lsp_method
 
 from agentls import PROTOCOL_VERSION, __version__
 from agentls.errors import AgentError
+from agentls.json_text import is_unicode
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.progress import ToolProgress
@@ -208,6 +209,8 @@ class AgentProtocol(LanguageServerProtocol):
         """The message as pygls's handlers take it; params that do not fit their method's
         type are one log line, and a request with them is answered -32602."""
         try:
+            if not is_unicode(data.get("params")):
+                raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
             return self._converter.structure(data, self._message_type(data))
         except Exception as exc:
             detail = _cattrs_detail(exc)
@@ -286,7 +289,7 @@ class AgentProtocol(LanguageServerProtocol):
 def _cattrs_detail(exc: Exception) -> str:
     if isinstance(exc, cattrs.ClassValidationError):
         return "; ".join(cattrs.transform_error(exc))
-    return f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 class AgentServer(LanguageServer):

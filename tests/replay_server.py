@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -55,12 +55,24 @@ class Frame:
 
 
 @dataclass(frozen=True, slots=True)
+class RawFrame:
+    """Bytes sent as they are, for streams that break the SSE format (garbage lines,
+    data that is not JSON, an event cut before its end)."""
+
+    raw: bytes
+
+    def render(self) -> bytes:
+        """The frame's wire bytes."""
+        return self.raw
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptedResponse:
     """One HTTP response: an SSE stream when `frames` is set, else a body with content-length."""
 
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
-    frames: tuple[Frame, ...] | None = None
+    frames: tuple[Frame | RawFrame, ...] | None = None
     body: bytes = b""
     # Cut the whole stream into chunks of this many bytes (anywhere, even inside a
     # UTF-8 character) instead of one HTTP chunk per frame.
@@ -70,6 +82,15 @@ class ScriptedResponse:
     frame_delay: float = 0.0
     # Close the socket abruptly after this many chunks (a dropped connection).
     drop_after: int | None = None
+    # Go silent for `stall` seconds before chunk number `stall_at` (a stalled stream).
+    stall_at: int | None = None
+    stall: float = 0.0
+
+    def cut(self, frames: int, *tail: Frame | RawFrame) -> ScriptedResponse:
+        """This stream's first `frames` frames, then `tail`, ended cleanly: the stream a
+        proxy or a crashing server closes early without an error."""
+        assert self.frames is not None, "not a stream"
+        return replace(self, frames=(*self.frames[:frames], *tail))
 
     def stream_chunks(self) -> list[bytes]:
         """The HTTP chunks of a stream response, before chunked framing."""
@@ -428,7 +449,7 @@ _SPEC_BUILDERS = {
     "anthropic_turn": anthropic_turn,
     "openai_turn": openai_turn,
 }
-_OPTION_KEYS = ("split", "frame_delay", "drop_after")
+_OPTION_KEYS = ("split", "frame_delay", "drop_after", "stall_at", "stall")
 
 
 def response_from_spec(spec: Mapping[str, Any]) -> ScriptedResponse:
@@ -437,7 +458,7 @@ def response_from_spec(spec: Mapping[str, Any]) -> ScriptedResponse:
     `{"fixture": "anthropic/01_text_basic"}`, `{"response": {<fixture response section>}}`,
     or `{"anthropic_turn": {...}}` / `{"openai_turn": {...}}` with the keyword arguments of
     those functions (`tool_calls` as `[{"id", "name", "input"}]`). Every entry may also set
-    `split`, `frame_delay` and `drop_after`.
+    `split`, `frame_delay`, `drop_after`, `stall_at` and `stall`.
     """
     options = {k: spec[k] for k in _OPTION_KEYS if k in spec}
     if "fixture" in spec:
@@ -606,6 +627,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if response.frame_delay:
                 time.sleep(response.frame_delay)
+            if n == response.stall_at:
+                time.sleep(response.stall)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")

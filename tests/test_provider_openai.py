@@ -440,6 +440,64 @@ async def test_dropped_connection_mid_stream_is_a_connection_error(server: Repla
     assert error.request_id == "req_7f9c1e2d3b4a59687a6b5c4d3e2f1a0b"
 
 
+@pytest.mark.parametrize(
+    ("name", "frames"),
+    [
+        ("openai/01_text_basic", 4),
+        ("openai/02_tool_call_fragments", 5),
+        ("openai/02_tool_call_fragments", 8),
+        ("openai/01_text_basic", 0),
+    ],
+    ids=["mid-text", "mid-arguments", "arguments-whole", "no-chunk"],
+)
+@pytest.mark.parametrize("split", [None, 7], ids=["whole", "split7"])
+async def test_a_stream_that_ends_without_finish_reason_or_done_was_dropped(
+    server: ReplayServer, name: str, frames: int, split: int | None
+) -> None:
+    # A proxy or a crashing server can end the HTTP body cleanly mid-message: neither the
+    # finish_reason nor `[DONE]` came, so the text or the call's arguments may be cut.
+    server.enqueue(fixture_response(name, split=split).cut(frames))
+    events, error = await replay(server.openai_base_url)
+    assert error is not None
+    assert (error.kind, error.retryable) == ("connection", True)
+    assert error.request_id == load_fixture(name)["expect"]["request_id"]
+    assert not any(e.type == "message_stop" for e in events)
+
+
+@pytest.mark.parametrize("split", [None, 7], ids=["whole", "split7"])
+async def test_a_finish_reason_without_done_completes_the_message(
+    server: ReplayServer, split: int | None
+) -> None:
+    # Some servers end the body after the finish_reason and usage chunks, with no [DONE].
+    fixture = load_fixture("openai/02_tool_call_fragments")
+    server.enqueue(fixture_response(fixture, split=split).cut(10))
+    result = await run_ok(server)
+    assert result.stop_reason == "tool_use"
+    assert result.content[0]["input"] == fixture["expect"]["tool_calls"][0]["parsed"]
+    assert result.usage == expected_usage(fixture["expect"]["usage"])
+
+
+async def test_a_finish_reason_on_the_usage_chunk_without_done_completes_the_message(
+    server: ReplayServer,
+) -> None:
+    usage = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    chunks = [
+        chunk({"role": "assistant", "content": "All done."}),
+        {**chunk({}, "stop"), "usage": usage},
+    ]
+    server.enqueue(openai_stream(chunks, done=False))
+    result = await run_ok(server)
+    assert (result.text(), result.stop_reason) == ("All done.", "end_turn")
+    assert result.usage == Usage(input_tokens=12, output_tokens=3)
+
+
+async def test_done_without_a_finish_reason_completes_the_message(server: ReplayServer) -> None:
+    # llama.cpp once answered with a role chunk and [DONE] only: complete, if empty.
+    server.enqueue(openai_stream([chunk({"role": "assistant", "content": ""})]))
+    result = await run_ok(server)
+    assert (result.text(), result.stop_reason) == ("", "end_turn")
+
+
 async def test_stalled_stream_is_a_timeout_error(server: ReplayServer) -> None:
     server.enqueue(openai_text_turn("slow", frame_delay=1.0))
     error = await run_error(server, timeout=0.3)

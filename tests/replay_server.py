@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -85,12 +85,19 @@ class ScriptedResponse:
     # Go silent for `stall` seconds before chunk number `stall_at` (a stalled stream).
     stall_at: int | None = None
     stall: float = 0.0
+    # Close the connection without answering at all (a server that died on the request).
+    no_response: bool = False
 
     def cut(self, frames: int, *tail: Frame | RawFrame) -> ScriptedResponse:
         """This stream's first `frames` frames, then `tail`, ended cleanly: the stream a
         proxy or a crashing server closes early without an error."""
         assert self.frames is not None, "not a stream"
         return replace(self, frames=(*self.frames[:frames], *tail))
+
+    def insert(self, at: int, *frames: Frame | RawFrame) -> ScriptedResponse:
+        """This stream with `frames` sent before its frame number `at`."""
+        assert self.frames is not None, "not a stream"
+        return replace(self, frames=(*self.frames[:at], *frames, *self.frames[at:]))
 
     def stream_chunks(self) -> list[bytes]:
         """The HTTP chunks of a stream response, before chunked framing."""
@@ -592,7 +599,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
         self.server.replay.record(RecordedRequest("POST", self.path, headers, body, raw))
-        self._send(self.server.replay.next_response())
+        self._send(self.server.replay.next_response(body))
 
     def do_GET(self) -> None:
         """A scripted response when one is queued (model lists), else 404."""
@@ -606,6 +613,10 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: requests are recorded, not printed."""
 
     def _send(self, response: ScriptedResponse) -> None:
+        if response.no_response:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self.send_response_only(response.status)
         for name, value in response.headers:
             self.send_header(name, value)
@@ -645,13 +656,26 @@ class _HTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+def _model_of(body: Any) -> str | None:
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) else None
+
+
 class ReplayServer:
     """Serves scripted responses one per POST on 127.0.0.1 and records every request."""
 
     def __init__(
-        self, responses: Iterable[ScriptedResponse] = (), *, log_path: Path | None = None
+        self,
+        responses: Iterable[ScriptedResponse] = (),
+        *,
+        log_path: Path | None = None,
+        route: Callable[[Any], str | None] = _model_of,
     ) -> None:
         self._queue: deque[ScriptedResponse] = deque(responses)
+        # Scripts of their own, by the key `route` gives a request's body (cases that run
+        # side by side each get theirs); requests without a script use the shared one.
+        self._route = route
+        self._scripts: dict[str, deque[ScriptedResponse]] = {}
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._log_path = log_path
@@ -663,10 +687,19 @@ class ReplayServer:
         with self._lock:
             self._queue.extend(responses)
 
-    def next_response(self) -> ScriptedResponse:
-        """The next scripted response, or a 400 once the script is exhausted."""
+    def script(self, key: str, *responses: ScriptedResponse) -> None:
+        """Give the requests `route` maps to `key` (by default: those for the model `key`)
+        a script of their own, `responses`, replacing what was left of it."""
         with self._lock:
-            return self._queue.popleft() if self._queue else exhausted_response()
+            self._scripts[key] = deque(responses)
+
+    def next_response(self, body: Any = None) -> ScriptedResponse:
+        """The next scripted response (from the request's own script, if it has one), or a
+        400 once the script is exhausted."""
+        key = self._route(body)
+        with self._lock:
+            queue = self._scripts.get(key, self._queue) if key else self._queue
+            return queue.popleft() if queue else exhausted_response()
 
     def record(self, request: RecordedRequest) -> None:
         """Keep a request for assertions and append it to the log file, if any."""

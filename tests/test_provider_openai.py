@@ -25,6 +25,7 @@ from agentls.providers.openai_compat import PLACEHOLDER_API_KEY, OpenAIProvider,
 from agentls.usage import Usage
 from replay_server import (
     Collected,
+    RawFrame,
     ReplayServer,
     ToolCall,
     collect,
@@ -496,6 +497,38 @@ async def test_done_without_a_finish_reason_completes_the_message(server: Replay
     server.enqueue(openai_stream([chunk({"role": "assistant", "content": ""})]))
     result = await run_ok(server)
     assert (result.text(), result.stop_reason) == ("", "end_turn")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"data: {not json}\n\n", b'data: {"id":"c","choices":[{"ind\n\n', b"\xff\xfe garbage\n"],
+    ids=["not-json", "cut-json", "not-utf8"],
+)
+async def test_stream_data_that_cannot_be_read_is_a_retryable_server_error(
+    server: ReplayServer, bad: bytes
+) -> None:
+    server.enqueue(fixture_response("openai/01_text_basic").insert(3, RawFrame(bad)))
+    error = await run_error(server)
+    assert (error.kind, error.retryable) == ("server", True)
+    assert error.request_id == "req_7f9c1e2d3b4a59687a6b5c4d3e2f1a0b"
+
+
+async def test_a_garbage_line_in_the_stream_is_ignored(server: ReplayServer) -> None:
+    # A line without a field name's colon is a field with no value, which SSE ignores.
+    server.enqueue(fixture_response("openai/01_text_basic").insert(3, RawFrame(b"garbage\n")))
+    result = await run_ok(server)
+    assert result.text() == load_fixture("openai/01_text_basic")["expect"]["content"]
+
+
+async def test_a_connection_lost_after_the_finish_reason_keeps_the_message(
+    server: ReplayServer,
+) -> None:
+    # Only the usage chunk and [DONE] were still to come: asking again would redo it all.
+    fixture = load_fixture("openai/01_text_basic")
+    server.enqueue(fixture_response(fixture, drop_after=6))
+    result = await run_ok(server)
+    assert (result.text(), result.stop_reason) == (fixture["expect"]["content"], "end_turn")
+    assert result.usage is None
 
 
 async def test_stalled_stream_is_a_timeout_error(server: ReplayServer) -> None:

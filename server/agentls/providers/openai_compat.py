@@ -26,6 +26,7 @@ from agentls.messages import ImageBlock, Message, TextBlock, ToolResultBlock, To
 from agentls.model_table import by_model
 from agentls.output_limits import stated_output_limit
 from agentls.providers.base import (
+    MALFORMED_STREAM,
     BlockStop,
     ErrorKind,
     MessageStop,
@@ -40,6 +41,7 @@ from agentls.providers.base import (
     ToolSpec,
     ToolUseStart,
     UsageUpdate,
+    malformed_stream,
     redacted,
 )
 from agentls.providers.http_errors import KIND_BY_STATUS, retry_after_seconds
@@ -659,17 +661,16 @@ class OpenAIProvider:
                 async for chunk in chunks:
                     for out in fold.feed(chunk):
                         yield out
+        # After the finish_reason only usage and [DONE] follow: the message is whole, and
+        # a stream that breaks now is not asked again (that would redo it all for usage).
         except openai.APIConnectionError as exc:
-            raise connection_error(exc, request_id) from exc
+            if not fold.stopped:
+                raise connection_error(exc, request_id) from exc
         except openai.APIError as exc:
             raise self._redacted(api_error(exc, request_id)) from exc
-        except json.JSONDecodeError as exc:
-            raise ProviderError(
-                "server",
-                "the server sent malformed stream data",
-                retryable=True,
-                request_id=request_id,
-            ) from exc
+        except MALFORMED_STREAM as exc:
+            if not fold.stopped:
+                raise malformed_stream(request_id) from exc
         if not fold.stopped and not done.seen:
             # Ended cleanly but with neither: a proxy or server that closed the stream
             # early. The message may be cut anywhere (mid-text, mid-arguments): retry it.

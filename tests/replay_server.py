@@ -11,6 +11,11 @@ In process::
                        anthropic_text_turn("Done.")]) as server:
         provider = AnthropicProvider(api_key="test", base_url=server.base_url)
 
+Tests that run several sessions side by side give each its own script with
+`server.script(model, ...)` (requests are routed by model, or by a `route` function).
+Faults are options of a response (`drop_after`, `stall_at`, `no_response`, `cut`,
+`insert` with `RawFrame` bytes that break the SSE format).
+
 As a subprocess (for end-to-end tests of the daemon)::
 
     python tests/replay_server.py --script turns.json --log requests.jsonl

@@ -25,7 +25,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -142,15 +142,18 @@ APIS = (ANTHROPIC, OPENAI)
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """One way an attempt goes wrong; `at` is the frame where it strikes, for stream faults.
+    """One way an attempt goes wrong: `make` turns the good response into the faulty one,
+    striking at a frame for stream faults; `where` gives the frames worth striking at.
 
-    `tolerated`: the stream is still whole (a garbage line SSE ignores), so nothing retries.
+    `tool`: the good response calls a tool (else it answers in text). `tolerated`: the
+    stream stays whole (a garbage line SSE ignores), so nothing retries. `idle`: the fault
+    is a stall, which needs a short `idleTimeout` (and costs it, so it is never swept).
     """
 
     name: str
     tool: bool
     make: Callable[[Api, ScriptedResponse, int], ScriptedResponse]
-    at: Callable[[Api, ScriptedResponse], list[int]] | None = None
+    where: Callable[[Api, ScriptedResponse], list[int]] | None = None
     tolerated: bool = False
     idle: bool = False
 
@@ -177,10 +180,6 @@ def _data(frame: Frame | RawFrame) -> str:
 def _openai_text(frame: Frame | RawFrame) -> bool:
     choices = _frame_json(frame).get("choices") or [{}]
     return bool((choices[0].get("delta") or {}).get("content"))
-
-
-def _middle(hits: list[int]) -> list[int]:
-    return [hits[len(hits) // 2]]
 
 
 def _truncated(response: ScriptedResponse, at: int) -> ScriptedResponse:
@@ -302,12 +301,14 @@ def cases(long: bool) -> list[Case]:
 
 
 def _cut_points(api: Api, fault: Fault, long: bool) -> list[int | None]:
-    if fault.at is None:
+    """Every frame of the good response (`long`), else the middle one of `fault.where`."""
+    if fault.where is None:
         return [None]
     good = api.tool(READ, LOOKING) if fault.tool else api.text(ANSWER)
     if long and not fault.idle:
         return list(range(len(good.frames or ())))
-    return list(_middle(fault.at(api, good)))
+    points = fault.where(api, good)
+    return [points[len(points) // 2]]
 
 
 # --- checks ---------------------------------------------------------------------------
@@ -333,7 +334,7 @@ class Tally:
         self.problems.append(f"{case.name}: {problem}")
 
     def add(self, other: Tally) -> None:
-        for name in self.__slots__:  # type: ignore[attr-defined]
+        for name in (f.name for f in fields(self)):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -393,10 +394,12 @@ def _anthropic_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _openai_turns(messages: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The messages as user/assistant turns: tool messages join the user side."""
+    """The messages as user/assistant turns: tool messages, and the user message that may
+    follow them (steering, images of results), make one user turn."""
     turns: list[tuple[str, list[dict[str, Any]]]] = []
+    previous = "system"
     for message in messages:
-        role = message["role"]
+        role, after_tool, previous = message["role"], previous == "tool", message["role"]
         if role == "system":
             continue
         if role == "assistant":
@@ -410,7 +413,7 @@ def _openai_turns(messages: list[dict[str, Any]]) -> list[tuple[str, list[dict[s
             if role == "tool"
             else {"type": "text", "text": str(message.get("content"))}
         )
-        if role == "tool" and turns and turns[-1][0] == "user":
+        if after_tool:
             turns[-1][1].append(block)
         else:
             # A second user message in a row stays a turn of its own: roles must alternate.
@@ -575,3 +578,27 @@ async def test_the_faults_run(replay: ReplayServer, tmp_path: Path, long_run: bo
     )
     assert total.problems == [], "\n".join(total.problems)
     assert total.cases == len(todo) and total.ended_once == total.turns
+
+
+def test_the_history_check_catches_what_it_looks_for() -> None:
+    # The run is only as good as its check: each broken history is caught, on both shapes.
+    complete = {ANSWER, LOOKING}
+    user = {"role": "user", "content": [{"type": "text", "text": "q"}]}
+    partial = {"role": "assistant", "content": [{"type": "text", "text": ANSWER[:20]}]}
+    call = {"type": "tool_use", "id": "c1", "name": "Read", "input": {}}
+    calling = {"role": "assistant", "content": [{"type": "text", "text": LOOKING}, call]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1"}]}
+    assert history_problems(ANTHROPIC, {"messages": [user, calling, result]}, complete) == []
+    broken = [[user, user], [user, partial, user], [user, calling, user]]
+    for messages in broken:
+        assert history_problems(ANTHROPIC, {"messages": messages}, complete), messages
+    o_user = {"role": "user", "content": "q"}
+    o_call = {"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}
+    o_calling = {"role": "assistant", "content": LOOKING, "tool_calls": [o_call]}
+    o_result = {"role": "tool", "tool_call_id": "c1", "content": "ok"}
+    o_partial = {"role": "assistant", "content": ANSWER[:20]}
+    good = [{"role": "system", "content": "s"}, o_user, o_calling, o_result, o_user]
+    assert history_problems(OPENAI, {"messages": good[:4]}, complete) == []
+    assert history_problems(OPENAI, {"messages": good}, complete) == []
+    for messages in ([o_user, o_user], [o_user, o_partial, o_user], [o_user, o_calling, o_user]):
+        assert history_problems(OPENAI, {"messages": messages}, complete), messages

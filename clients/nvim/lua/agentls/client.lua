@@ -1,13 +1,18 @@
 -- The daemon as a client of Neovim's built-in LSP: one per project root, started for any
--- buffer (a filetype is not needed) and for an empty Neovim.
+-- buffer (a filetype is not needed) and for an empty Neovim; spawned over stdio, or a
+-- running `agentls --tcp` joined with the token of its discovery file (`connect`).
 
 local config = require("agentls.config")
 
 local M = {}
 
+local uv = vim.uv or vim.loop
 local has_011 = vim.fn.has("nvim-0.11") == 1
+local JOIN_TIMEOUT_MS = 10000
 -- Project root -> client id.
 local by_root = {}
+-- Client id -> "running" once initialized, "closed" when it ended (joined clients only).
+local joining = {}
 
 --- The project root of a buffer: the nearest folder with a root marker, else the cwd.
 function M.root_of(bufnr)
@@ -45,12 +50,18 @@ function M.get(root)
   local client = alive(by_root[root])
   if client then return client end
   local opts = config.options
+  local cmd, init_options, address = opts.cmd, config.init_options(), nil
+  if opts.connect then
+    address = M.join_address(opts.connect)
+    cmd = vim.lsp.rpc.connect(address.host, address.port)
+    init_options.authToken = address.token
+  end
   local lsp_config = {
     name = "agentls",
-    cmd = opts.cmd,
+    cmd = cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-    init_options = config.init_options(),
+    init_options = init_options,
     -- It answers agent/diagnostics (below); window/showDocument is Neovim's own.
     capabilities = vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
       experimental = { agentls = { diagnostics = true } },
@@ -66,7 +77,11 @@ function M.get(root)
         return require("agentls.edits").apply(err, params, ctx)
       end,
     },
+    on_init = function(client)
+      if joining[client.id] then joining[client.id] = "running" end
+    end,
     on_exit = function(code, signal, client_id)
+      if joining[client_id] then joining[client_id] = "closed" end
       vim.schedule(function()
         require("agentls.chat").on_exit(client_id, code, signal)
       end)
@@ -79,13 +94,52 @@ function M.get(root)
     id = vim.lsp.start_client(lsp_config)
   end
   if not id then
-    error("agentls: the daemon did not start (" .. table.concat(opts.cmd, " ") .. "); see :checkhealth agentls")
+    local what = address and require("agentls.discovery").describe(address) or table.concat(opts.cmd, " ")
+    error("agentls: the daemon did not start (" .. what .. "); see :checkhealth agentls", 0)
   end
+  if address then M.wait_joined(id, address) end
   by_root[root] = id
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if M.is_root_file(bufnr, root) then attach(bufnr, id) end
   end
   return vim.lsp.get_client_by_id(id)
+end
+
+--- The running daemon `connect` names, reachable; an error that says why not otherwise.
+function M.join_address(connect)
+  local discovery = require("agentls.discovery")
+  local address, problem = discovery.find(connect)
+  if not address then error("agentls: " .. problem, 0) end
+  -- vim.lsp.rpc.connect only notifies a refused connection and then waits forever: try first.
+  local tcp = assert(uv.new_tcp())
+  local outcome
+  tcp:connect(address.host, address.port, function(err) outcome = err or "ok" end)
+  vim.wait(JOIN_TIMEOUT_MS, function() return outcome ~= nil end, 10)
+  tcp:close()
+  if outcome ~= "ok" then
+    local why = outcome == "ECONNREFUSED" and "refused the connection: it is not listening there any more"
+      or ("could not be reached (%s)"):format(outcome or "no answer")
+    error(("agentls: %s %s. Restart it, or point connect at its current discovery file"):format(discovery.describe(address), why), 0)
+  end
+  return address
+end
+
+--- Wait for a joined daemon to accept the token: a close during initialize is a refusal.
+function M.wait_joined(id, address)
+  joining[id] = "initializing"
+  vim.wait(JOIN_TIMEOUT_MS, function() return joining[id] ~= "initializing" end, 10)
+  local state = joining[id]
+  joining[id] = nil
+  if state == "running" then return end
+  local client = vim.lsp.get_client_by_id(id)
+  if client then
+    if has_011 then client:stop(true) else client.stop(true) end
+  end
+  local describe = require("agentls.discovery").describe(address)
+  if state == "closed" then
+    error(("agentls: %s refused this Neovim: the connection was closed during initialize. The token in the discovery file was not accepted; the file may be from an earlier daemon on the same port. Restart the daemon or point connect at its current discovery file"):format(describe), 0)
+  end
+  error(("agentls: %s did not answer initialize within %d s"):format(describe, JOIN_TIMEOUT_MS / 1000), 0)
 end
 
 --- Attach a file buffer to its root's running client (the daemon reads unsaved text).

@@ -91,6 +91,7 @@ class Editor:
 
 SETUP = """
 local plugin, cmd, script, log, connect = ...
+if connect == vim.NIL then connect = nil end
 vim.opt.runtimepath:prepend(plugin)
 vim.cmd("runtime plugin/agentls.lua")
 require("agentls").setup({ cmd = cmd, connect = connect, provider = "scripted", script = script,

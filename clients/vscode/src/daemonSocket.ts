@@ -45,7 +45,7 @@ export function openSocket(address: DaemonAddress, timeoutMs = CONNECT_TIMEOUT_M
  * the client ran means the token was refused.
  */
 export function initializeFailure(address: DaemonAddress, error: unknown): string {
-  const said = error instanceof Error ? error.message : String(error);
+  const said = (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
   const detail = said.includes(address.token) ? "" : ` (${said})`;
   return (
     `${describe(address)} refused this window: the connection was closed during initialize${detail}. ` +

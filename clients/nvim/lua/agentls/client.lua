@@ -139,7 +139,7 @@ function M.join_cmd(address, join)
         local on_reply = callback
         callback = function(err, result)
           if not err then return on_reply(err, result) end
-          join.refusal = tostring(err.message or err)
+          join.refusal = tostring(err.message or err):gsub("%.$", "")
           rpc.terminate()
         end
       end

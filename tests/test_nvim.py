@@ -820,3 +820,39 @@ def test_connect_refuses_untrusted_stale_and_refused_daemons_and_a_wrong_token(
         editor.lua("require('agentls.config').options.connect = 'discover'")
         editor.nvim.command("Agent")
         assert editor.lua("return #require('agentls.chat').all()") == 1
+
+
+def test_connect_picks_the_newest_live_file_and_reads_any_token_the_daemon_writes(
+    editor: Editor,
+) -> None:
+    rules = editor.lua(
+        """
+        vim.opt.runtimepath:prepend(...)
+        local d = require("agentls.discovery")
+        local function parse(fields)
+          local address, problem = d.parse(vim.json.encode(fields), "/f")
+          return address and { host = address.host, token = address.token } or problem
+        end
+        local files = { { file = "a", pid = 1, mtime = 3 }, { file = "b", pid = 2, mtime = 2 },
+          { file = "c", pid = 3, mtime = 1 } }
+        local live, stale = d.newest_live(files, function(pid) return pid ~= 1 end)
+        local none = d.newest_live(files, function() return false end)
+        local chosen = "my-own-token_0123456789+ABCDEFGHIJ"
+        return {
+          picked = live.file, stale = #stale, none = none == nil,
+          hex = parse({ host = "0.0.0.0", port = 1, pid = 2, token = string.rep("ab", 32) }),
+          chosen = parse({ host = "::", port = 1, pid = 2, token = chosen }),
+          spaced = parse({ host = "h", port = 1, pid = 2, token = chosen .. " x" }),
+          short = parse({ host = "h", port = 1, pid = 2, token = "short" }),
+          fraction = parse({ host = "h", port = 1.5, pid = 2, token = chosen }),
+          not_json = select(2, d.parse("{", "/f")),
+        }
+        """,
+        str(PLUGIN),
+    )
+    assert (rules["picked"], rules["stale"], rules["none"]) == ("b", 1, True)
+    assert rules["hex"] == {"host": "127.0.0.1", "token": "ab" * 32}
+    assert rules["chosen"] == {"host": "::1", "token": "my-own-token_0123456789+ABCDEFGHIJ"}
+    for bad in ("spaced", "short", "fraction"):
+        assert "lacks a host, port, pid or token" in rules[bad]
+    assert rules["not_json"] == "the discovery file /f is not JSON"

@@ -63,11 +63,19 @@ export function parseDiscovery(text: string, file: string): DaemonAddress {
     Number.isInteger(port) &&
     Number.isInteger(pid) &&
     typeof token === "string" &&
-    /^[0-9a-f]{32,}$/i.test(token);
+    // 64 hex digits, or what --token-file gave: 32 or more printable ASCII, no spaces.
+    /^[\x21-\x7e]{32,}$/.test(token);
   if (!valid) {
     throw new DiscoveryError(`the discovery file ${file} lacks a host, port, pid or token (is it from agentls --tcp?).`);
   }
-  return { host, port: port as number, pid: pid as number, token, file };
+  return { host: connectHost(host), port: port as number, pid: pid as number, token, file };
+}
+
+/** Where to connect for a bound host: a wildcard (`--allow-remote`) means its loopback. */
+export function connectHost(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::" || host === "[::]") return "::1";
+  return host;
 }
 
 /** Whether a process with this pid exists (EPERM: it does, under another user). */

@@ -79,6 +79,20 @@ test("a discovery file's fields are checked", () => {
   assert.throws(() => parseDiscovery(JSON.stringify({ host: "127.0.0.1", port: 1, pid: 2 }), "/f"), /lacks a host, port, pid or token/);
   assert.throws(() => parseDiscovery(JSON.stringify({ host: "h", port: "1", pid: 2, token: TOKEN }), "/f"), DiscoveryError);
   assert.throws(() => parseDiscovery("[]", "/f"), DiscoveryError);
+  // A token from --token-file: any 32 or more printable ASCII without spaces.
+  const chosen = "my-own-token_0123456789+ABCDEFGHIJ";
+  assert.equal(parseDiscovery(JSON.stringify({ host: "::1", port: 1, pid: 2, token: chosen }), "/f").token, chosen);
+  for (const bad of ["short", `${chosen} x`, `${chosen}\n`, `${chosen}é`]) {
+    assert.throws(() => parseDiscovery(JSON.stringify({ host: "h", port: 1, pid: 2, token: bad }), "/f"), /lacks/);
+  }
+});
+
+test("a daemon bound to a wildcard address is joined on its loopback", () => {
+  const at = (host: string) => parseDiscovery(JSON.stringify({ host, port: 1, pid: 2, token: TOKEN }), "/f").host;
+  assert.equal(at("0.0.0.0"), "127.0.0.1");
+  assert.equal(at("::"), "::1");
+  assert.equal(at("127.0.0.1"), "127.0.0.1");
+  assert.equal(at("::1"), "::1");
 });
 
 test("the newest file whose daemon is alive is picked; dead ones are passed over", () => {

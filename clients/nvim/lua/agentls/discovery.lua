@@ -25,6 +25,7 @@ function M.privacy_problem(what, path, stat, uid)
     return ("the discovery %s %s is open to other users (mode %03o); refusing it, as anyone who reads the token can run commands as you. Make it yours alone (chmod %s) or restart the daemon"):format(
       what, path, stat.mode % 512, what == "file" and "600" or "700")
   end
+  return nil
 end
 
 --- The address in a discovery file's text, or nil and why not.
@@ -35,11 +36,19 @@ function M.parse(text, path)
   local valid = type(fields.host) == "string" and fields.host ~= ""
     and type(fields.port) == "number" and fields.port % 1 == 0
     and type(fields.pid) == "number" and fields.pid % 1 == 0
-    and type(fields.token) == "string" and #fields.token >= 32 and not fields.token:find("[^%x]")
+    -- 64 hex digits, or what --token-file gave: 32 or more printable ASCII, no spaces.
+    and type(fields.token) == "string" and #fields.token >= 32 and not fields.token:find("[^\33-\126]")
   if not valid then
     return nil, ("the discovery file %s lacks a host, port, pid or token (is it from agentls --tcp?)"):format(path)
   end
-  return { host = fields.host, port = fields.port, pid = fields.pid, token = fields.token, file = path }
+  return { host = M.connect_host(fields.host), port = fields.port, pid = fields.pid, token = fields.token, file = path }
+end
+
+--- Where to connect for a bound host: a wildcard (`--allow-remote`) means its loopback.
+function M.connect_host(host)
+  if host == "0.0.0.0" then return "127.0.0.1" end
+  if host == "::" then return "::1" end
+  return host
 end
 
 --- Whether a process with this pid exists (EPERM: it does, under another user).

@@ -1,93 +1,73 @@
-"""A real `agentls --tcp` for the editor clients' join tests, found as they find it.
-
-The daemon runs with its own XDG_RUNTIME_DIR, so its discovery file lands in a private
-folder of the test's (`<runtime>/agentls-<uid>/tcp-<pid>.json`). The address comes from its
-stderr lines `agentls: listening on HOST:PORT` and `agentls: discovery file PATH`.
-"""
+"""A real `agentls --tcp` daemon for tests: started, its listening and discovery lines read,
+and the host, port and token it gives clients (from the discovery file)."""
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-READY_TIMEOUT = 30
+LISTENING = "agentls: listening on "
+DISCOVERY = "agentls: discovery file "
 
 
-@dataclass(frozen=True)
+@dataclass
 class TcpDaemon:
-    process: subprocess.Popen[str]
+    process: asyncio.subprocess.Process
     host: str
     port: int
+    token: str
     discovery: Path
-    env: dict[str, str]
+    # Keeps reading stderr, or a chatty daemon blocks on a full pipe.
+    draining: asyncio.Task[None]
 
-    def discovered(self) -> dict[str, Any]:
-        """The discovery file's content (the token included: for assertions only)."""
-        parsed: dict[str, Any] = json.loads(self.discovery.read_text(encoding="utf-8"))
-        return parsed
+    def initialize_params(self, **extra: Any) -> dict[str, Any]:
+        """`initialize` params that present this daemon's token."""
+        return {
+            "processId": None,
+            "capabilities": {},
+            "initializationOptions": {"authToken": self.token},
+            **extra,
+        }
 
-
-def _read_address(process: subprocess.Popen[str]) -> tuple[str, int, Path]:
-    """The listening and discovery lines, read until both came (or the daemon ended)."""
-    assert process.stderr is not None
-    listening: tuple[str, int] | None = None
-    discovery: Path | None = None
-    seen: list[str] = []
-    for line in process.stderr:
-        seen.append(line)
-        if line.startswith("agentls: listening on "):
-            host, port = line.removeprefix("agentls: listening on ").strip().rsplit(":", 1)
-            listening = (host, int(port))
-        elif line.startswith("agentls: discovery file "):
-            discovery = Path(line.removeprefix("agentls: discovery file ").strip())
-        if listening and discovery:
-            return listening[0], listening[1], discovery
-    raise AssertionError("the daemon ended before naming its discovery file:\n" + "".join(seen))
+    async def stop(self) -> int:
+        if self.process.returncode is None:
+            self.process.terminate()
+        return await asyncio.wait_for(self.process.wait(), 60)
 
 
-@contextlib.contextmanager
-def tcp_daemon(tmp: Path, extra_env: dict[str, str] | None = None) -> Iterator[TcpDaemon]:
-    """Start `agentls --tcp --port 0` in `tmp`'s runtime folder; stop it on exit."""
-    runtime = tmp / "runtime"
-    runtime.mkdir(exist_ok=True)
-    env = {
-        **os.environ,
-        "XDG_RUNTIME_DIR": str(runtime),
-        "AGENTLS_HOME": str(tmp / "agentls-home"),
-        **(extra_env or {}),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentls", "--tcp", "--port", "0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
+async def start_tcp_daemon(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> TcpDaemon:
+    """`agentls --tcp` (on port 0 unless `args` say otherwise), once it listens."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentls",
+        "--tcp",
+        *args,
         stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+        env={**os.environ, **(env or {})},
     )
-    timer = threading.Timer(READY_TIMEOUT, process.kill)
-    timer.start()
-    try:
-        host, port, discovery = _read_address(process)
-    finally:
-        timer.cancel()
-    # The rest of stderr is drained, so a chatty daemon never blocks on a full pipe.
     assert process.stderr is not None
-    drain = threading.Thread(target=process.stderr.read, daemon=True)
-    drain.start()
-    try:
-        yield TcpDaemon(process, host, port, discovery, env)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    lines: list[str] = []
+    while not (lines and lines[-1].startswith(DISCOVERY)):
+        line = (await asyncio.wait_for(process.stderr.readline(), timeout)).decode()
+        assert line, f"the daemon exited before listening: {''.join(lines)}"
+        lines.append(line.rstrip("\n"))
+    listening = next(line for line in lines if line.startswith(LISTENING))
+    path = Path(lines[-1].removeprefix(DISCOVERY))
+    found = json.loads(path.read_text(encoding="utf-8"))
+    assert listening.rsplit(":", 1)[1] == str(found["port"]), (listening, found)
+    draining = asyncio.create_task(_drain(process.stderr))
+    return TcpDaemon(process, found["host"], found["port"], found["token"], path, draining)
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.read(65536):
+        pass

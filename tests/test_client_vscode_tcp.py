@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tcp_daemon import tcp_daemon
+from editor_tcp_daemon import tcp_daemon
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT = ROOT / "clients" / "vscode"

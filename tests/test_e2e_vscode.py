@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tcp_daemon import tcp_daemon
+from editor_tcp_daemon import tcp_daemon
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT = ROOT / "clients" / "vscode"

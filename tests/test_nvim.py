@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from agent_client import read_requests, write_script
-from tcp_daemon import tcp_daemon
+from editor_tcp_daemon import tcp_daemon
 
 pynvim = pytest.importorskip("pynvim", reason="pynvim is not installed (pip install '.[test]')")
 

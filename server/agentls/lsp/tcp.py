@@ -1,9 +1,13 @@
-"""The daemon over TCP: many editor windows at once, one core.
+"""The daemon over TCP: many editor windows at once, one core, only for the token's holder.
 
 pygls's own TCP server drives one protocol object for every connection, so a second
 window took over the first one's output, and the daemon exited when a connection closed.
 Here each connection gets its own pygls server (its own capabilities, buffers and editor
 state) in front of one shared hub, and the daemon serves until it is stopped.
+
+Every connection must present the daemon's token in `initialize` (agentls.lsp.gate); the
+token, with the host, port and pid, is in the discovery file (agentls.lsp.tcp_trust),
+which is removed however the daemon ends (SIGTERM, Ctrl-C).
 """
 
 from __future__ import annotations
@@ -11,45 +15,68 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
 import threading
 
+from agentls.lsp.gate import gated_frames
 from agentls.lsp.hub import Hub
-from agentls.lsp.jsonrpc import FrameReader, serve_frames
+from agentls.lsp.jsonrpc import serve_frames
 from agentls.lsp.server import build_server
+from agentls.lsp.tcp_trust import remove_discovery, write_discovery
 
 log = logging.getLogger(__name__)
 
 
-def serve_tcp(host: str, port: int) -> None:
-    """Serve connections on host:port until interrupted (port 0 picks a free one)."""
+def serve_tcp(host: str, port: int, token: str) -> None:
+    """Serve connections on host:port until stopped (port 0 picks a free one); TrustError
+    when the discovery file cannot be written privately."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(host, port))
+        asyncio.run(_serve(host, port, token))
 
 
-async def _serve(host: str, port: int) -> None:
+async def _serve(host: str, port: int, token: str) -> None:
     hub = Hub()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await one_connection(hub, reader, writer)
+        await one_connection(hub, reader, writer, token)
 
     server = await asyncio.start_server(connection, host, port)
-    bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
-    # Editors and tests that asked for port 0 read the port from this line.
-    sys.stderr.write(f"agentls: listening on {bound}\n")
-    sys.stderr.flush()
-    async with server:
-        await server.serve_forever()
+    bound_host, bound_port = server.sockets[0].getsockname()[:2]
+    try:
+        discovery = write_discovery(bound_host, bound_port, token)
+    except BaseException:
+        server.close()
+        raise
+    try:
+        bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
+        # Editors and tests read the port, then the token's file, from these lines.
+        sys.stderr.write(f"agentls: listening on {bound}\n")
+        sys.stderr.write(f"agentls: discovery file {discovery}\n")
+        sys.stderr.flush()
+        stopped = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
+        await stopped.wait()
+    finally:
+        # Also on Ctrl-C, which cancels this coroutine. Open connections are not waited
+        # for: asyncio.run cancels them when this returns.
+        server.close()
+        remove_discovery(discovery)
 
 
 async def one_connection(
-    hub: Hub, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    hub: Hub,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    token: str | None = None,
 ) -> None:
+    """Serve one connection; with `token`, only a client that presents it in `initialize`."""
     server = build_server(hub, shared=True)
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(writer)
     try:
-        await serve_frames(FrameReader(lambda: reader.read(65536)), server.protocol, stop)
+        frames = gated_frames(server, lambda: reader.read(65536), token)
+        await serve_frames(frames, server.protocol, stop)
     except (ConnectionError, asyncio.IncompleteReadError) as exc:
         log.info("a connection ended: %s", exc)
     finally:

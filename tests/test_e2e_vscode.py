@@ -18,6 +18,7 @@ It needs the toolchain of `clients/vscode/e2e/setup.sh` and Debian's Chromium, w
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -26,6 +27,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from editor_tcp_daemon import tcp_daemon
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT = ROOT / "clients" / "vscode"
@@ -69,13 +72,15 @@ def _run(command: list[str], timeout: float, **env: str) -> subprocess.Completed
     return subprocess.CompletedProcess(command, process.returncode, output, "")
 
 
-def test_a_turn_in_a_real_vscode() -> None:
+@pytest.fixture(scope="module")
+def vsix() -> Path:
+    """The packaged extension (with the daemon of this checkout), built once per module."""
     missing = _missing()
     if missing:
         pytest.skip(missing)
     npm = shutil.which("npm", path=f"{NODE24}{os.pathsep}{os.environ['PATH']}")
     assert npm is not None
-    vsix = WORK / "agentls.vsix"
+    package = WORK / "agentls.vsix"
     WORK.mkdir(parents=True, exist_ok=True)
     steps = [
         [npm, "run", "build"],
@@ -87,12 +92,16 @@ def test_a_turn_in_a_real_vscode() -> None:
             "--no-dependencies",
             "--allow-package-all-secrets",
             "-o",
-            str(vsix),
+            str(package),
         ],
     ]
     for step in steps:
         built = _run(step, timeout=300, PYTHON=sys.executable)
         assert built.returncode == 0, built.stdout[-4000:]
+    return package
+
+
+def test_a_turn_in_a_real_vscode(vsix: Path) -> None:
     # The bundled daemon's Python must be the one that finds it: this one.
     python_dir = str(Path(sys.executable).parent)
     done = _run(
@@ -102,6 +111,7 @@ def test_a_turn_in_a_real_vscode() -> None:
     )
     (WORK / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
     assert done.returncode == 0, done.stdout[-6000:]
+    assert "joining the agentls daemon" not in _extension_log(WORK)
     steps_done = (
         "workbench",
         "unsaved edit",
@@ -119,3 +129,56 @@ def test_a_turn_in_a_real_vscode() -> None:
     text = (WORK / "ws" / "app.py").read_text(encoding="utf-8")
     # The reviewed edit was undone from the turn's summary: the file is as before the turn.
     assert text == "PORT = 8000\nHOST = 'unsaved'\n"
+
+
+def _extension_log(work: Path) -> str:
+    """The extension's output channel, as code-server wrote it."""
+    logs = sorted((work / "data" / "logs").rglob("agentls.log"))
+    return "\n".join(log.read_text(encoding="utf-8") for log in logs)
+
+
+def test_a_real_vscode_joins_a_running_daemon_with_its_token(vsix: Path, tmp_path: Path) -> None:
+    """`agentls.server.connect: "discover"`: the window joins the `agentls --tcp` started
+    here (its own folder of discovery files), runs an allowed turn through it (the session
+    is in that daemon's transcripts), then, pointed at a file with a forged token, says the
+    daemon refused it. The token is in no log line."""
+    work = WORK / "join"
+    python_dir = str(Path(sys.executable).parent)
+    with tcp_daemon(tmp_path) as daemon:
+        found = daemon.discovered()
+        private = tmp_path / "forged"
+        private.mkdir(mode=0o700)
+        forged = private / f"tcp-{found['pid']}.json"
+        forged.write_text(json.dumps({**found, "token": "0" * 64}), encoding="utf-8")
+        forged.chmod(0o600)
+        done = _run(
+            [
+                "bash",
+                str(E2E / "run.sh"),
+                str(vsix),
+                str(work),
+                "join",
+                str(forged),
+                daemon.env["AGENTLS_HOME"],
+            ],
+            timeout=420,
+            PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
+            XDG_RUNTIME_DIR=daemon.env["XDG_RUNTIME_DIR"],
+        )
+        still_serving = daemon.process.poll() is None
+    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
+    assert done.returncode == 0, done.stdout[-6000:]
+    for step in (
+        "workbench",
+        "unsaved edit",
+        "joined turn",
+        "disk",
+        "daemon transcript",
+        "forged token refused",
+    ):
+        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    assert "closed during initialize" in done.stdout
+    log = _extension_log(work)
+    assert f"joining the agentls daemon at 127.0.0.1:{daemon.port} (pid {found['pid']}" in log
+    assert found["token"] not in log and found["token"] not in done.stdout
+    assert still_serving

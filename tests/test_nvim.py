@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 from agent_client import read_requests, write_script
+from editor_tcp_daemon import tcp_daemon
 
 pynvim = pytest.importorskip("pynvim", reason="pynvim is not installed (pip install '.[test]')")
 
@@ -88,10 +90,11 @@ class Editor:
 
 
 SETUP = """
-local plugin, cmd, script, log = ...
+local plugin, cmd, script, log, connect = ...
+if connect == vim.NIL then connect = nil end
 vim.opt.runtimepath:prepend(plugin)
 vim.cmd("runtime plugin/agentls.lua")
-require("agentls").setup({ cmd = cmd, provider = "scripted", script = script,
+require("agentls").setup({ cmd = cmd, connect = connect, provider = "scripted", script = script,
   session = { requestLog = log }, chat = { open_on_ask = false } })
 _G.agentls_turns = {}
 _G.agentls_selects = {}
@@ -127,9 +130,10 @@ def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
         nvim.close()
 
 
-def start(editor: Editor, script: list[dict[str, Any]]) -> None:
+def start(editor: Editor, script: list[dict[str, Any]], connect: str | None = None) -> None:
+    """Set the plugin up: spawning the daemon, or joining a running one (`connect`)."""
     path = write_script(editor.root.parent / "script.jsonl", script)
-    editor.lua(SETUP, str(PLUGIN), DAEMON, str(path), str(editor.log))
+    editor.lua(SETUP, str(PLUGIN), DAEMON, str(path), str(editor.log), connect)
 
 
 def tool_results(log: Path) -> list[dict[str, Any]]:
@@ -711,3 +715,144 @@ def test_checkhealth_states_each_sessions_sandbox(editor: Editor) -> None:
         "OK Bash sandbox: bubblewrap, read-only outside the workspace, no network" in report
         or "ERROR Bash sandbox enabled but not active:" in report
     ), report
+
+
+def health_report(editor: Editor) -> str:
+    editor.nvim.command("checkhealth agentls")
+    return "\n".join(editor.nvim.current.buffer[:])
+
+
+def join_error(editor: Editor, connect: str) -> str:
+    """The error `:Agent` raises when the daemon `connect` names cannot be joined."""
+    message: str = editor.lua(
+        "require('agentls.config').options.connect = ... "
+        "local ok, err = pcall(vim.cmd, 'Agent') "
+        "return ok and '' or tostring(err)",
+        connect,
+    )
+    assert message, f"joining {connect} did not fail"
+    return message
+
+
+def test_connect_discover_joins_a_running_daemon_with_its_token(
+    editor: Editor, tmp_path: Path
+) -> None:
+    (editor.root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    with tcp_daemon(tmp_path) as daemon:
+        token = daemon.discovered()["token"]
+        editor.lua("vim.env.XDG_RUNTIME_DIR = ...", daemon.env["XDG_RUNTIME_DIR"])
+        start(editor, EDIT, connect="discover")
+        editor.nvim.command("edit app.py")
+        editor.nvim.command("AgentAsk change the port to 9000")
+        [ended] = editor.turn_ended()
+        assert ended["stopReason"] == "end_turn"
+        assert "Changed the port to 9000." in editor.chat_text()
+        lines, modified = editor.buffer("app.py")
+        assert lines == ["PORT = 9000"] and not modified
+        assert (editor.root / "app.py").read_text(encoding="utf-8") == "PORT = 9000\n"
+        # Neovim joined over TCP: it started no daemon of its own.
+        children = subprocess.run(
+            ["pgrep", "-P", str(editor.nvim.call("getpid"))], capture_output=True, text=True
+        )
+        assert children.stdout.strip() == "", children.stdout
+        report = health_report(editor)
+        assert f"OK daemon: the agentls daemon at 127.0.0.1:{daemon.port} (pid" in report, report
+        assert f"{daemon.discovery}: pid {daemon.process.pid} running" in report, report
+        assert "ERROR" not in report, report
+        messages = editor.nvim.command_output("messages")
+        assert token not in report and token not in messages
+
+
+def test_connect_refuses_untrusted_stale_and_refused_daemons_and_a_wrong_token(
+    editor: Editor, tmp_path: Path
+) -> None:
+    with tcp_daemon(tmp_path) as daemon:
+        found = daemon.discovered()
+        runtime = Path(daemon.env["XDG_RUNTIME_DIR"])
+        editor.lua("vim.env.XDG_RUNTIME_DIR = ...", str(runtime))
+        start(editor, [], connect="discover")
+
+        folder = daemon.discovery.parent
+        folder.chmod(0o755)
+        assert "is open to other users (mode 755)" in join_error(editor, "discover")
+        assert "is open to other users (mode 755)" in join_error(editor, str(daemon.discovery))
+        folder.chmod(0o700)
+        daemon.discovery.chmod(0o640)
+        assert "tcp-" in (message := join_error(editor, "discover")), message
+        assert "is open to other users (mode 640)" in message
+        daemon.discovery.chmod(0o600)
+
+        # Files of its own, in a private folder: a forged token, a dead pid, a closed port.
+        private = tmp_path / "private"
+        private.mkdir(mode=0o700)
+
+        def discovery_file(name: str, **fields: Any) -> str:
+            path = private / name
+            path.write_text(json.dumps({**found, **fields}), encoding="utf-8")
+            path.chmod(0o600)
+            return str(path)
+
+        forged = join_error(editor, discovery_file("forged.json", token="0" * 64))
+        assert "refused this Neovim: the connection was closed during initialize" in forged
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        stale = join_error(editor, discovery_file("stale.json", pid=dead.pid))
+        assert f"is stale: its daemon (pid {dead.pid}) is not running" in stale
+        free = socket.socket()
+        free.bind(("127.0.0.1", 0))
+        closed_port = free.getsockname()[1]
+        free.close()
+        refused = join_error(editor, discovery_file("refused.json", port=closed_port))
+        assert f"127.0.0.1:{closed_port}" in refused
+        assert "refused the connection: it is not listening there any more" in refused
+
+        editor.lua("vim.env.XDG_RUNTIME_DIR = ...", str(tmp_path / "nowhere"))
+        assert "does not exist. Start one with agentls --tcp" in join_error(editor, "discover")
+        report = health_report(editor)
+        assert "ERROR no running agentls daemon" in report, report
+
+        messages = editor.nvim.command_output("messages")
+        for text in (forged, stale, refused, report, messages):
+            assert found["token"] not in text
+        # None of these left a client behind, and the daemon still serves a real join.
+        assert editor.lua("return #require('agentls.client').all()") == 0
+        editor.lua("vim.env.XDG_RUNTIME_DIR = ...", str(runtime))
+        editor.lua("require('agentls.config').options.connect = 'discover'")
+        editor.nvim.command("Agent")
+        assert editor.lua("return #require('agentls.chat').all()") == 1
+
+
+def test_connect_picks_the_newest_live_file_and_reads_any_token_the_daemon_writes(
+    editor: Editor,
+) -> None:
+    rules = editor.lua(
+        """
+        vim.opt.runtimepath:prepend(...)
+        local d = require("agentls.discovery")
+        local function parse(fields)
+          local address, problem = d.parse(vim.json.encode(fields), "/f")
+          return address and { host = address.host, token = address.token } or problem
+        end
+        local files = { { file = "a", pid = 1, mtime = 3 }, { file = "b", pid = 2, mtime = 2 },
+          { file = "c", pid = 3, mtime = 1 } }
+        local live, stale = d.newest_live(files, function(pid) return pid ~= 1 end)
+        local none = d.newest_live(files, function() return false end)
+        local chosen = "my-own-token_0123456789+ABCDEFGHIJ"
+        return {
+          picked = live.file, stale = #stale, none = none == nil,
+          hex = parse({ host = "0.0.0.0", port = 1, pid = 2, token = string.rep("ab", 32) }),
+          chosen = parse({ host = "::", port = 1, pid = 2, token = chosen }),
+          spaced = parse({ host = "h", port = 1, pid = 2, token = chosen .. " x" }),
+          short = parse({ host = "h", port = 1, pid = 2, token = "short" }),
+          fraction = parse({ host = "h", port = 1.5, pid = 2, token = chosen }),
+          not_json = select(2, d.parse("{", "/f")),
+        }
+        """,
+        str(PLUGIN),
+    )
+    assert (rules["picked"], rules["stale"], rules["none"]) == ("b", 1, True)
+    assert rules["hex"] == {"host": "127.0.0.1", "token": "ab" * 32}
+    assert rules["chosen"] == {"host": "::1", "token": "my-own-token_0123456789+ABCDEFGHIJ"}
+    for bad in ("spaced", "short", "fraction"):
+        assert "lacks a host, port, pid or token" in rules[bad]
+    assert rules["not_json"] == "the discovery file /f is not JSON"

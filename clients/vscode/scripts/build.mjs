@@ -1,5 +1,7 @@
 // Bundle the extension (Node, CommonJS, `vscode` external) and the webview (browser IIFE)
-// with esbuild; `--tests` bundles the unit tests for `node --test` instead.
+// with esbuild; `--tests` bundles the unit tests for `node --test` instead, and the join
+// check that tests/test_client_vscode_tcp.py runs against a real daemon (not a *.test.js,
+// so `node --test dist-test/` leaves it out).
 import { build } from "esbuild";
 import { readdirSync } from "node:fs";
 
@@ -11,6 +13,7 @@ if (tests) {
     .filter((f) => f.endsWith(".test.ts"))
     .map((f) => `test/${f}`);
   await build({ ...common, entryPoints, outdir: "dist-test", platform: "node", format: "cjs" });
+  await build({ ...common, entryPoints: ["test/daemon/join.ts"], outfile: "dist-test/join-daemon.js", platform: "node", format: "cjs" });
 } else {
   await Promise.all([
     build({

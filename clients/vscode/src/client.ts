@@ -1,4 +1,5 @@
-// The language client that runs the daemon: start, restart after a crash, edits saved.
+// The language client of the daemon: one it spawns (stdio), or a running `agentls --tcp`
+// it joins with the token from its discovery file; restart after a crash, edits saved.
 
 import * as vscode from "vscode";
 import {
@@ -15,7 +16,10 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 
+import { describe, initializeFailure, openSocket } from "./daemonSocket";
 import { toLspDiagnostics } from "./diagnostics";
+import { type DaemonAddress, DiscoveryError, connectSetting, findDaemon, localContext } from "./discovery";
+import { RedactingLog } from "./redactingLog";
 import { serverCommand } from "./server";
 import type { AgentEvent, Params, RequestMethod, Result } from "./wire";
 
@@ -38,10 +42,14 @@ export interface AgentClientEvents {
   onStateChange(running: boolean, message?: string): void;
 }
 
-/** The daemon over stdio through vscode-languageclient, with the agent/* methods typed. */
+/** The daemon through vscode-languageclient, with the agent/* methods typed. */
 export class AgentClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private restarts = 0;
+  /** The running daemon joined over TCP (undefined when the daemon is spawned). */
+  private joined: DaemonAddress | undefined;
+  /** Whether this start reached Running: a close before it is a refusal, not a crash. */
+  private initialized = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -54,19 +62,21 @@ export class AgentClient implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
-    const server = await serverCommand(this.context.extensionPath);
-    const secrets = await this.secretEnv();
-    const serverOptions: ServerOptions = {
-      command: server.command,
-      args: server.args,
-      transport: TransportKind.stdio,
-      options: { env: { ...process.env, ...server.env, ...secrets } },
-    };
+    const connect = connectSetting(vscode.workspace.getConfiguration("agentls").get<string>("server.connect"));
+    this.joined = undefined;
+    this.initialized = false;
+    const serverOptions = connect === "spawn" ? await this.spawnOptions() : this.joinOptions(connect);
     const clientOptions: LanguageClientOptions = {
       // Every file, any scheme a workspace can have, so open buffers reach the daemon.
       documentSelector: [{ scheme: "file" }, { scheme: "untitled" }, { scheme: "vscode-remote" }],
       outputChannel: this.log,
-      initializationOptions: initializationOptions(),
+      // The message trace never shows the token (initialize carries it).
+      traceOutputChannel: new RedactingLog(this.log, () => this.joined?.token),
+      // Read when initialize is sent: a restart may have found another daemon.
+      initializationOptions: () =>
+        this.joined ? { ...initializationOptions(), authToken: this.joined.token } : initializationOptions(),
+      // A refused token is reported once, by start(), not by the client's own notification.
+      initializationFailedHandler: () => false,
       middleware: { workspace: { handleApplyEdit: (params, next) => this.applyEdit(params, next) } },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
@@ -76,14 +86,52 @@ export class AgentClient implements vscode.Disposable {
     this.client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
     this.client.registerFeature(editorDiagnosticsFeature);
     this.client.onDidChangeState((change) => {
-      if (change.newState === State.Running) this.events.onStateChange(true);
+      if (change.newState !== State.Running) return;
+      this.initialized = true;
+      this.events.onStateChange(true);
     });
-    await this.client.start();
+    try {
+      await this.client.start();
+    } catch (error) {
+      throw this.startFailure(error);
+    }
     this.client.onNotification("agent/event", (event: AgentEvent) => this.events.onEvent(event));
     // The daemon asks for a file's diagnostics (its Diagnostics tool, and new errors after an edit).
     this.client.onRequest("agent/diagnostics", (params: { uri: string }) => ({
       diagnostics: toLspDiagnostics(vscode.languages.getDiagnostics(vscode.Uri.parse(params.uri))),
     }));
+  }
+
+  /** Not found, refused or silent: already said. Closed during initialize: the token. */
+  private startFailure(error: unknown): unknown {
+    if (error instanceof DiscoveryError || !this.joined || this.initialized) return error;
+    return new DiscoveryError(initializeFailure(this.joined, error));
+  }
+
+  /** Run the daemon: `agentls.serverPath` or the bundled one, over stdio. */
+  private async spawnOptions(): Promise<ServerOptions> {
+    const server = await serverCommand(this.context.extensionPath);
+    const secrets = await this.secretEnv();
+    return {
+      command: server.command,
+      args: server.args,
+      transport: TransportKind.stdio,
+      options: { env: { ...process.env, ...server.env, ...secrets } },
+    };
+  }
+
+  /** Join a running daemon; found again on each (re)start, as its file changes with it. */
+  private joinOptions(connect: "discover" | { file: string }): ServerOptions {
+    // Found now, so a missing or untrusted file fails start() with its own message.
+    this.joined = findDaemon(connect, localContext());
+    return async () => {
+      this.joined ??= findDaemon(connect, localContext());
+      this.initialized = false;
+      this.log.info(`joining ${describe(this.joined)}`);
+      const socket = await openSocket(this.joined);
+      // detached: stopping the client leaves the shared daemon running.
+      return { reader: socket, writer: socket, detached: true };
+    };
   }
 
   async restart(): Promise<void> {
@@ -112,6 +160,12 @@ export class AgentClient implements vscode.Disposable {
   }
 
   private onClosed() {
+    if (this.joined && !this.initialized) {
+      // Closed during initialize: the daemon refused the token; trying again cannot help.
+      return { action: CloseAction.DoNotRestart, message: initializeFailure(this.joined, "closed"), handled: true };
+    }
+    // A restart looks for the daemon again (it may have been restarted itself).
+    if (this.joined) this.joined = undefined;
     this.restarts += 1;
     const again = this.restarts <= MAX_RESTARTS;
     const message = again

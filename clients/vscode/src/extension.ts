@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import { AgentClient, SECRET_KEYS } from "./client";
 import { ChatController } from "./controller";
 import { DIFF_SCHEME, DiffContent } from "./diffs";
+import { DiscoveryError } from "./discovery";
 import { EditorStateTracker } from "./editorState";
 import { ChatPanel, VIEW_ID } from "./panel";
 import { Reviews } from "./review";
@@ -75,16 +76,16 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("agentls.showLog", () => log.show()),
     vscode.commands.registerCommand("agentls.restartServer", async () => {
       controller.onServerRestarted();
-      await client.restart();
+      await start(client, log, "restart");
     }),
     vscode.commands.registerCommand("agentls.includeContext", async (include: boolean) => {
       editorState.include = include;
       await editorState.flush();
     }),
     vscode.commands.registerCommand("agentls.askAboutSelection", () => askAboutSelection(panel)),
-    vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, client)),
+    vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, client, log)),
     vscode.commands.registerCommand("agentls.pickModelOrMode", () => pickModelOrMode(controller)),
-    vscode.workspace.onDidChangeConfiguration((change) => void settingsChanged(change, client, controller)),
+    vscode.workspace.onDidChangeConfiguration((change) => void settingsChanged(change, client, controller, log)),
   );
   void start(client, log);
 }
@@ -93,11 +94,16 @@ export function deactivate(): void {
   // The client is disposed with the subscriptions; it stops the daemon.
 }
 
-async function start(client: AgentClient, log: vscode.LogOutputChannel): Promise<void> {
+async function start(client: AgentClient, log: vscode.LogOutputChannel, how: "start" | "restart" = "start"): Promise<void> {
   try {
-    await client.start();
+    await (how === "start" ? client.start() : client.restart());
   } catch (error) {
-    const message = error instanceof ServerNotFound ? error.message : `The agentls server did not start: ${String(error)}`;
+    const message =
+      error instanceof ServerNotFound
+        ? error.message
+        : error instanceof DiscoveryError
+          ? `agentls could not join the running daemon: ${error.message}`
+          : `The agentls server did not start: ${String(error)}`;
     log.error(message);
     const choice = await vscode.window.showErrorMessage(message, "Open Server Log");
     if (choice) log.show();
@@ -117,14 +123,21 @@ function askAboutSelection(panel: ChatPanel): void {
   panel.post({ type: "focusInput" });
 }
 
-async function setApiKey(context: vscode.ExtensionContext, client: AgentClient): Promise<void> {
+async function setApiKey(context: vscode.ExtensionContext, client: AgentClient, log: vscode.LogOutputChannel): Promise<void> {
   const name = await vscode.window.showQuickPick([...SECRET_KEYS], { title: "Which API key?" });
   if (!name) return;
   const value = await vscode.window.showInputBox({ title: name, password: true, ignoreFocusOut: true });
   if (value === undefined) return;
   await (value ? context.secrets.store(name, value) : context.secrets.delete(name));
+  if (vscode.workspace.getConfiguration("agentls").get<string>("server.connect", "spawn") !== "spawn") {
+    // A daemon this window joined was started elsewhere, with its own environment.
+    void vscode.window.showInformationMessage(
+      "agentls: the key is stored, but the running daemon this window joined reads keys from its own environment; it is used when agentls.server.connect is \"spawn\".",
+    );
+    return;
+  }
   // Keys reach the daemon through its environment only: restart it to use the new one.
-  await client.restart();
+  await start(client, log, "restart");
 }
 
 /** Model and mode apply to the open session at once; the rest need a new daemon. */
@@ -132,6 +145,7 @@ async function settingsChanged(
   change: vscode.ConfigurationChangeEvent,
   client: AgentClient,
   controller: ChatController,
+  log: vscode.LogOutputChannel,
 ): Promise<void> {
   if (!change.affectsConfiguration("agentls")) return;
   const config = vscode.workspace.getConfiguration("agentls");
@@ -141,7 +155,7 @@ async function settingsChanged(
   if (change.affectsConfiguration("agentls.model") && config.get<string>("model")) {
     await controller.setModel(config.get<string>("model", ""));
   }
-  const restart = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath"];
+  const restart = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath", "server.connect"];
   if (restart.some((key) => change.affectsConfiguration(`agentls.${key}`))) {
     const choice = await vscode.window.showInformationMessage(
       "agentls: this setting applies when the server restarts (open chats start over).",
@@ -149,7 +163,7 @@ async function settingsChanged(
     );
     if (choice) {
       controller.onServerRestarted();
-      await client.restart();
+      await start(client, log, "restart");
     }
   }
 }

@@ -5,6 +5,9 @@ local M = {}
 M.defaults = {
   -- The daemon: the `agentls` on PATH (pip install agentls), over stdio.
   cmd = { "agentls", "--stdio" },
+  -- Join a running `agentls --tcp` instead of spawning `cmd`: "discover" (the newest live
+  -- discovery file of this user) or a discovery file's path (".../agentls-<uid>/tcp-<pid>.json").
+  connect = nil,
   -- Passed as initializationOptions; nil leaves the daemon's own settings.
   provider = nil,
   model = nil,

@@ -12,21 +12,69 @@ function M.check()
     health.error("Neovim 0.10 or newer is needed")
   end
   local options = require("agentls.config").options
-  local exe = options.cmd[1]
-  if vim.fn.executable(exe) == 0 then
-    health.error(("the daemon command %q is not on PATH"):format(exe), { "pip install agentls", "or set cmd in require('agentls').setup()" })
+  if options.connect then
+    M.discovery(options.connect)
+  elseif not M.command(options.cmd) then
     return
   end
-  local version = vim.fn.system(vim.list_extend(vim.deepcopy(options.cmd), { "--version" }))
+  M.provider(options)
+  local running = require("agentls.client").all()
+  local what = options.connect and "connection(s) to the joined daemon" or "daemon(s) running"
+  health.info(("%d %s in this Neovim"):format(#running, what))
+  for _, chat in ipairs(require("agentls.chat").all()) do
+    M.session(chat)
+  end
+end
+
+--- The spawned daemon's command: found and runs; false when it cannot start.
+function M.command(cmd)
+  local exe = cmd[1]
+  if vim.fn.executable(exe) == 0 then
+    health.error(("the daemon command %q is not on PATH"):format(exe), { "pip install agentls", "or set cmd in require('agentls').setup()" })
+    return false
+  end
+  local version = vim.fn.system(vim.list_extend(vim.deepcopy(cmd), { "--version" }))
   if vim.v.shell_error == 0 then
-    health.ok(("daemon: %s (%s)"):format(vim.trim(version), table.concat(options.cmd, " ")))
+    health.ok(("daemon: %s (%s)"):format(vim.trim(version), table.concat(cmd, " ")))
   else
     health.error("the daemon does not run: " .. vim.trim(version))
   end
+  return true
+end
+
+--- The running daemon `connect` names: the discovery files seen, and the one joined.
+--- The token is never shown.
+function M.discovery(connect)
+  local discovery = require("agentls.discovery")
+  health.info(("connect = %q: joining a running agentls --tcp, not spawning one"):format(connect))
+  if connect == "discover" then
+    local folder = discovery.dir()
+    local stat = (vim.uv or vim.loop).fs_stat(folder)
+    if stat and stat.type == "directory" then
+      for name in vim.fs.dir(folder) do
+        local pid = tonumber(name:match("^tcp%-(%d+)%.json$"))
+        if pid then
+          health.info(("%s: pid %d %s"):format(vim.fs.joinpath(folder, name), pid, discovery.alive(pid) and "running" or "not running (stale)"))
+        end
+      end
+    end
+  end
+  local address, problem = discovery.find(connect)
+  if address then
+    health.ok("daemon: " .. discovery.describe(address) .. ", discovery file and folder yours alone")
+  else
+    health.error(problem, { "start one: agentls --tcp", "or set connect = nil to spawn the daemon (cmd)" })
+  end
+end
+
+--- The provider, and whether its API key is set (a joined daemon uses its own keys).
+function M.provider(options)
   local provider = options.provider or vim.env.AGENTLS_PROVIDER
   local keys = { anthropic = "ANTHROPIC_API_KEY", openai = "OPENAI_API_KEY", azure = "AZURE_OPENAI_API_KEY" }
   if provider == "scripted" then
     health.ok("provider: scripted (" .. tostring(options.script) .. ")")
+  elseif options.connect then
+    health.info(("provider: %s, with the API keys of the joined daemon's environment"):format(provider or "chosen by the daemon"))
   elseif provider and keys[provider] then
     if (vim.env[keys[provider]] or "") ~= "" then
       health.ok(("provider: %s, %s is set"):format(provider, keys[provider]))
@@ -39,11 +87,6 @@ function M.check()
     health.ok("provider: chosen by the daemon from the API key that is set")
   else
     health.warn("no provider configured and no API key set", { "export ANTHROPIC_API_KEY or OPENAI_API_KEY", "or setup({ provider = ..., base_url = ... })" })
-  end
-  local running = require("agentls.client").all()
-  health.info(("%d daemon(s) running in this Neovim"):format(#running))
-  for _, chat in ipairs(require("agentls.chat").all()) do
-    M.session(chat)
   end
 end
 

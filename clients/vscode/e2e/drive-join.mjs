@@ -1,0 +1,120 @@
+// A real VS Code (code-server) whose settings say `agentls.server.connect: "discover"`:
+// the window joins the `agentls --tcp` that tests/test_e2e_vscode.py started, runs a turn
+// through it, then is pointed at a discovery file with a forged token and must say the
+// daemon refused it. Checks are on the disk, the daemon's transcript and the notification.
+//
+//   node drive-join.mjs --url URL --workspace DIR --artifacts DIR
+//     --daemon-home AGENTLS_HOME_OF_THE_DAEMON --forged DISCOVERY_FILE
+
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const arg = (name) => process.argv[process.argv.indexOf(name) + 1];
+const url = arg("--url");
+const workspace = arg("--workspace");
+const artifacts = arg("--artifacts");
+const daemonHome = arg("--daemon-home");
+const forged = arg("--forged");
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+});
+const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+const shot = (name) => page.screenshot({ path: path.join(artifacts, `${name}.png`) });
+const step = async (name, action) => {
+  try {
+    await action();
+    console.log(`ok ${name}`);
+  } catch (error) {
+    await shot(`failed-${name}`).catch(() => undefined);
+    console.log(`FAILED ${name}: ${error.message}`);
+    await browser.close();
+    process.exit(1);
+  }
+};
+const command = async (name) => {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(`>${name}`);
+    try {
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
+      break;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await page.keyboard.press("Escape");
+    }
+  }
+  await page.keyboard.press("Enter");
+};
+const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+
+await step("workbench", async () => {
+  await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+});
+
+await step("unsaved edit", async () => {
+  await page.locator(".explorer-viewlet .monaco-list-row", { hasText: "app.py" }).dblclick();
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("HOST = 'unsaved'\n");
+  await page.locator(".tab.dirty").first().waitFor({ timeout: 10_000 });
+});
+
+await step("joined turn", async () => {
+  await command("agentls: Focus Chat");
+  await chat().locator("#input").waitFor({ timeout: 60_000 });
+  await chat().locator("#input").fill("Change the port to 9000.");
+  await chat().locator("#input").press("Enter");
+  await chat().locator(".assistant .markdown", { hasText: "Reading it." }).waitFor({ timeout: 60_000 });
+  // Each Edit's request by its place, so an answered one is never clicked again.
+  for (let edit = 0; edit < 2; edit++) {
+    const allow = chat().locator(".permission").nth(edit).locator('button[data-option="allow_once"]');
+    await allow.click({ timeout: 60_000 });
+  }
+  await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 60_000 });
+  await page.locator(".tab.dirty").first().waitFor({ state: "detached", timeout: 20_000 });
+  await shot("join-01-turn");
+});
+
+await step("disk", async () => {
+  const text = readFileSync(path.join(workspace, "app.py"), "utf8");
+  if (text !== "PORT = 9000\nHOST = 'agent'\n") throw new Error(`app.py on disk: ${JSON.stringify(text)}`);
+});
+
+await step("daemon transcript", async () => {
+  // The session is the joined daemon's: its transcript is in that daemon's home.
+  const sessions = path.join(daemonHome, "sessions");
+  const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
+  if (files.length !== 1) throw new Error(`the daemon's transcripts: ${files.join(", ")}`);
+  const records = readFileSync(path.join(sessions, files[0]), "utf8");
+  if (!records.includes("HOST = 'unsaved'")) throw new Error("the Read did not see the window's unsaved text");
+});
+
+await step("forged token refused", async () => {
+  // Pointed, in the Settings editor, at a discovery file with the right address and a
+  // forged token: "Restart Now" joins again, and the daemon turns the window away.
+  await command("Preferences: Open User Settings");
+  await page.locator(".settings-editor").waitFor({ timeout: 30_000 });
+  await page.keyboard.type("agentls.server.connect");
+  const setting = page.locator(".settings-editor .setting-item-contents", { hasText: "Server: Connect" });
+  const input = setting.locator("input, textarea").first();
+  await input.click({ timeout: 30_000 });
+  await page.keyboard.press("Control+a");
+  await page.keyboard.type(forged);
+  await page.keyboard.press("Tab");
+  const restart = page.locator(".notification-toast .monaco-button", { hasText: "Restart Now" });
+  await restart.waitFor({ timeout: 60_000 });
+  await restart.click();
+  const refused = page.locator(".notification-toast .notification-list-item-message", { hasText: "refused this window" });
+  await refused.first().waitFor({ timeout: 60_000 });
+  await shot("join-02-refused");
+  console.log(`refusal ${JSON.stringify(await refused.first().textContent())}`);
+});
+
+await browser.close();

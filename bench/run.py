@@ -15,9 +15,10 @@ run` start → first model request and a 3-call task, in process and through the
 11 the peers (Claude Code, Codex) on the same fake server as 10 (installed from npm into
 ~/.cache on first use), 12 typing in Neovim while its chat streams (key latency, writes per
 delta, Neovim's CPU), 13 `agentls acp` (start-up, prompt → first chunk, updates per second and
-the daemon's CPU per update).
+the daemon's CPU per update), 14 the process watchdog (a Bash call with its group guarded
+and not, a registration, the watchdog's start, SIGKILL → the daemon's commands gone).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp. Every
+nvim, acp, guard. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -53,6 +54,7 @@ BENCHES = {
     "peers": "bench_peers",
     "nvim": "bench_nvim",
     "acp": "bench_acp",
+    "guard": "bench_guard",
 }
 NAME_WIDTH = 54
 

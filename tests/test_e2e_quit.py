@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,8 @@ async def rest_of(pipe: RawPipe) -> list[dict[str, Any]]:
     messages = []
     while data:
         header, _, data = data.partition(b"\r\n\r\n")
-        length = int(header.lower().split(b"content-length:")[1])
+        fields = dict(line.lower().split(b":", 1) for line in header.split(b"\r\n"))
+        length = int(fields[b"content-length"])
         messages.append(json.loads(data[:length]))
         data = data[length:]
     return messages
@@ -97,12 +99,16 @@ def turns_completed(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(e["turnId"], e["stopReason"]) for e in events if e["type"] == "turn_completed"]
 
 
-async def socket_daemon(transport: str, tmp_path: Path) -> tuple[Daemon, WireClient, WireClient]:
-    """The daemon over `transport` ("tcp" or "unix") and two connections to it."""
+async def socket_daemon(
+    transport: str, tmp_path: Path
+) -> tuple[Callable[[], Awaitable[int]], WireClient, WireClient]:
+    """The daemon over `transport` ("tcp" or "unix"), how to SIGTERM it (its exit code),
+    and two connections to it."""
     env = {"AGENTLS_HOME": str(tmp_path / "home")}
     if transport == "tcp":
-        daemon, port, options = await tcp_daemon(env)
-        clients = [await tcp_client(port), await tcp_client(port)]
+        tcp, options = await tcp_daemon(env)
+        clients = [await tcp_client(tcp.port), await tcp_client(tcp.port)]
+        stop = tcp.stop
     else:
         path = tmp_path / "sock" / "agentls.sock"
         daemon = await Daemon.spawn(["--socket", str(path), "--idle-timeout", "120"], env)
@@ -112,16 +118,17 @@ async def socket_daemon(transport: str, tmp_path: Path) -> tuple[Daemon, WireCli
         for _ in range(2):
             reader, writer = await asyncio.open_unix_connection(str(path))
             clients.append(WireClient(reader, writer))
+        stop = daemon.end
     for client in clients:
         await client.initialize(options)
-    return daemon, clients[0], clients[1]
+    return stop, clients[0], clients[1]
 
 
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
 async def test_sigterm_ends_a_socket_daemon_with_every_turn_reported(
     tmp_path: Path, transport: str
 ) -> None:
-    daemon, first, second = await socket_daemon(transport, tmp_path)
+    stop, first, second = await socket_daemon(transport, tmp_path)
     params = {"cwd": str(tmp_path), "provider": "scripted", "script": HANGING}
     own = (await first.request("agent/newSession", params))["sessionId"]
     shared = (await second.request("agent/newSession", params))["sessionId"]
@@ -134,7 +141,7 @@ async def test_sigterm_ends_a_socket_daemon_with_every_turn_reported(
         turns[session] = submitted["turnId"]
         await client.wait_for(lambda c=client, s=session: bool(c.of_type(s, "text_delta")))
 
-    assert await daemon.end() == 0
+    assert await stop() == 0
     for client in (first, second):
         await asyncio.wait_for(client.closed.wait(), 20)
     seen = {

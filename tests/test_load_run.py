@@ -176,9 +176,9 @@ async def test_twenty_sessions_over_four_tcp_connections_one_of_them_not_reading
 ) -> None:
     pause, timed_turns = (10.0, 3) if long_run else (2.0, 1)
     home = tmp_path / "home"
-    daemon, port, options = await tcp_daemon({"AGENTLS_HOME": str(home)})
+    daemon, options = await tcp_daemon({"AGENTLS_HOME": str(home)})
     try:
-        clients = [await tcp_client(port) for _ in range(TCP_CONNECTIONS)]
+        clients = [await tcp_client(daemon.port) for _ in range(TCP_CONNECTIONS)]
         for client in clients:
             await client.initialize(options)
         run = Run(workspace(tmp_path / "ws"))
@@ -211,7 +211,7 @@ async def test_twenty_sessions_over_four_tcp_connections_one_of_them_not_reading
         for client in clients:
             await client.close()
     finally:
-        assert await daemon.end() == 0
+        assert await daemon.stop() == 0
 
 
 async def test_sessions_opened_and_closed_leave_memory_and_descriptors_where_they_were(

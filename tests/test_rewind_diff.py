@@ -75,3 +75,17 @@ async def test_a_checkpoint_that_cannot_be_kept_never_fails_the_write(tmp_path: 
     assert not output.is_error
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "x\n"
     assert store.entries() == []
+
+
+def test_an_index_line_torn_by_a_crash_does_not_swallow_the_next_entry(tmp_path: Path) -> None:
+    first = CheckpointStore(tmp_path / "cp", tmp_path)
+    first.keep_before("t1", tmp_path / "a.txt", lambda: b"a")
+    with first.index_path.open("a", encoding="utf-8") as handle:
+        handle.write('{"kind": "after", "pa')  # the daemon died mid-write
+    second = CheckpointStore(tmp_path / "cp", tmp_path)
+    second.left("t2", tmp_path / "b.txt", b"b")
+    entries = second.entries()
+    assert [(e.kind, e.path.name, e.turn_id) for e in entries] == [
+        ("before", "a.txt", "t1"),
+        ("after", "b.txt", "t2"),
+    ]

@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agentls.events import Compaction
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from agentls.pairing import INTERRUPTED, pairing_problems
 from agentls.session.records import SessionStarted, StateSaved, TurnEnded, record_from_json
-from agentls.session.store import SessionMeta, Transcript, list_metas, load_transcript, title_from
+from agentls.session.store import (
+    SessionMeta,
+    Transcript,
+    cut_torn_tail,
+    list_metas,
+    load_transcript,
+    title_from,
+)
 
 
 def open_transcript(tmp_path: Path, session_id: str = "sess_abc") -> Transcript:
@@ -27,6 +36,31 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
         handle.write('{"type": "message", "message": {"id": "m", "ro')
     loaded = load_transcript(transcript.path)
     assert [m.text() for m in loaded.history] == ["hello"]
+
+
+def test_a_torn_last_line_is_cut_before_the_next_record_is_appended(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    transcript = open_transcript(tmp_path)
+    transcript.record_message(user_text("hello"), "t1")
+    transcript.close()
+    torn = '{"type": "message", "message": {"id": "m", "ro'
+    with transcript.path.open("a") as handle:
+        handle.write(torn)
+    reopened = Transcript(transcript.path, transcript.meta)
+    reopened.record_message(user_text("again"), "t2")
+    reopened.close()
+    lines = transcript.path.read_text().splitlines()
+    assert [json.loads(line)["type"] for line in lines] == ["session", "message", "message"]
+    assert [m.text() for m in load_transcript(transcript.path).history] == ["hello", "again"]
+    assert f"a last line torn by a crash ({len(torn)} bytes) was cut off" in caplog.text
+
+
+def test_a_transcript_whose_only_line_is_torn_is_emptied(tmp_path: Path) -> None:
+    path = tmp_path / "sess_x.jsonl"
+    path.write_text('{"type": "sess')
+    assert cut_torn_tail(path) == 14 and path.read_bytes() == b""
+    assert cut_torn_tail(path) == 0 and cut_torn_tail(tmp_path / "none.jsonl") == 0
 
 
 def test_history_starts_at_the_last_boundary_and_display_keeps_everything(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Several windows, one daemon: TCP connections each with their own state, sharing sessions.
 
-A real daemon (`agentls --tcp --port 0`) and raw JSON-RPC clients over sockets: a session
+A real daemon (`agentls --tcp`, on a free port) and raw JSON-RPC clients over sockets: a session
 opened in one window and attached from another streams to both, a permission request goes
 to both and the first answer wins, and a window that goes away leaves the daemon serving.
 """
@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tcp_daemon import TcpDaemon, start_tcp_daemon
 
 Message = dict[str, Any]
 WRITE = {"id": "w1", "name": "Write", "input": {"file_path": "new.txt", "content": "hi\n"}}
@@ -36,10 +35,11 @@ class Window:
         self._task = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, port: int) -> Window:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    async def open(cls, daemon: TcpDaemon) -> Window:
+        reader, writer = await asyncio.open_connection(daemon.host, daemon.port)
         window = cls(reader, writer)
-        await window.request("initialize", {"processId": None, "capabilities": {}})
+        initialized = await window.request("initialize", daemon.initialize_params())
+        assert "result" in initialized, initialized
         window.notify("initialized", {})
         return window
 
@@ -88,24 +88,10 @@ class Window:
 
 
 @pytest.fixture
-async def daemon(tmp_path: Path) -> AsyncIterator[int]:
-    env = {**os.environ, "AGENTLS_HOME": str(tmp_path / "home")}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls",
-        "--tcp",
-        "--port",
-        "0",
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert process.stderr is not None
-    line = (await asyncio.wait_for(process.stderr.readline(), 20)).decode()
-    assert "listening on" in line, line
-    yield int(line.rsplit(":", 1)[1])
-    process.terminate()
-    await process.wait()
+async def daemon(tmp_path: Path) -> AsyncIterator[TcpDaemon]:
+    started = await start_tcp_daemon(env={"AGENTLS_HOME": str(tmp_path / "home")})
+    yield started
+    await started.stop()
 
 
 def kind(name: str) -> Callable[[Message], bool]:
@@ -113,7 +99,7 @@ def kind(name: str) -> Callable[[Message], bool]:
 
 
 async def test_a_session_attached_from_two_windows_streams_to_both_and_outlives_one(
-    daemon: int, tmp_path: Path
+    daemon: TcpDaemon, tmp_path: Path
 ) -> None:
     first, second = await Window.open(daemon), await Window.open(daemon)
     created = await first.request(
@@ -157,7 +143,7 @@ async def test_a_session_attached_from_two_windows_streams_to_both_and_outlives_
     await third.close()
 
 
-async def test_each_window_keeps_its_own_editor_state(daemon: int, tmp_path: Path) -> None:
+async def test_each_window_keeps_its_own_editor_state(daemon: TcpDaemon, tmp_path: Path) -> None:
     path = tmp_path / "shared.py"
     path.write_text("on disk\n")
     log = tmp_path / "requests.jsonl"

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tcp_daemon import TcpDaemon, start_tcp_daemon
+
 Message = dict[str, Any]
 INIT_TIMEOUT = 60.0
 
@@ -188,20 +190,10 @@ class Daemon:
         return self.process.returncode
 
 
-async def tcp_daemon(env: dict[str, str]) -> tuple[Daemon, int, Message]:
-    """`agentls --tcp --port 0`: the daemon, its port, and the initializationOptions it needs.
-
-    The options carry the discovery file's `authToken` when the daemon announces one."""
-    daemon = await Daemon.spawn(["--tcp", "--host", "127.0.0.1", "--port", "0"], env)
-    line = await daemon.stderr_line("listening on")
-    port = int(line.rsplit(":", 1)[1])
-    options: Message = {}
-    discovery = next((x for x in daemon.stderr if "discovery file" in x), None)
-    if discovery is not None:
-        path = discovery.split("discovery file", 1)[1].strip()
-        with open(path, encoding="utf-8") as handle:
-            options["authToken"] = json.load(handle)["token"]
-    return daemon, port, options
+async def tcp_daemon(env: dict[str, str]) -> tuple[TcpDaemon, Message]:
+    """`agentls --tcp` on a free port, and the initializationOptions that carry its token."""
+    daemon = await start_tcp_daemon("--port", "0", env=env)
+    return daemon, {"authToken": daemon.token}
 
 
 async def tcp_client(port: int) -> WireClient:

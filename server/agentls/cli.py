@@ -41,10 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return serve_unix(_path(args.socket), args.idle_timeout)
     if args.tcp:
-        from agentls.lsp.tcp import serve_tcp
-
-        serve_tcp(args.host, args.port)
-        return 0
+        return _serve_tcp(args)
     from agentls.lsp.stdio import serve_stdio
 
     return serve_stdio()
@@ -72,7 +69,21 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
     parser.add_argument("--tcp", action="store_true", help="serve over TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    parser.add_argument(
+        "--port", type=int, default=0, help="TCP port (default 0: a free one, printed on stderr)"
+    )
+    parser.add_argument(
+        "--token-file",
+        type=_path,
+        metavar="FILE",
+        help="with --tcp: the token clients must present, read from FILE (mode 0600) "
+        "instead of a random one",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --tcp: allow a --host other machines can reach (the token is still required)",
+    )
     parser.add_argument("--socket", help="serve on this Unix socket (the warm `run` starts this)")
     parser.add_argument(
         "--idle-timeout",
@@ -230,6 +241,20 @@ class _Names:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values())
+
+
+def _serve_tcp(args: argparse.Namespace) -> int:
+    from agentls.lsp.tcp import serve_tcp
+    from agentls.lsp.tcp_trust import TrustError, check_host, new_token, read_token_file
+
+    try:
+        check_host(args.host, args.allow_remote)
+        token = new_token() if args.token_file is None else read_token_file(args.token_file)
+    except TrustError as exc:
+        sys.stderr.write(f"agentls: {exc}\n")
+        return EXIT_USAGE
+    serve_tcp(args.host, args.port, token)
+    return 0
 
 
 def _path(text: str) -> Path:

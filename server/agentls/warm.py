@@ -21,7 +21,7 @@ import sys
 import time
 import zlib
 
-from agentls import __version__
+from agentls import __version__, runtime_dir
 from agentls.cli_print import Answers, HumanPrinter, JsonPrinter, ProgressLine, write
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -60,13 +60,10 @@ def socket_path(env: dict[str, str]) -> str:
 
 def private_dir() -> str:
     """A folder only this user can enter (sockets there are unreachable to others)."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    folder = os.path.join(base, f"agentls-{os.getuid()}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    info = os.stat(folder)
-    if info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise WarmUnavailable(f"{folder} is not private to this user")
-    return folder
+    try:
+        return runtime_dir.private_dir()
+    except runtime_dir.NotPrivate as exc:
+        raise WarmUnavailable(str(exc)) from None
 
 
 def file_uri(path: str) -> str:

@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tcp",
         action="store_true",
-        help='connect over TCP: the command listens on {port}, e.g. "agentls --tcp --port {port}"',
+        help="connect over TCP: the command listens (a {port} in it becomes 0) and prints "
+        '"agentls: discovery file PATH"; the kit connects and presents the token from that '
+        'file, e.g. "agentls --tcp --port {port}"',
     )
     parser.add_argument("--only", help="run the checks whose name contains this text")
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks of failures")

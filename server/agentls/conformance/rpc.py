@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import IO, Any
 
 Message = dict[str, Any]
+# What a TCP server prints on stderr once it listens: where its host, port and token are.
+DISCOVERY_LINE = "agentls: discovery file "
 # Server -> client requests are answered by these, by method; unknown ones get -32601.
 ServerRequestHandler = Callable[[Any], Any]
 
@@ -28,23 +30,30 @@ class RpcError(Exception):
 
 
 class Server:
-    """One server process, over its stdin and stdout, or over TCP when `port` is given
-    (the command then listens there); messages are read on a thread and queued."""
+    """One server process, over its stdin and stdout, or over TCP when `tcp` is set (the
+    command then listens and prints its discovery file's path, as the wire contract says,
+    and the kit presents the token from that file); messages are read on a thread and
+    queued."""
 
     def __init__(
-        self, command: list[str], env: dict[str, str], cwd: str, port: int | None = None
+        self, command: list[str], env: dict[str, str], cwd: str, tcp: bool = False
     ) -> None:
-        pipe = subprocess.PIPE if port is None else subprocess.DEVNULL
+        pipe = subprocess.PIPE if not tcp else subprocess.DEVNULL
+        stderr = subprocess.PIPE if tcp else subprocess.DEVNULL
         self.process = subprocess.Popen(
-            command, stdin=pipe, stdout=pipe, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+            command, stdin=pipe, stdout=pipe, stderr=stderr, env=env, cwd=cwd
         )
         self._writer: IO[bytes]
         self._reader: IO[bytes]
-        if port is None:
+        # The token `initialize` presents (TCP), from the server's discovery file.
+        self.token: str | None = None
+        if not tcp:
             assert self.process.stdin is not None and self.process.stdout is not None
             self._writer, self._reader = self.process.stdin, self.process.stdout
         else:
-            connection = self._connect(port)
+            found = self._discover()
+            self.token = found["token"]
+            connection = socket.create_connection((found["host"], found["port"]), timeout=None)
             self._writer, self._reader = connection.makefile("wb"), connection.makefile("rb")
         self._incoming: queue.Queue[Message | None] = queue.Queue()
         self._next_id = 0
@@ -56,16 +65,30 @@ class Server:
 
     # --- the wire ----------------------------------------------------------------------
 
-    def _connect(self, port: int, timeout: float = 30) -> socket.socket:
-        """The server's TCP port, once it listens."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return socket.create_connection(("127.0.0.1", port), timeout=None)
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise ConnectionError(f"nothing listens on port {port}") from None
-                time.sleep(0.05)
+    def _discover(self, timeout: float = 30) -> Message:
+        """The discovery file's content, once the server printed its path on stderr."""
+        stderr = self.process.stderr
+        assert stderr is not None
+        found: queue.Queue[str | None] = queue.Queue()
+
+        def watch() -> None:
+            # Reads stderr to the end, so a chatty server never blocks on a full pipe.
+            for line in stderr:
+                text = line.decode("utf-8", "replace").rstrip("\n")
+                if text.startswith(DISCOVERY_LINE):
+                    found.put(text.removeprefix(DISCOVERY_LINE))
+            found.put(None)
+
+        threading.Thread(target=watch, daemon=True).start()
+        try:
+            path = found.get(timeout=timeout)
+        except queue.Empty:
+            path = None
+        if path is None:
+            raise ConnectionError(f"the server printed no '{DISCOVERY_LINE}PATH' line")
+        with open(path, encoding="utf-8") as file:
+            content: Message = json.load(file)
+        return content
 
     def send_raw(self, body: bytes, length: int | None = None) -> None:
         header = b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length)
@@ -190,14 +213,6 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             return self.process.wait()
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on now (the server is started on it next)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def environment(home: str) -> dict[str, str]:

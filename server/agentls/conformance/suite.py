@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.conformance.rpc import Message, RpcError, Server, environment, free_port
+from agentls.conformance.rpc import Message, RpcError, Server, environment
 
 Check = Callable[["Context"], None]
 CHECKS: list[tuple[str, Check]] = []
@@ -30,7 +30,7 @@ def check(name: str) -> Callable[[Check], Check]:
 class Context:
     command: list[str]
     root: Path
-    # Over TCP: `{port}` in the command is replaced by a free port the kit connects to.
+    # Over TCP: the kit connects where the server's discovery file says, with its token.
     tcp: bool = False
 
     @contextmanager
@@ -41,24 +41,21 @@ class Context:
         work = Path(tempfile.mkdtemp(dir=self.root))
         (work / "ws").mkdir()
         env = environment(str(work / "home"))
-        if self.tcp:
-            port = free_port()
-            command = [part.replace("{port}", str(port)) for part in self.command]
-            server = Server(command, env, str(work), port)
-        else:
-            server = Server(self.command, env, str(work))
+        # Over TCP, a `{port}` in the command becomes 0: the server picks a free port.
+        command = [part.replace("{port}", "0") for part in self.command]
+        server = Server(command, env, str(work), tcp=self.tcp)
         server.workspace = work / "ws"  # type: ignore[attr-defined]
         try:
             general = {"positionEncodings": encodings} if encodings else {}
             capabilities = {"general": general, "workspace": {"applyEdit": apply_edit}}
-            result = server.request(
-                "initialize",
-                {
-                    "processId": None,
-                    "rootUri": (work / "ws").as_uri(),
-                    "capabilities": capabilities,
-                },
-            )
+            params: Message = {
+                "processId": None,
+                "rootUri": (work / "ws").as_uri(),
+                "capabilities": capabilities,
+            }
+            if server.token is not None:
+                params["initializationOptions"] = {"authToken": server.token}
+            result = server.request("initialize", params)
             server.notify("initialized", {})
             yield server, result
         finally:

@@ -17,6 +17,7 @@ from typing import Any
 from agentls.hooks.config import HookCommand
 from agentls.redact import without_provider_keys
 from agentls.tools.bash import kill_process_group
+from agentls.tools.process_guard import guard_group
 
 # What is kept of a hook's stdout and stderr (each); the rest is cut with a note.
 OUTPUT_LIMIT = 100_000
@@ -65,6 +66,8 @@ async def run_hook(hook: HookCommand, data: bytes, cwd: Path, env: Mapping[str, 
         )
     except OSError as exc:
         return HookRun(hook, None, stderr=f"The hook could not start: {exc.strerror or exc}")
+    # Killed by the watchdog if the daemon dies while the hook runs.
+    guard_group(process.pid)
     try:
         async with asyncio.timeout(hook.timeout):
             stdout, stderr = await process.communicate(data)

@@ -9,6 +9,10 @@ input get no answer. This loop frames and checks every message before pygls sees
   `Content-Length`, or one over `MAX_BODY_BYTES`, is skipped to the next header block
   without reading its body into memory; a body whose length was wrong is cut where the
   next header starts, so the stream resynchronises;
+- cross-protocol input is refused, not resynchronised: a header block that is an HTTP
+  request (a request line, or a `Host`, `Origin`, `User-Agent`, `Upgrade` or `Sec-Fetch-*`
+  header, which a browser's `fetch` always sends) ends the stream at once, so frames
+  smuggled inside a request's body are never read;
 - a body that is not UTF-8 or not JSON is answered `-32700` with `id: null`; JSON that is
   not a valid request object (a batch, `jsonrpc` other than "2.0", an `id` that is not a
   string, integer or null, a `method` that is not a string, `params` that are not an
@@ -35,16 +39,32 @@ MAX_HEADER_BYTES: Final = 8 * 1024
 MAX_DEPTH: Final = 64
 _HEADER_START = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
 _LENGTH = re.compile(rb"[ \t]*(\d{1,12})[ \t]*")
+# An HTTP request line (method token, request target, version: RFC 9112 3), on any line.
+_REQUEST_LINE = re.compile(
+    rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ \r\n]+ HTTP/\d+(?:\.\d+)?[ \t]*\r?$", re.MULTILINE
+)
+# Headers of HTTP clients, never of an LSP client: a browser sends Host, and mostly the rest.
+_HTTP_HEADER = re.compile(
+    rb"^(?:host|origin|user-agent|upgrade|sec-fetch-[!-9;-~]*)[ \t]*:", re.IGNORECASE | re.MULTILINE
+)
 ReadSome = Callable[[], Awaitable[bytes]]
+# Looks at each body before dispatch: the body to dispatch, or None when it was handled.
+Screen = Callable[[bytes], bytes | None]
+
+
+class Refused(Exception):
+    """The peer is refused: the connection ends and nothing more of it is read."""
 
 
 class FrameReader:
     """Cuts a byte stream into message bodies, resynchronising after framing errors."""
 
-    def __init__(self, read_some: ReadSome) -> None:
+    def __init__(self, read_some: ReadSome, screen: Screen | None = None) -> None:
         self._read_some = read_some
+        self._screen = screen
         self._buffer = bytearray()
         self._eof = False
+        self.refused = False
 
     async def _fill(self) -> bool:
         if self._eof:
@@ -57,7 +77,26 @@ class FrameReader:
         return True
 
     async def next_body(self) -> bytes | None:
-        """The next message body; None at the end of the stream."""
+        """The next message body (as screened); None at the end of the stream or once refused."""
+        while not self.refused:
+            try:
+                body = await self._framed_body()
+                if body is None or self._screen is None:
+                    return body
+                screened = self._screen(body)
+            except Refused as exc:
+                log.warning("connection refused: %s", exc)
+                self._refuse()
+                return None
+            if screened is not None:
+                return screened
+        return None
+
+    def _refuse(self) -> None:
+        self.refused = self._eof = True
+        self._buffer.clear()
+
+    async def _framed_body(self) -> bytes | None:
         while True:
             length = await self._header_block()
             if length is None:
@@ -77,6 +116,7 @@ class FrameReader:
             end = self._buffer.find(b"\r\n\r\n")
             if end >= 0:
                 block = bytes(self._buffer[:end])
+                refuse_http(block)
                 del self._buffer[: end + 4]
                 return _content_length(block)
             if len(self._buffer) > MAX_HEADER_BYTES:
@@ -89,14 +129,25 @@ class FrameReader:
     def _skip_to_next_header(self, at_least: int) -> None:
         found = _HEADER_START.search(self._buffer, max(1, at_least))
         cut = found.start() if found else at_least
+        refuse_http(bytes(self._buffer[:cut]))
         log.warning("skipped %d bytes that were not a message header", cut)
         del self._buffer[:cut]
 
     def resynchronise(self, body: bytes) -> None:
         """A body that did not parse: if a header starts inside it, read again from there."""
         found = _HEADER_START.search(body, 1)
-        if found is not None:
+        if found is not None and not self.refused:
             self._buffer[:0] = body[found.start() :]
+
+
+def refuse_http(head: bytes) -> None:
+    """Refused when `head` (a header block, or bytes skipped as no header) is HTTP's."""
+    request = _REQUEST_LINE.search(head)
+    if request is not None:
+        raise Refused(f"an HTTP request ({request.group().strip()[:60]!r}), not LSP framing")
+    header = _HTTP_HEADER.search(head)
+    if header is not None:
+        raise Refused(f"an HTTP header ({header.group()[:40]!r}), not LSP framing")
 
 
 def _content_length(block: bytes) -> int:

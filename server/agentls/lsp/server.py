@@ -259,6 +259,8 @@ class AgentServer(LanguageServer):
         self.documents: dict[Path, OpenDocument] = {}
         self.editor = EditorState()
         self.client_options: dict[str, Any] = {}
+        # Set by a successful `initialize`: until then the gate (agentls.lsp.gate) answers.
+        self.initialized = False
         self.workspace_roots: list[Path] = []
         self.hub = hub or Hub()
         # True when other connections share the hub (TCP): `exit` then ends only this one.
@@ -330,6 +332,7 @@ def _register_lifecycle(server: AgentServer) -> None:
             [params.root_uri] if params.root_uri else []
         )
         server.workspace_roots[:] = [uri_path(uri) for uri in folders if uri.startswith("file:")]
+        server.initialized = True
 
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(_params: lsp.InitializedParams) -> None:

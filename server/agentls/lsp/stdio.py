@@ -23,7 +23,8 @@ from collections.abc import Awaitable
 from pygls.io_ import StdoutWriter
 
 from agentls.lsp.ending import end_connection, on_sigterm
-from agentls.lsp.jsonrpc import FrameReader, serve_frames
+from agentls.lsp.gate import gated_frames
+from agentls.lsp.jsonrpc import serve_frames
 from agentls.lsp.outgoing import (
     OutgoingWriter,
     can_write_without_blocking,
@@ -58,7 +59,8 @@ async def _serve(server: AgentServer) -> int:
         # Whatever has arrived, up to 64 KiB: a thread blocks on the pipe, not the loop.
         return loop.run_in_executor(server.thread_pool, os.read, stdin, 65536)
 
-    reading = asyncio.create_task(serve_frames(FrameReader(read_some), server.protocol, stop))
+    frames = gated_frames(server, read_some, token=None)
+    reading = asyncio.create_task(serve_frames(frames, server.protocol, stop))
     # An editor that ends the daemon with SIGTERM gets the same clean end as `exit`.
     on_sigterm(server.exited)
     exited = asyncio.create_task(server.exited.wait())

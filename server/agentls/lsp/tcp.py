@@ -1,4 +1,4 @@
-"""The daemon over TCP: many editor windows at once, one core.
+"""The daemon over TCP: many editor windows at once, one core, only for the token's holder.
 
 pygls's own TCP server drives one protocol object for every connection, so a second
 window took over the first one's output, and the daemon exited when a connection closed.
@@ -6,6 +6,10 @@ Here each connection gets its own pygls server (its own capabilities, buffers an
 state) in front of one shared hub, and the daemon serves until it is stopped. SIGTERM
 stops it cleanly: every connection's turns are aborted and recorded, each client still
 connected gets their `turn_completed`, and the process exits 0.
+
+Every connection must present the daemon's token in `initialize` (agentls.lsp.gate); the
+token, with the host, port and pid, is in the discovery file (agentls.lsp.tcp_trust),
+which is removed however the daemon ends (SIGTERM, Ctrl-C).
 """
 
 from __future__ import annotations
@@ -17,37 +21,46 @@ import sys
 import threading
 
 from agentls.lsp.ending import end_connections, on_sigterm
+from agentls.lsp.gate import gated_frames
 from agentls.lsp.hub import Hub
-from agentls.lsp.jsonrpc import FrameReader, serve_frames
+from agentls.lsp.jsonrpc import serve_frames
 from agentls.lsp.outgoing import OutgoingWriter, unread_limit
 from agentls.lsp.server import AgentServer, build_server
+from agentls.lsp.tcp_trust import remove_discovery, write_discovery
 
 log = logging.getLogger(__name__)
 
 
-def serve_tcp(host: str, port: int) -> None:
-    """Serve connections on host:port until interrupted (port 0 picks a free one)."""
+def serve_tcp(host: str, port: int, token: str) -> None:
+    """Serve connections on host:port until stopped (port 0 picks a free one)."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(host, port))
+        asyncio.run(_serve(host, port, token))
 
 
-async def _serve(host: str, port: int) -> None:
+async def _serve(host: str, port: int, token: str) -> None:
     hub = Hub()
     live: set[AgentServer] = set()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await one_connection(hub, reader, writer, live)
+        await one_connection(hub, reader, writer, token, live)
 
     server = await asyncio.start_server(connection, host, port)
-    bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
-    # Editors and tests that asked for port 0 read the port from this line.
-    sys.stderr.write(f"agentls: listening on {bound}\n")
-    sys.stderr.flush()
-    terminated = asyncio.Event()
-    on_sigterm(terminated)
-    async with server:
-        await terminated.wait()
-        await stop_serving(server, hub, live)
+    bound_host, bound_port = server.sockets[0].getsockname()[:2]
+    discovery = write_discovery(bound_host, bound_port, token)
+    try:
+        bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
+        # Editors and tests read the port, then the token's file, from these lines.
+        sys.stderr.write(f"agentls: listening on {bound}\n")
+        sys.stderr.write(f"agentls: discovery file {discovery}\n")
+        sys.stderr.flush()
+        stopped = asyncio.Event()
+        on_sigterm(stopped)
+        async with server:
+            await stopped.wait()
+            await stop_serving(server, hub, live)
+    finally:
+        # Also on Ctrl-C, which cancels this coroutine.
+        remove_discovery(discovery)
 
 
 async def stop_serving(listener: asyncio.Server, hub: Hub, live: set[AgentServer]) -> None:
@@ -63,9 +76,12 @@ async def one_connection(
     hub: Hub,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
+    token: str | None = None,
     live: set[AgentServer] | None = None,
 ) -> None:
-    """Serve one client until it goes; `live` holds it meanwhile (for a clean stop)."""
+    """Serve one connection; with `token`, only a client that presents it in `initialize`.
+
+    `live` holds the connection while it lasts, for a clean stop of the daemon."""
     server = build_server(hub, shared=True)
     server._stop_event = stop = threading.Event()
     # Buffered in the socket's transport: a client that stops reading holds up only itself.
@@ -73,7 +89,8 @@ async def one_connection(
     live = set() if live is None else live
     live.add(server)
     try:
-        await serve_frames(FrameReader(lambda: reader.read(65536)), server.protocol, stop)
+        frames = gated_frames(server, lambda: reader.read(65536), token)
+        await serve_frames(frames, server.protocol, stop)
     except (ConnectionError, asyncio.IncompleteReadError) as exc:
         log.info("a connection ended: %s", exc)
     finally:

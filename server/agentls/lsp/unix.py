@@ -48,7 +48,7 @@ async def _serve(path: Path, idle_timeout: float) -> int:
         idle.clear()
         busy.set()
         try:
-            await one_connection(hub, reader, writer, live)
+            await one_connection(hub, reader, writer, live=live)
         finally:
             open_connections -= 1
             if open_connections == 0:

@@ -36,6 +36,7 @@ from agentls.mcp_servers.state import (
     McpServerState,
     McpToolInfo,
 )
+from agentls.tools.process_guard import guard_child_groups
 
 log = logging.getLogger(__name__)
 # Seconds before each restart; the last repeats.
@@ -205,7 +206,10 @@ class McpConnection:
             cwd=config.cwd or str(self._cwd),
         )
         transport = stdio_client(params, errlog=errlog)
-        return Client(_Watched(transport, self._lost), client_info=info, cache=None)
+        # Its group is killed by the watchdog if the daemon dies (the SDK does not give
+        # out the server's pid: the guard finds it among the daemon's children).
+        watched = _Watched(transport, self._lost, opened=guard_child_groups)
+        return Client(watched, client_info=info, cache=None)
 
     async def _list(self, client: Client) -> None:
         """Read what the server offers into the state (tools; resources and prompts when
@@ -259,14 +263,19 @@ class McpConnection:
 
 
 class _Watched:
-    """A transport whose read stream's end sets `lost`: the server exited or hung up."""
+    """A transport whose read stream's end sets `lost`: the server exited or hung up.
+    `opened` runs once the transport is open (for stdio: the server process runs)."""
 
-    def __init__(self, inner: Any, lost: asyncio.Event) -> None:
+    def __init__(
+        self, inner: Any, lost: asyncio.Event, opened: Callable[[], None] = lambda: None
+    ) -> None:
         self._inner = inner
         self._lost = lost
+        self._opened = opened
 
     async def __aenter__(self) -> tuple[Any, Any]:
         read, write = await self._inner.__aenter__()
+        self._opened()
         return _WatchedRead(read, self._lost), write
 
     async def __aexit__(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentls.session.git_watch import GitError, GitWatch, changed_files
+from agentls.session.store import cut_torn_tail
 from agentls.textfile import UTF8, encode_text
 from agentls.workspace.view import FileEdit, WorkspaceView, write_bytes_atomically
 
@@ -49,6 +50,7 @@ class CheckpointStore:
         self._kept: set[tuple[str, Path]] = set()
         self._watch: GitWatch | None = None
         self._watch_looked = False
+        self._tail_checked = False
 
     @property
     def index_path(self) -> Path:
@@ -71,6 +73,14 @@ class CheckpointStore:
     def add(self, entry: Entry) -> None:
         """Append one entry to the index."""
         self.root.mkdir(parents=True, exist_ok=True)
+        if not self._tail_checked:
+            # An entry appended after a line a crash tore would be glued to it and lost too.
+            self._tail_checked = True
+            cut = cut_torn_tail(self.index_path)
+            if cut:
+                log.warning(
+                    "%s: a last line torn by a crash (%d bytes) was cut off", self.index_path, cut
+                )
         line = {
             "kind": entry.kind,
             "path": str(entry.path),

@@ -1,8 +1,10 @@
 """Append-only JSONL transcripts, one file per session, flushed after every record.
 
 A record is written whole with one `write` and flushed, so a daemon killed with SIGKILL
-loses at most the record it was writing; on load such a torn last line is skipped and a
-tool call left without its result is paired with an "interrupted" one.
+loses at most the record it was writing; on load such a torn last line is skipped (with a
+warning in the log) and a tool call left without its result is paired with an
+"interrupted" one. Reopened for appending, the file loses that torn line first, so the
+next record starts on a line of its own.
 
 The records are the typed values of `session.records`: the session head (first line),
 messages, turn ends, session state, and compaction boundaries, after which the messages
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +43,8 @@ from agentls.workspace.view import write_atomically
 
 log = logging.getLogger(__name__)
 TITLE_LENGTH = 80
+# How much of a transcript's end is read at a time when looking for its last newline.
+TAIL_BLOCK = 65536
 
 
 class Transcript:
@@ -47,6 +52,10 @@ class Transcript:
 
     def __init__(self, path: Path, meta: SessionMeta, masker: Masker | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # A record appended after a line a crash tore would be glued to it and lost too.
+        cut = cut_torn_tail(path)
+        if cut:
+            log.warning("%s: a last line torn by a crash (%d bytes) was cut off", path, cut)
         self.path = path
         self.meta = meta
         self._masker = masker or Masker()
@@ -259,6 +268,31 @@ def loaded_from(records: Sequence[TranscriptRecord], path: Path) -> LoadedSessio
         dict(head.settings),
         turns + [None] * len(added),
     )
+
+
+def cut_torn_tail(path: Path) -> int:
+    """Cut the last line of `path` if a crash left it without its newline (it cannot be
+    read); the number of bytes cut."""
+    try:
+        handle = path.open("rb+")
+    except FileNotFoundError:
+        return 0
+    with handle:
+        size = handle.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            start = max(0, end - TAIL_BLOCK)
+            handle.seek(start)
+            block = handle.read(end - start)
+            if end == size and block.endswith(b"\n"):
+                return 0
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        handle.truncate(end)
+        return size - end
 
 
 def read_records(path: Path) -> list[TranscriptRecord]:

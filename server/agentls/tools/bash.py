@@ -2,6 +2,8 @@
 
 Every command runs in its own process group, so a timeout or a user's abort can kill it
 with everything it started; nothing the agent launched outlives the turn that launched it.
+The group is also registered with the watchdog (tools/process_guard.py), which kills it if
+the daemon dies first, even by SIGKILL.
 Output streams to the client as it comes and is capped (head and tail kept) so a chatty
 command cannot flood the model's context. `is_read_only_command` is the deliberately
 tight allow-list that lets a few inspection commands run in the concurrent read lane.
@@ -26,6 +28,7 @@ from agentls.redact import without_provider_keys
 from agentls.sandbox import Sandbox
 from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tools.process_guard import guard_group
 from agentls.workspace.client_side import CommandResult
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -248,6 +251,8 @@ async def spawn_shell(
         raise ToolError(f"Cannot run the command in {cwd}: {exc.strerror}") from exc
     finally:
         os.close(write_fd)
+    # Killed by the watchdog if the daemon dies before the command ends.
+    guard_group(process.pid)
     reader = asyncio.StreamReader()
     transport, _ = await asyncio.get_running_loop().connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)

@@ -1,0 +1,122 @@
+"""14 the process watchdog: what guarding a command's group costs, and how soon a killed
+daemon's commands go.
+
+A Bash call (`true`, in process through BashTool) with its group registered with the
+watchdog and without, alternating; a registration alone; starting the watchdog (once per
+daemon, at its first command); and SIGKILL of a process that guarded a `sleep` → the
+sleep gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import agentls.tools.bash as bash_module
+from agentls.tools.base import ToolContext
+from agentls.tools.bash import BashInput, BashTool
+from agentls.tools.process_guard import ProcessGuard, guard_group
+from agentls.tools.read_cache import FileReadCache
+from agentls.workspace.view import WorkspaceView
+from harness import Row, summarize, timing_rows
+
+SECTION = "14 the process watchdog"
+# A daemon in miniature: it guards a sleep's group, says so, and waits to be killed.
+GUARDED_SLEEP = """
+import subprocess, sys, time
+from agentls.tools.process_guard import guard_group
+sleep = subprocess.Popen(["sleep", "60"], start_new_session=True)
+guard_group(sleep.pid)
+print(sleep.pid, flush=True)
+time.sleep(60)
+"""
+
+
+async def _bash_calls(runs: int) -> tuple[list[float], list[float]]:
+    """Seconds per `true` call, guarded and not, interleaved so load hits both alike."""
+    guarded: list[float] = []
+    bare: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="agentls-bench-guard-") as tmp:
+        root = Path(tmp)
+        ctx = ToolContext(WorkspaceView([root]), FileReadCache(), root, progress=lambda _t: None)
+        args = BashInput(command="true")
+        tool = BashTool()
+        await tool.run(args, ctx)  # the watchdog starts here, outside the samples
+        for _ in range(runs):
+            for guard, samples in ((guard_group, guarded), (lambda _pgid: None, bare)):
+                bash_module.guard_group = guard
+                start = time.perf_counter()
+                await tool.run(args, ctx)
+                samples.append(time.perf_counter() - start)
+        bash_module.guard_group = guard_group
+    return guarded, bare
+
+
+def _registration_and_start(runs: int) -> tuple[list[float], list[float]]:
+    """Seconds per registration with a running watchdog; seconds to start one."""
+    starts, registrations = [], []
+    for _ in range(max(3, runs // 20)):
+        guard = ProcessGuard()
+        # A real group to register (the watchdog ends it when its pipe closes below).
+        sleep = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        start = time.perf_counter()
+        guard.guard(sleep.pid)
+        starts.append(time.perf_counter() - start)
+        for _ in range(runs):
+            start = time.perf_counter()
+            guard.guard(sleep.pid)
+            registrations.append(time.perf_counter() - start)
+        guard.reset_after_fork()  # closes the pipe: this watchdog kills the sleep and ends
+        sleep.wait()
+    return registrations, starts
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def _kill_to_gone() -> float:
+    """Seconds from SIGKILL of a guarding process to its guarded sleep's end."""
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", GUARDED_SLEEP], stdout=subprocess.PIPE, text=True
+    )
+    assert daemon.stdout is not None
+    sleep_pid = int(daemon.stdout.readline())
+    time.sleep(0.3)  # the watchdog is up and has read the registration
+    start = time.perf_counter()
+    daemon.send_signal(signal.SIGKILL)
+    daemon.wait()
+    while not _gone(sleep_pid) and time.perf_counter() - start < 10:
+        time.sleep(0.002)
+    return time.perf_counter() - start
+
+
+def run(quick: bool) -> list[Row]:
+    runs = 40 if quick else 200
+    guarded, bare = asyncio.run(_bash_calls(runs))
+    registrations, starts = _registration_and_start(runs)
+    kills = [_kill_to_gone() for _ in range(3 if quick else 10)]
+    cost = summarize(guarded).median - summarize(bare).median
+    return [
+        *timing_rows(SECTION, "Bash `true`, group guarded", guarded),
+        *timing_rows(SECTION, "Bash `true`, not guarded", bare),
+        Row(SECTION, "median difference", cost * 1000, "ms", "noise dominates"),
+        Row(
+            SECTION,
+            "one registration (a pipe write)",
+            summarize(registrations).median * 1e6,
+            "µs",
+            f"p90 {summarize(registrations).p90 * 1e6:.1f} µs, n={len(registrations)}",
+        ),
+        *timing_rows(SECTION, "starting the watchdog (first command only)", starts),
+        *timing_rows(SECTION, "SIGKILL of the daemon → its sleep gone", kills),
+    ]

@@ -38,11 +38,11 @@ class TcpDaemon:
     async def stop(self) -> int:
         if self.process.returncode is None:
             self.process.terminate()
-        return await asyncio.wait_for(self.process.wait(), 20)
+        return await asyncio.wait_for(self.process.wait(), 60)
 
 
 async def start_tcp_daemon(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 30
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60
 ) -> TcpDaemon:
     """`agentls --tcp` (on port 0 unless `args` say otherwise), once it listens."""
     process = await asyncio.create_subprocess_exec(

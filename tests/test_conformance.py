@@ -31,9 +31,10 @@ def test_the_daemon_passes_every_check() -> None:
 
 
 def test_the_daemon_passes_over_tcp_too() -> None:
-    # The same wire over a socket: a few checks that cover framing, events and positions.
+    # The same wire over a socket: a few checks that cover framing, events and positions,
+    # and the trust boundary (the token is read from the discovery file and presented).
     tcp = f"{sys.executable} -m agentls --tcp --port {{port}}"
-    for only in ("a turn:", "delivery:", "in utf-16"):
+    for only in ("a turn:", "delivery:", "in utf-16", "before the handshake", "HTTP input"):
         done = kit(tcp, "--tcp", "--only", only)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "1 of 1 checks passed" in done.stdout, done.stdout

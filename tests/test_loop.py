@@ -460,3 +460,26 @@ async def test_a_file_change_asks_with_the_change_it_would_make(tmp_path: Path) 
         "reject_once": None,
         "reject_always": "Edit(./a.txt)",
     }
+
+
+async def test_a_change_outside_the_workspace_fails_at_once_without_asking(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("alpha\n")
+    edit = {"file_path": str(outside), "old_string": "alpha", "new_string": "beta"}
+    new = {"file_path": "../new.txt", "content": "x"}
+    answers = Answers()
+    calls = [
+        {"id": "r", "name": "Read", "input": {"file_path": str(outside)}},
+        {"id": "e", "name": "Edit", "input": edit},
+        {"id": "w", "name": "Write", "input": new},
+        {"id": "m", "name": "MultiEdit", "input": {"file_path": str(outside), "edits": [edit]}},
+    ]
+    script = [{"tool_calls": [call]} for call in calls]
+    deps, _ = make_deps(root, [*script, {"text": "done"}], prompter=answers)
+    state, _events = await drive(deps)
+    assert answers.asked == []
+    results = [m.tool_results()[0] for m in state.messages[2::2]]
+    assert all(r.is_error and "outside the workspace" in r.content for r in results)
+    assert outside.read_text() == "alpha\n" and not (tmp_path / "new.txt").exists()

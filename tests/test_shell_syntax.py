@@ -65,6 +65,20 @@ def argvs(line: str) -> list[tuple[str, ...]]:
             [("sudo", "-u", "me", "env", "A=1", "nice", "-n", "2", "a", "b"), ("a", "b")],
         ),
         ("[ -f x ] && a", [("[", "-f", "x", "]"), ("a",)]),
+        ("bash -o pipefail -c 'a'", [("bash", "-o", "pipefail", "-c", "a"), ("a",)]),
+        ("sh -c -e 'a'", [("sh", "-c", "-e", "a"), ("a",)]),
+        ("bash -eo pipefail -c 'a'", [("bash", "-eo", "pipefail", "-c", "a"), ("a",)]),
+        (
+            "find . -exec sh -c 'a' \\;",
+            [("find", ".", "-exec", "sh", "-c", "a", ";"), ("sh", "-c", "a"), ("a",)],
+        ),
+        ("trap 'a b' EXIT", [("trap", "a b", "EXIT"), ("a", "b")]),
+        ("trap - EXIT; trap -p", [("trap", "-", "EXIT"), ("trap", "-p")]),
+        ("alias t='a -x'", [("alias", "t=a -x"), ("a", "-x")]),
+        ("watch -n 1 a b", [("watch", "-n", "1", "a", "b"), ("a", "b")]),
+        ("su -c 'a' me", [("su", "-c", "a", "me"), ("a",)]),
+        ("env 'BASH_FUNC_f%%=() { a; }' b", [("env", "BASH_FUNC_f%%=() { a; }", "b"), ("b",)]),
+        ("command -v a", [("command", "-v", "a")]),
     ],
 )
 def test_the_commands_a_line_runs(line: str, commands: list[tuple[str, ...]]) -> None:

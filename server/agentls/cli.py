@@ -250,10 +250,10 @@ def _serve_tcp(args: argparse.Namespace) -> int:
     try:
         check_host(args.host, args.allow_remote)
         token = new_token() if args.token_file is None else read_token_file(args.token_file)
+        serve_tcp(args.host, args.port, token)
     except TrustError as exc:
         sys.stderr.write(f"agentls: {exc}\n")
         return EXIT_USAGE
-    serve_tcp(args.host, args.port, token)
     return 0
 
 

@@ -61,6 +61,8 @@ class Server:
         self.handlers: dict[str, ServerRequestHandler] = {}
         self.notifications: list[Message] = []
         self.responses: dict[Any, Message] = {}
+        # Set once the server closed the connection (or exited): nothing more will come.
+        self.ended = False
         threading.Thread(target=self._read, daemon=True).start()
 
     # --- the wire ----------------------------------------------------------------------
@@ -92,8 +94,12 @@ class Server:
 
     def send_raw(self, body: bytes, length: int | None = None) -> None:
         header = b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length)
+        self.send_bytes(header + body)
+
+    def send_bytes(self, data: bytes) -> None:
+        """Bytes as they are, framed or not."""
         with self._lock:
-            self._writer.write(header + body)
+            self._writer.write(data)
             self._writer.flush()
 
     def send(self, message: Message) -> None:
@@ -155,6 +161,8 @@ class Server:
         deadline = time.monotonic() + timeout
         while not done():
             left = deadline - time.monotonic()
+            if self.ended:
+                raise ConnectionError(f"the server exited while waiting for {what}")
             if left <= 0:
                 raise TimeoutError(f"timed out waiting for {what}")
             try:
@@ -162,6 +170,7 @@ class Server:
             except queue.Empty:
                 continue
             if message is None:
+                self.ended = True
                 raise ConnectionError(f"the server exited while waiting for {what}")
             self._dispatch(message)
 

@@ -34,10 +34,8 @@ class Context:
     tcp: bool = False
 
     @contextmanager
-    def server(
-        self, encodings: list[str] | None = None, apply_edit: bool = True
-    ) -> Iterator[tuple[Server, Message]]:
-        """A fresh server, initialized; yields it with the initialize result."""
+    def uninitialized(self) -> Iterator[Server]:
+        """A fresh server, not yet initialized (its `workspace` folder made)."""
         work = Path(tempfile.mkdtemp(dir=self.root))
         (work / "ws").mkdir()
         env = environment(str(work / "home"))
@@ -46,20 +44,21 @@ class Context:
         server = Server(command, env, str(work), tcp=self.tcp)
         server.workspace = work / "ws"  # type: ignore[attr-defined]
         try:
-            general = {"positionEncodings": encodings} if encodings else {}
-            capabilities = {"general": general, "workspace": {"applyEdit": apply_edit}}
-            params: Message = {
-                "processId": None,
-                "rootUri": (work / "ws").as_uri(),
-                "capabilities": capabilities,
-            }
-            if server.token is not None:
-                params["initializationOptions"] = {"authToken": server.token}
-            result = server.request("initialize", params)
-            server.notify("initialized", {})
-            yield server, result
+            yield server
         finally:
             server.close()
+
+    @contextmanager
+    def server(
+        self, encodings: list[str] | None = None, apply_edit: bool = True
+    ) -> Iterator[tuple[Server, Message]]:
+        """A fresh server, initialized; yields it with the initialize result."""
+        with self.uninitialized() as server:
+            general = {"positionEncodings": encodings} if encodings else {}
+            capabilities = {"general": general, "workspace": {"applyEdit": apply_edit}}
+            result = server.request("initialize", initialize_params(server, capabilities))
+            server.notify("initialized", {})
+            yield server, result
 
     def script(self, server: Server, entries: list[dict[str, Any]], **params: Any) -> str:
         """A session on the scripted model playing `entries`; its id."""
@@ -72,6 +71,19 @@ class Context:
         )
         session_id: str = result["sessionId"]
         return session_id
+
+
+def initialize_params(server: Server, capabilities: Message) -> Message:
+    """`initialize` params for the server's workspace (with its token over TCP)."""
+    workspace: Path = server.workspace  # type: ignore[attr-defined]
+    params: Message = {
+        "processId": None,
+        "rootUri": workspace.as_uri(),
+        "capabilities": capabilities,
+    }
+    if server.token is not None:
+        params["initializationOptions"] = {"authToken": server.token}
+    return params
 
 
 def turn(server: Server, session_id: str, text: str, **params: Any) -> tuple[str, Message]:
@@ -105,6 +117,45 @@ def _handshake(ctx: Context) -> None:
         assert agentls["protocolVersion"] >= 1
         assert agentls["events"] == "agent/event"
         assert "scripted" in agentls["providers"]
+
+
+@check("a request before the handshake: -32002, and nothing is done")
+def _before_initialize(ctx: Context) -> None:
+    with ctx.uninitialized() as server:
+        workspace: Path = server.workspace  # type: ignore[attr-defined]
+        marker = workspace / "MARKER"
+        command = {"name": "m", "command": "sh", "args": ["-c", f"touch '{marker}'"]}
+        opened = {"cwd": str(workspace), "provider": "scripted", "mcpServers": [command]}
+        expect_error(-32002, lambda: server.request("agent/newSession", opened))
+        expect_error(-32002, lambda: server.request("agent/listSessions", {}))
+        expect_error(-32002, lambda: server.request("agent/noSuchMethod", {}))
+        server.notify("initialized", {})
+        server.request("initialize", initialize_params(server, {}))
+        server.notify("initialized", {})
+        assert server.request("agent/listSessions", {})["sessions"] == []
+        assert not marker.exists(), "a request before initialize ran a command"
+
+
+@check("HTTP input closes the connection, frames in its body unread")
+def _http_refused(ctx: Context) -> None:
+    with ctx.uninitialized() as server:
+        inside = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "agent/listSessions", "params": {}},
+        ]
+        frames = b"".join(
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+            for body in (json.dumps(m).encode() for m in inside)
+        )
+        body = b"x" + frames
+        head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://example.com\r\n"
+        head += b"Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(body)
+        server.send_bytes(head + body)
+        try:
+            server.pump_until(lambda: bool(server.responses), 20, "the connection to close")
+        except ConnectionError:
+            return
+        raise AssertionError(f"answered instead of closed: {server.responses}")
 
 
 @check("unknown method: -32601, and the server goes on")

@@ -62,11 +62,11 @@ class InitializeGate:
         if self._initialized() or (method == "exit" and "id" not in data):
             return body
         if method is not None and "id" in data:
-            log.info("request %s before initialize answered %d", method, NOT_INITIALIZED)
+            log.info("request %r before initialize answered %d", method, NOT_INITIALIZED)
             message = "Server not initialized: send initialize first."
             self._send(error_response(NOT_INITIALIZED, message, data["id"]))
         else:
-            log.info("%s before initialize dropped", method or "a response")
+            log.info("%r before initialize dropped", method or "a response")
         return None
 
     def _initialize(self, body: bytes, data: dict[str, Any]) -> bytes:

@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 
 
 def serve_tcp(host: str, port: int, token: str) -> None:
-    """Serve connections on host:port until stopped (port 0 picks a free one)."""
+    """Serve connections on host:port until stopped (port 0 picks a free one); TrustError
+    when the discovery file cannot be written privately."""
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(host, port, token))
 
@@ -46,7 +47,11 @@ async def _serve(host: str, port: int, token: str) -> None:
 
     server = await asyncio.start_server(connection, host, port)
     bound_host, bound_port = server.sockets[0].getsockname()[:2]
-    discovery = write_discovery(bound_host, bound_port, token)
+    try:
+        discovery = write_discovery(bound_host, bound_port, token)
+    except BaseException:
+        server.close()
+        raise
     try:
         bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
         # Editors and tests read the port, then the token's file, from these lines.
@@ -55,11 +60,13 @@ async def _serve(host: str, port: int, token: str) -> None:
         sys.stderr.flush()
         stopped = asyncio.Event()
         on_sigterm(stopped)
-        async with server:
-            await stopped.wait()
-            await stop_serving(server, hub, live)
+        await stopped.wait()
+        # Bounded (agentls.lsp.ending): a client that does not read is not waited for long.
+        await stop_serving(server, hub, live)
     finally:
-        # Also on Ctrl-C, which cancels this coroutine.
+        # Also on Ctrl-C, which cancels this coroutine. Connections still open are not
+        # waited for: asyncio.run cancels them when this returns.
+        server.close()
         remove_discovery(discovery)
 
 

@@ -20,7 +20,7 @@ import socket
 import stat
 from pathlib import Path
 
-from agentls.runtime_dir import private_dir
+from agentls.runtime_dir import NotPrivate, private_dir
 
 TOKEN_BYTES = 32
 # A token file's token: long enough to be unguessable, printable ASCII so JSON carries it.
@@ -80,7 +80,11 @@ def _is_loopback(host: str) -> bool:
 
 def discovery_path(pid: int | None = None) -> Path:
     """Where the daemon with this pid (default: this process) describes itself."""
-    return Path(private_dir()) / f"tcp-{os.getpid() if pid is None else pid}.json"
+    try:
+        folder = private_dir()
+    except NotPrivate as exc:
+        raise TrustError(f"{exc}: the token cannot be written there") from None
+    return Path(folder) / f"tcp-{os.getpid() if pid is None else pid}.json"
 
 
 def write_discovery(host: str, port: int, token: str) -> Path:

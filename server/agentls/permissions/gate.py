@@ -27,9 +27,9 @@ from agentls.permissions.rules import (
     PathBase,
     PermissionBehavior,
     Rule,
-    command_is_uncertain,
     matching_rules,
     rule_applies,
+    unknown_commands,
 )
 from agentls.shell_syntax import command_words
 
@@ -106,19 +106,34 @@ class PermissionGate:
         return Decision(behavior, _rule_reason(behavior, rules, call), rules[0])
 
     def _unsure_command(self, call: CallTarget) -> Decision | None:
-        """A command whose parts cannot be told for certain might be what a rule forbids."""
+        """A command that runs code agentls cannot see might be what a rule forbids.
+
+        With a deny rule in force, bypassPermissions refuses it: that mode promises not to
+        ask, and a deny rule holds in every mode. Otherwise the user is asked.
+        """
         if call.tool_kind != COMMAND_KIND or call.content is None:
             return None
-        guarded = any(
-            rule.behavior in ("deny", "ask") and rule_applies(rule, call.tool_name, call.tool_kind)
+        guards = [
+            rule
             for rule in self.rules
-        )
-        if not guarded or not command_is_uncertain(call.content):
+            if rule.behavior in ("deny", "ask")
+            and rule_applies(rule, call.tool_name, call.tool_kind)
+        ]
+        why = unknown_commands(call.content) if guards else None
+        if why is None:
             return None
+        deny = next((rule for rule in guards if rule.behavior == "deny"), None)
+        if self.mode == "bypassPermissions" and deny is not None:
+            return Decision(
+                "deny",
+                f"Refused: {why}, so deny rule {deny} cannot be checked against it. Write "
+                "every command out in the command line itself.",
+                deny,
+            )
         return Decision(
             "ask",
-            f"The user must approve {_subject(call)}: agentls cannot tell for certain which "
-            "commands it runs, so its deny and ask rules cannot be checked.",
+            f"The user must approve {_subject(call)}: {why}, so its deny and ask rules "
+            "cannot be checked.",
         )
 
     def _plan_refusal(self, call: CallTarget, read_only: bool) -> Decision | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from agentls.shell_syntax import SimpleCommand, Word, command_words, parse_script, unwrapped
+from agentls.shell_unseen import unseen_code
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
 BEHAVIORS: Final = ("allow", "deny", "ask")
@@ -243,9 +244,13 @@ def _generous_word_lists(command: str) -> Iterator[tuple[Word, ...]]:
             yield tuple(Word(w) for w in unwrapped(tuple(w.text for w in words)))
 
 
-def command_is_uncertain(command: str) -> bool:
-    """Whether agentls cannot tell for certain which commands `command` runs."""
-    return not parse_script(command).certain
+def unknown_commands(command: str) -> str | None:
+    """Why agentls cannot tell every command `command` runs (it cannot read the line for
+    certain, or the line runs code it does not show), or None when it can."""
+    script = parse_script(command)
+    if not script.certain:
+        return f"agentls cannot read it for certain ({script.problem})"
+    return unseen_code(script)
 
 
 def _command_allowers(rules: Sequence[Rule], command: str) -> tuple[Rule, ...]:

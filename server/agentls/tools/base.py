@@ -249,16 +249,21 @@ class PathTool(Tool[Args]):
 
 
 class ChangesReadFile(PathTool[Args]):
-    """A change to a file the model must have read as it is now: a call on a file it has
-    not read, or that changed since, is refused before the user is asked to approve it."""
+    """A change to a file the model must have read as it is now: a call on a file outside
+    the workspace, one it has not read, or one that changed since, is refused before the
+    user is asked to approve it."""
 
     def refusal_before_asking(self, args: Args, ctx: ToolContext) -> str | None:
         try:
             path = ctx.workspace.policy.resolve(self.target(args), ctx.cwd)
+        except PathOutsideWorkspace as exc:
+            # No answer lets a file tool leave the workspace, so nobody is asked.
+            return str(exc)
+        try:
             if not path.is_file() and path not in ctx.workspace.documents:
                 return None
             return ctx.read_cache.stale_reason(path, ctx.workspace.read_text(path))
-        except (OSError, ValueError, PathOutsideWorkspace):
+        except (OSError, ValueError):
             return None  # the call itself says what is wrong
 
 

@@ -11,6 +11,11 @@ In process::
                        anthropic_text_turn("Done.")]) as server:
         provider = AnthropicProvider(api_key="test", base_url=server.base_url)
 
+Tests that run several sessions side by side give each its own script with
+`server.script(model, ...)` (requests are routed by model, or by a `route` function).
+Faults are options of a response (`drop_after`, `stall_at`, `no_response`, `cut`,
+`insert` with `RawFrame` bytes that break the SSE format).
+
 As a subprocess (for end-to-end tests of the daemon)::
 
     python tests/replay_server.py --script turns.json --log requests.jsonl
@@ -30,8 +35,8 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -55,12 +60,24 @@ class Frame:
 
 
 @dataclass(frozen=True, slots=True)
+class RawFrame:
+    """Bytes sent as they are, for streams that break the SSE format (garbage lines,
+    data that is not JSON, an event cut before its end)."""
+
+    raw: bytes
+
+    def render(self) -> bytes:
+        """The frame's wire bytes."""
+        return self.raw
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptedResponse:
     """One HTTP response: an SSE stream when `frames` is set, else a body with content-length."""
 
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
-    frames: tuple[Frame, ...] | None = None
+    frames: tuple[Frame | RawFrame, ...] | None = None
     body: bytes = b""
     # Cut the whole stream into chunks of this many bytes (anywhere, even inside a
     # UTF-8 character) instead of one HTTP chunk per frame.
@@ -70,6 +87,22 @@ class ScriptedResponse:
     frame_delay: float = 0.0
     # Close the socket abruptly after this many chunks (a dropped connection).
     drop_after: int | None = None
+    # Go silent for `stall` seconds before chunk number `stall_at` (a stalled stream).
+    stall_at: int | None = None
+    stall: float = 0.0
+    # Close the connection without answering at all (a server that died on the request).
+    no_response: bool = False
+
+    def cut(self, frames: int, *tail: Frame | RawFrame) -> ScriptedResponse:
+        """This stream's first `frames` frames, then `tail`, ended cleanly: the stream a
+        proxy or a crashing server closes early without an error."""
+        assert self.frames is not None, "not a stream"
+        return replace(self, frames=(*self.frames[:frames], *tail))
+
+    def insert(self, at: int, *frames: Frame | RawFrame) -> ScriptedResponse:
+        """This stream with `frames` sent before its frame number `at`."""
+        assert self.frames is not None, "not a stream"
+        return replace(self, frames=(*self.frames[:at], *frames, *self.frames[at:]))
 
     def stream_chunks(self) -> list[bytes]:
         """The HTTP chunks of a stream response, before chunked framing."""
@@ -428,7 +461,7 @@ _SPEC_BUILDERS = {
     "anthropic_turn": anthropic_turn,
     "openai_turn": openai_turn,
 }
-_OPTION_KEYS = ("split", "frame_delay", "drop_after")
+_OPTION_KEYS = ("split", "frame_delay", "drop_after", "stall_at", "stall")
 
 
 def response_from_spec(spec: Mapping[str, Any]) -> ScriptedResponse:
@@ -437,7 +470,7 @@ def response_from_spec(spec: Mapping[str, Any]) -> ScriptedResponse:
     `{"fixture": "anthropic/01_text_basic"}`, `{"response": {<fixture response section>}}`,
     or `{"anthropic_turn": {...}}` / `{"openai_turn": {...}}` with the keyword arguments of
     those functions (`tool_calls` as `[{"id", "name", "input"}]`). Every entry may also set
-    `split`, `frame_delay` and `drop_after`.
+    `split`, `frame_delay`, `drop_after`, `stall_at` and `stall`.
     """
     options = {k: spec[k] for k in _OPTION_KEYS if k in spec}
     if "fixture" in spec:
@@ -571,7 +604,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
         self.server.replay.record(RecordedRequest("POST", self.path, headers, body, raw))
-        self._send(self.server.replay.next_response())
+        self._send(self.server.replay.next_response(body))
 
     def do_GET(self) -> None:
         """A scripted response when one is queued (model lists), else 404."""
@@ -585,6 +618,10 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: requests are recorded, not printed."""
 
     def _send(self, response: ScriptedResponse) -> None:
+        if response.no_response:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self.send_response_only(response.status)
         for name, value in response.headers:
             self.send_header(name, value)
@@ -606,6 +643,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if response.frame_delay:
                 time.sleep(response.frame_delay)
+            if n == response.stall_at:
+                time.sleep(response.stall)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
@@ -622,13 +661,26 @@ class _HTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+def _model_of(body: Any) -> str | None:
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) else None
+
+
 class ReplayServer:
     """Serves scripted responses one per POST on 127.0.0.1 and records every request."""
 
     def __init__(
-        self, responses: Iterable[ScriptedResponse] = (), *, log_path: Path | None = None
+        self,
+        responses: Iterable[ScriptedResponse] = (),
+        *,
+        log_path: Path | None = None,
+        route: Callable[[Any], str | None] = _model_of,
     ) -> None:
         self._queue: deque[ScriptedResponse] = deque(responses)
+        # Scripts of their own, by the key `route` gives a request's body (cases that run
+        # side by side each get theirs); requests without a script use the shared one.
+        self._route = route
+        self._scripts: dict[str, deque[ScriptedResponse]] = {}
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._log_path = log_path
@@ -640,10 +692,19 @@ class ReplayServer:
         with self._lock:
             self._queue.extend(responses)
 
-    def next_response(self) -> ScriptedResponse:
-        """The next scripted response, or a 400 once the script is exhausted."""
+    def script(self, key: str, *responses: ScriptedResponse) -> None:
+        """Give the requests `route` maps to `key` (by default: those for the model `key`)
+        a script of their own, `responses`, replacing what was left of it."""
         with self._lock:
-            return self._queue.popleft() if self._queue else exhausted_response()
+            self._scripts[key] = deque(responses)
+
+    def next_response(self, body: Any = None) -> ScriptedResponse:
+        """The next scripted response (from the request's own script, if it has one), or a
+        400 once the script is exhausted."""
+        key = self._route(body)
+        with self._lock:
+            queue = self._scripts.get(key, self._queue) if key else self._queue
+            return queue.popleft() if queue else exhausted_response()
 
     def record(self, request: RecordedRequest) -> None:
         """Keep a request for assertions and append it to the log file, if any."""

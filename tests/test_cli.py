@@ -108,3 +108,14 @@ def test_run_says_when_printed_text_was_cut_short_and_asked_again(tmp_path: Path
     assert lines[cut - 1] == "The answer is forty"
     assert lines[cut + 1].startswith("[warning] Model error overloaded: Overloaded Retrying in")
     assert lines[cut + 2] == "The answer is 42."
+
+
+def test_run_says_when_printed_text_was_cut_short_by_the_error(tmp_path: Path) -> None:
+    script = tmp_path / "script.jsonl"
+    error = {"kind": "invalid_request", "message": "bad", "retryable": False}
+    script.write_text(json.dumps({"text": "The answer is forty", "error": error}) + "\n")
+    done = agentls("run", "question", cwd=tmp_path, AGENTLS_SCRIPT=str(script))
+    lines = done.stdout.splitlines()
+    cut = lines.index("[the text above was cut short by the error below]")
+    assert lines[cut - 1] == "The answer is forty"
+    assert "asked for again" not in done.stdout

@@ -446,7 +446,14 @@ async def test_malformed_lines_are_answered_and_the_agent_keeps_serving() -> Non
         "method": "initialize",
         "params": {"protocolVersion": 1},
     }
-    for line in [b"{not json\n", b"[1, 2]\n", b'{"jsonrpc": "2.0", "id": 3}\n']:
+    lines = [
+        b"{not json\n",
+        b"[1, 2]\n",
+        # Shaped like a response (to nothing the agent sent): dropped, never answered.
+        b'{"jsonrpc": "2.0", "id": 4}\n',
+        b'{"jsonrpc": "2.0", "id": 3, "method": 5}\n',
+    ]
+    for line in lines:
         process.stdin.write(line)
     process.stdin.write(json.dumps(initialize).encode() + b"\n")
     await process.stdin.drain()

@@ -176,7 +176,8 @@ async def test_session_state_survives_a_crash_and_is_recapped(tmp_path: Path) ->
         assert done["stopReason"] == "end_turn"
     requests = read_requests(log)
     assert paired(requests[0])
-    context = requests[0]["messages"][-1]["content"][0]["text"]
+    # The interrupted turn's results and this turn's message go as one user message.
+    context = "".join(b.get("text", "") for b in requests[0]["messages"][-1]["content"])
     assert "<completedSteps>" in context and "Write out.txt" in context
     assert "<unansweredQuestions>" in context and "Ship it?" in context
     result = requests[1]["messages"][-1]["content"][0]

@@ -329,6 +329,10 @@ async def test_resume_continues_an_agent_with_its_history(
     assert texts == ["Remember the number 7", "Noted: 7.", "Which number was it?"]
 
 
+def blocks(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return [(m["role"], block) for m in messages for block in m["content"]]
+
+
 async def test_a_fork_shares_the_parents_prefix_byte_for_byte(
     client: AgentClient, tmp_path: Path
 ) -> None:
@@ -344,9 +348,11 @@ async def test_a_fork_shares_the_parents_prefix_byte_for_byte(
     parent, child = read_requests(log)[1], read_requests(log)[2]
     for key in ("system_static", "system_dynamic", "tools"):
         assert child[key] == parent[key]
-    # Up to the fork point the child's messages are the parent's last request's.
-    assert child["messages"][: len(parent["messages"])] == parent["messages"]
-    assert "You are a fork" in child["messages"][-1]["content"][0]["text"]
+    # Up to the fork point the child sends the parent's last request's blocks (its task
+    # joins the parent's last user message, as the API itself joins user messages in a row).
+    shared = blocks(parent["messages"])
+    assert blocks(child["messages"])[: len(shared)] == shared
+    assert "You are a fork" in child["messages"][-1]["content"][-1]["text"]
 
 
 async def test_usage_adds_up_per_agent_turn_and_session(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +245,44 @@ async def test_a_failed_attempts_streamed_text_is_discarded_before_the_retry(
     assert kinds.index("message_discarded") < kinds.index("notice")
     [reply] = [e for e in events if e.type == "message_completed" and e.role == "assistant"]
     assert reply.message_id != first.message_id
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        ({"kind": "server", "message": "cut"}, "model_errors"),
+        ({"kind": "invalid_request", "message": "bad", "retryable": False}, "invalid_request"),
+    ],
+    ids=["retries-spent", "not-retryable"],
+)
+async def test_a_turn_that_ends_on_a_model_error_discards_the_partial_text(
+    tmp_path: Path, error: dict[str, Any], code: str
+) -> None:
+    # The history never holds the cut text, so clients must not keep showing it either.
+    attempt = {"text": "Half an ans", "error": error}
+    deps, _ = make_deps(tmp_path, [attempt, attempt], model_retries=1, clock=FakeClock())
+    state, events = await drive(deps)
+    end = completed(events)
+    assert end.error is not None and end.error.code == code
+    streamed = {e.message_id for e in events if e.type == "text_delta"}
+    discarded = [e for e in events if e.type == "message_discarded"]
+    assert {e.message_id for e in discarded} == streamed
+    assert discarded[-1].reason == "error"
+    assert [m.role for m in state.messages] == ["user"]
+
+
+async def test_the_request_after_a_failed_turn_has_alternating_roles(tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    failed = {"error": {"kind": "authentication", "message": "bad key", "retryable": False}}
+    deps, _ = make_deps(tmp_path, [failed, {"text": "Hello."}], request_log=log)
+    state, events = await drive(deps, "first")
+    assert completed(events).stop_reason == "error"
+    # The session's next turn: its message follows the unanswered one.
+    _state, events = await drive(deps, "second", history=state.messages)
+    assert completed(events).stop_reason == "end_turn"
+    last = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
+    assert [m["role"] for m in last["messages"]] == ["user"]
+    assert [m.role for m in state.messages] == ["user", "user", "assistant"]
 
 
 async def test_a_non_retryable_error_ends_the_turn_at_once(tmp_path: Path) -> None:

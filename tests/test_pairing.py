@@ -1,9 +1,10 @@
-"""The pairing invariant: every tool_use has exactly one tool_result in the next message."""
+"""The history invariants: every tool_use has exactly one tool_result in the next message, and
+a request's roles alternate."""
 
 from __future__ import annotations
 
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
-from agentls.pairing import INTERRUPTED, pairing_problems, repair_pairing
+from agentls.pairing import INTERRUPTED, alternating, pairing_problems, repair_pairing
 
 
 def assistant(*calls: str) -> Message:
@@ -42,3 +43,13 @@ def test_orphan_and_duplicate_results_are_dropped() -> None:
     repaired = repair_pairing(history)
     assert pairing_problems(repaired) == []
     assert [m.role for m in repaired] == ["user", "assistant", "user"]
+
+
+def test_a_request_joins_messages_of_one_role_in_a_row() -> None:
+    # A failed turn left "first" unanswered; the next turn's message follows it.
+    history = [user_text("first"), user_text("second"), assistant("a"), results("a")]
+    joined = alternating(history)
+    assert [m.role for m in joined] == ["user", "assistant", "user"]
+    assert joined[0].content == history[0].content + history[1].content
+    assert joined[0].id == history[0].id and joined[1:] == history[2:]
+    assert alternating(joined) == joined

@@ -28,6 +28,8 @@ from agentls.providers.http_errors import retry_after_seconds
 from agentls.usage import Usage
 from replay_server import (
     Collected,
+    Frame,
+    RawFrame,
     ReplayServer,
     ToolCall,
     anthropic_error,
@@ -357,6 +359,55 @@ async def test_stream_that_ends_without_a_stop_reason_is_a_retryable_error(
     server.enqueue(anthropic_stream([{"type": "message_start", "message": message}]))
     error = await run_error(server)
     assert (error.kind, error.retryable) == ("connection", True)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"event: content_block_delta\ndata: {not json}\n\n",
+        b'event: message_delta\ndata: {"type"\n\n',
+        b"\xff\xfe garbage\n",
+        b'event: message_delta\ndata: {"type":"message_delta"}\n\n',
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":1}\n\n',
+    ],
+    ids=["not-json", "cut-json", "not-utf8", "no-delta", "no-content-block"],
+)
+async def test_stream_data_that_cannot_be_read_is_a_retryable_server_error(
+    server: ReplayServer, bad: bytes
+) -> None:
+    server.enqueue(fixture_response("anthropic/01_text_basic").insert(4, RawFrame(bad)))
+    error = await run_error(server)
+    assert (error.kind, error.retryable) == ("server", True)
+    assert error.request_id == "req_011CVKq3h7wRZbN5bAq1Ds8X"
+
+
+async def test_a_message_delta_without_usage_still_stops_the_message(server: ReplayServer) -> None:
+    stop = '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null}}'
+    response = fixture_response("anthropic/01_text_basic")
+    server.enqueue(response.cut(8, Frame(stop, "message_delta"), *(response.frames or ())[9:]))
+    result = await run_ok(server)
+    assert (result.stop_reason, result.usage) == (
+        "end_turn",
+        Usage(input_tokens=25, output_tokens=1),
+    )
+
+
+async def test_a_garbage_line_in_the_stream_is_ignored(server: ReplayServer) -> None:
+    # A line without a field name's colon is a field with no value, which SSE ignores.
+    server.enqueue(fixture_response("anthropic/01_text_basic").insert(4, RawFrame(b"garbage\n")))
+    result = await run_ok(server)
+    assert result.text() == "Hello! The build passed: 42 tests ran, 0 failed."
+
+
+async def test_a_connection_lost_after_the_stop_reason_keeps_the_message(
+    server: ReplayServer,
+) -> None:
+    # Only message_stop was still to come: asking again would redo it all.
+    fixture = load_fixture("anthropic/01_text_basic")
+    server.enqueue(fixture_response(fixture, drop_after=9))
+    result = await run_ok(server)
+    assert result.content == fixture["expect"]["content"]
+    assert (result.stop_reason, result.usage) == ("end_turn", Usage(25, 15))
 
 
 async def test_dropped_connection_mid_stream_is_a_connection_error(server: ReplayServer) -> None:

@@ -25,6 +25,7 @@ from agentls.providers.openai_compat import PLACEHOLDER_API_KEY, OpenAIProvider,
 from agentls.usage import Usage
 from replay_server import (
     Collected,
+    RawFrame,
     ReplayServer,
     ToolCall,
     collect,
@@ -438,6 +439,96 @@ async def test_dropped_connection_mid_stream_is_a_connection_error(server: Repla
     error = await run_error(server)
     assert (error.kind, error.retryable) == ("connection", True)
     assert error.request_id == "req_7f9c1e2d3b4a59687a6b5c4d3e2f1a0b"
+
+
+@pytest.mark.parametrize(
+    ("name", "frames"),
+    [
+        ("openai/01_text_basic", 4),
+        ("openai/02_tool_call_fragments", 5),
+        ("openai/02_tool_call_fragments", 8),
+        ("openai/01_text_basic", 0),
+    ],
+    ids=["mid-text", "mid-arguments", "arguments-whole", "no-chunk"],
+)
+@pytest.mark.parametrize("split", [None, 7], ids=["whole", "split7"])
+async def test_a_stream_that_ends_without_finish_reason_or_done_was_dropped(
+    server: ReplayServer, name: str, frames: int, split: int | None
+) -> None:
+    # A proxy or a crashing server can end the HTTP body cleanly mid-message: neither the
+    # finish_reason nor `[DONE]` came, so the text or the call's arguments may be cut.
+    server.enqueue(fixture_response(name, split=split).cut(frames))
+    events, error = await replay(server.openai_base_url)
+    assert error is not None
+    assert (error.kind, error.retryable) == ("connection", True)
+    assert error.request_id == load_fixture(name)["expect"]["request_id"]
+    assert not any(e.type == "message_stop" for e in events)
+
+
+@pytest.mark.parametrize("split", [None, 7], ids=["whole", "split7"])
+async def test_a_finish_reason_without_done_completes_the_message(
+    server: ReplayServer, split: int | None
+) -> None:
+    # Some servers end the body after the finish_reason and usage chunks, with no [DONE].
+    fixture = load_fixture("openai/02_tool_call_fragments")
+    server.enqueue(fixture_response(fixture, split=split).cut(10))
+    result = await run_ok(server)
+    assert result.stop_reason == "tool_use"
+    assert result.content[0]["input"] == fixture["expect"]["tool_calls"][0]["parsed"]
+    assert result.usage == expected_usage(fixture["expect"]["usage"])
+
+
+async def test_a_finish_reason_on_the_usage_chunk_without_done_completes_the_message(
+    server: ReplayServer,
+) -> None:
+    usage = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    chunks = [
+        chunk({"role": "assistant", "content": "All done."}),
+        {**chunk({}, "stop"), "usage": usage},
+    ]
+    server.enqueue(openai_stream(chunks, done=False))
+    result = await run_ok(server)
+    assert (result.text(), result.stop_reason) == ("All done.", "end_turn")
+    assert result.usage == Usage(input_tokens=12, output_tokens=3)
+
+
+async def test_done_without_a_finish_reason_completes_the_message(server: ReplayServer) -> None:
+    # llama.cpp once answered with a role chunk and [DONE] only: complete, if empty.
+    server.enqueue(openai_stream([chunk({"role": "assistant", "content": ""})]))
+    result = await run_ok(server)
+    assert (result.text(), result.stop_reason) == ("", "end_turn")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"data: {not json}\n\n", b'data: {"id":"c","choices":[{"ind\n\n', b"\xff\xfe garbage\n"],
+    ids=["not-json", "cut-json", "not-utf8"],
+)
+async def test_stream_data_that_cannot_be_read_is_a_retryable_server_error(
+    server: ReplayServer, bad: bytes
+) -> None:
+    server.enqueue(fixture_response("openai/01_text_basic").insert(3, RawFrame(bad)))
+    error = await run_error(server)
+    assert (error.kind, error.retryable) == ("server", True)
+    assert error.request_id == "req_7f9c1e2d3b4a59687a6b5c4d3e2f1a0b"
+
+
+async def test_a_garbage_line_in_the_stream_is_ignored(server: ReplayServer) -> None:
+    # A line without a field name's colon is a field with no value, which SSE ignores.
+    server.enqueue(fixture_response("openai/01_text_basic").insert(3, RawFrame(b"garbage\n")))
+    result = await run_ok(server)
+    assert result.text() == load_fixture("openai/01_text_basic")["expect"]["content"]
+
+
+async def test_a_connection_lost_after_the_finish_reason_keeps_the_message(
+    server: ReplayServer,
+) -> None:
+    # Only the usage chunk and [DONE] were still to come: asking again would redo it all.
+    fixture = load_fixture("openai/01_text_basic")
+    server.enqueue(fixture_response(fixture, drop_after=6))
+    result = await run_ok(server)
+    assert (result.text(), result.stop_reason) == (fixture["expect"]["content"], "end_turn")
+    assert result.usage is None
 
 
 async def test_stalled_stream_is_a_timeout_error(server: ReplayServer) -> None:

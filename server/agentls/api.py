@@ -6,11 +6,12 @@ and scripts/gen_schema.py derives protocol/schema from them and from the event c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from agentls.json_text import is_unicode
 from agentls.mcp_servers.state import McpServerState, tool_name
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
@@ -20,25 +21,44 @@ class WireModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
-class WirePosition(WireModel):
+class ParamsModel(WireModel):
+    """What a client sends: JSON types are checked strictly (`true` is no integer, `5` no
+    string); a float field still takes an integer. JSON can escape a lone surrogate, which
+    is no Unicode (no file name, no UTF-8 can hold it): refused in every string."""
+
+    model_config = ConfigDict(strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_unicode(cls, data: Any) -> Any:
+        if not is_unicode(data):
+            raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
+        return data
+
+
+# A directory sent by a client: a NUL is in no path.
+PathText = Annotated[str, Field(pattern=r"^[^\x00]*$")]
+
+
+class WirePosition(ParamsModel):
     line: int = Field(ge=0)
     character: int = Field(ge=0)
 
 
-class WireRange(WireModel):
+class WireRange(ParamsModel):
     start: WirePosition
     end: WirePosition
 
 
-class AttachmentParam(WireModel):
+class AttachmentParam(ParamsModel):
     uri: str
     range: WireRange | None = None
     # Shown to the model for an inline image (a data: URI), e.g. the pasted file's name.
     name: str | None = Field(default=None, max_length=200)
 
 
-class NewSessionParams(WireModel):
-    cwd: str | None = None
+class NewSessionParams(ParamsModel):
+    cwd: PathText | None = None
     provider: ProviderName | None = None
     model: str | None = None
     permission_mode: PermissionModeName | None = None
@@ -76,7 +96,7 @@ class NewSessionResult(WireModel):
     sandbox: SandboxState | None = None
 
 
-class SubmitMessageParams(WireModel):
+class SubmitMessageParams(ParamsModel):
     session_id: str
     text: str
     data: Any = None
@@ -107,7 +127,7 @@ class ListTasksResult(WireModel):
     tasks: list[TaskInfo]
 
 
-class StopTaskParams(WireModel):
+class StopTaskParams(ParamsModel):
     session_id: str
     agent_id: str
 
@@ -133,7 +153,7 @@ class ListShellsResult(WireModel):
     shells: list[ShellInfo]
 
 
-class PermissionRuleInfo(WireModel):
+class PermissionRuleInfo(ParamsModel):
     # As in settings: `Bash(npm test:*)`, `Edit(./app.py)`, `Read`.
     rule: str
     behavior: Literal["allow", "deny", "ask"]
@@ -144,7 +164,7 @@ class PermissionRulesResult(WireModel):
     rules: list[PermissionRuleInfo]
 
 
-class UpdatePermissionRulesParams(WireModel):
+class UpdatePermissionRulesParams(ParamsModel):
     session_id: str
     add: list[PermissionRuleInfo] | None = None
     remove: list[PermissionRuleInfo] | None = None
@@ -166,7 +186,7 @@ class ContinueTurnResult(WireModel):
     turn_id: str
 
 
-class AbortParams(WireModel):
+class AbortParams(ParamsModel):
     session_id: str
     turn_id: str | None = None
 
@@ -175,7 +195,7 @@ class AbortResult(WireModel):
     aborted: bool
 
 
-class RespondPermissionParams(WireModel):
+class RespondPermissionParams(ParamsModel):
     session_id: str
     request_id: str
     option_id: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
@@ -185,20 +205,20 @@ class RespondPermissionParams(WireModel):
     accepted_text: str | None = None
 
 
-class NoteUserActionParams(WireModel):
+class NoteUserActionParams(ParamsModel):
     session_id: str
     # What the user did outside the conversation, said for the model ("The user undid …").
     text: str = Field(min_length=1, max_length=20_000)
 
 
-class RespondAskUserParams(WireModel):
+class RespondAskUserParams(ParamsModel):
     session_id: str
     request_id: str
     answer: str
 
 
-class ListSessionsParams(WireModel):
-    cwd: str | None = None
+class ListSessionsParams(ParamsModel):
+    cwd: PathText | None = None
     cursor: str | None = None
     limit: int = Field(default=50, ge=1, le=500)
 
@@ -222,7 +242,7 @@ class ListSessionsResult(WireModel):
     next_cursor: str | None = None
 
 
-class ResumeSessionParams(WireModel):
+class ResumeSessionParams(ParamsModel):
     session_id: str
     # Additions: a scripted session's script starts over, so a resume may name a new one.
     script: str | list[dict[str, Any]] | None = None
@@ -253,14 +273,14 @@ class ResumeSessionResult(WireModel):
     sandbox: SandboxState | None = None
 
 
-class ForkSessionParams(WireModel):
+class ForkSessionParams(ParamsModel):
     session_id: str
     # Where to cut: before a message the user wrote, or after a reply (and its tool
     # results); absent: the whole history.
     message_id: str | None = None
 
 
-class CompactParams(WireModel):
+class CompactParams(ParamsModel):
     session_id: str
     instructions: str | None = None
 
@@ -270,28 +290,28 @@ class CompactResult(WireModel):
     tokens_after: int
 
 
-class SessionParams(WireModel):
+class SessionParams(ParamsModel):
     session_id: str
 
 
-class SetPermissionModeParams(WireModel):
+class SetPermissionModeParams(ParamsModel):
     session_id: str
     permission_mode: PermissionModeName
 
 
-class SetModelParams(WireModel):
+class SetModelParams(ParamsModel):
     session_id: str
     model: str = Field(min_length=1)
     provider: ProviderName | None = None
 
 
-class EditorStateParams(WireModel):
+class EditorStateParams(ParamsModel):
     active_uri: str | None = None
     selections: list[WireRange] | None = None
     visible_ranges: list[WireRange] | None = None
 
 
-class ListModelsParams(WireModel):
+class ListModelsParams(ParamsModel):
     # The session whose provider and model to list for; absent: the daemon's settings.
     session_id: str | None = None
     refresh: bool = False
@@ -309,7 +329,7 @@ class ListModelsResult(WireModel):
     cached: bool
 
 
-class RewindParams(WireModel):
+class RewindParams(ParamsModel):
     session_id: str
     turn_id: str
     what: RewindWhat
@@ -333,7 +353,7 @@ class RewindResult(WireModel):
     removed_message_ids: list[str]
 
 
-class TurnDiffParams(WireModel):
+class TurnDiffParams(ParamsModel):
     session_id: str
     turn_id: str
 

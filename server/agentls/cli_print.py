@@ -96,6 +96,8 @@ def summary_line(event: Event) -> str | None:
         return f"[context compacted ({event['trigger']}): {before:,} → {after:,} tokens]"
     if kind == "message_discarded":
         # Printed text cannot be taken back: say it does not count.
+        if event.get("reason") == "error":
+            return "[the text above was cut short by the error below]"
         return "[the text above was cut short and is asked for again]"
     if kind == "notice":
         return f"[{event['level']}] {event['message']}"

@@ -200,10 +200,12 @@ class MessageDiscarded:
     Sent when an attempt that streamed text or thinking fails and is asked again (`retry`),
     or is asked again with a higher output limit (`max_tokens_escalate`), or after a
     too-long prompt is compacted (`compacted`). The next attempt streams under a new id.
+    `error`: the attempt failed and the turn ends with that error (retries spent, or an
+    error not worth retrying); no attempt follows.
     """
 
     message_id: str
-    reason: Literal["retry", "max_tokens_escalate", "compacted"]
+    reason: Literal["retry", "max_tokens_escalate", "compacted", "error"]
     type: Literal["message_discarded"] = "message_discarded"
 
 

@@ -7,6 +7,7 @@ a tuple of text and image parts.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
@@ -76,6 +77,23 @@ Role = Literal["user", "assistant"]
 def new_id(prefix: str) -> str:
     """A short unique id such as `msg_3f2a…`."""
     return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+# What follows an id's prefix: ASCII letters and digits, short enough for a file name.
+_ID_TAIL = re.compile(r"[A-Za-z0-9]{1,64}")
+
+
+def is_id(value: object, prefix: str) -> bool:
+    """Whether `value` has the shape of a `prefix` id (`sess_…`, `agent_…`).
+
+    Session and agent ids name files: anything else could leave their folder (`..`,
+    `/`), fail as a file name (too long, a NUL, a lone surrogate) or alias another
+    (Unicode letters), so an id is checked against this before it becomes a path."""
+    return (
+        isinstance(value, str)
+        and value.startswith(f"{prefix}_")
+        and _ID_TAIL.fullmatch(value, len(prefix) + 1) is not None
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
-"""The history invariant, beside the messages it is about: every tool_use has exactly one
-tool_result in the next message (the loop, the context and the session all keep it)."""
+"""The history invariants, beside the messages they are about: every tool_use has exactly
+one tool_result in the next message (the loop, the context and the session all keep it),
+and a request's roles alternate."""
 
 from __future__ import annotations
 
@@ -67,3 +68,20 @@ def repair_pairing(messages: Sequence[Message]) -> list[Message]:
             results = tuple(ToolResultBlock(c.id, INTERRUPTED, is_error=True) for c in calls)
             repaired.append(Message("user", results))
     return repaired
+
+
+def alternating(messages: Sequence[Message]) -> list[Message]:
+    """`messages` with each run of same-role messages joined into one, for a request.
+
+    A turn that failed or was aborted before the model answered leaves its user message
+    unanswered, and the next turn's follows it; strict servers (chat templates that
+    require alternation) refuse two in a row. The history itself keeps them apart.
+    """
+    joined: list[Message] = []
+    for message in messages:
+        if joined and joined[-1].role == message.role:
+            last = joined[-1]
+            joined[-1] = Message(last.role, last.content + message.content, last.id)
+        else:
+            joined.append(message)
+    return joined

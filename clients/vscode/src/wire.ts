@@ -288,7 +288,7 @@ export interface MessageDiscarded {
   agentId?: string;
   messageId: string;
   parentToolCallId?: string;
-  reason: "retry" | "max_tokens_escalate" | "compacted";
+  reason: "retry" | "max_tokens_escalate" | "compacted" | "error";
   seq: number;
   sessionId: string;
   turnId?: string;

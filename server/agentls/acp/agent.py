@@ -101,6 +101,9 @@ class AcpAgent:
         client_info: acp.Implementation | None = None,
         **_meta: Any,
     ) -> acp.InitializeResponse:
+        if isinstance(client_capabilities, dict):
+            # The SDK salvages malformed capabilities into a default, but as a plain dict.
+            client_capabilities = acp.ClientCapabilities.model_validate(client_capabilities)
         self.capabilities = client_capabilities or acp.ClientCapabilities()
         return acp.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),

@@ -3,7 +3,8 @@
 The protocol owns the real stdout: its descriptor is kept for the channel and fd 1 is
 pointed at stderr, so a stray print (ours, a library's, a child's) cannot corrupt it.
 A line that is not JSON, or JSON that is not a JSON-RPC message, is answered with
--32700 / -32600 and the connection goes on (the SDK would skip or fail on it). stdin
+-32700 / -32600, params of the wrong types -32602 (agentls.acp.envelope checks each
+message before the SDK sees it), and the connection goes on. stdin
 closing and SIGTERM end it the same way: every turn aborted and recorded, then exit 0.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from acp import run_agent
 
 from agentls.acp.agent import AcpAgent
+from agentls.acp.envelope import check
 
 log = logging.getLogger(__name__)
 # One message may carry images: read lines of up to 50 MB.
@@ -75,7 +77,12 @@ class NdjsonChannel:
         self._lock = asyncio.Lock()
 
     async def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        try:
+            data = text.encode() + b"\n"
+        except UnicodeEncodeError:
+            # A lone surrogate (echoed from a client's own string) has no UTF-8: escaped.
+            data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
         async with self._lock:
             self._writer.write(data)
             await self._writer.drain()
@@ -92,11 +99,12 @@ class NdjsonChannel:
             except ValueError as exc:
                 await self._error(None, -32700, f"Parse error: the line is not JSON ({exc})")
                 continue
-            problem = _not_a_message(message)
-            if problem is None:
+            refusal = check(message)
+            if refusal is None:
                 return dict(message)
-            request_id = message.get("id") if isinstance(message, dict) else None
-            await self._error(request_id, -32600, f"Invalid Request: {problem}")
+            log.warning("message refused (%d): %s", refusal.code, refusal.message)
+            if refusal.answer:
+                await self._error(refusal.answer_id, refusal.code, refusal.message, refusal.data)
 
     async def close(self) -> None:
         self._writer.close()
@@ -124,25 +132,10 @@ class NdjsonChannel:
             except asyncio.IncompleteReadError:
                 return
 
-    async def _error(self, request_id: Any, code: int, message: str) -> None:
+    async def _error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
         if not isinstance(request_id, str | int) or isinstance(request_id, bool):
             request_id = None
-        await self.send(
-            {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-        )
-
-
-def _not_a_message(message: Any) -> str | None:
-    """Why `message` is not a JSON-RPC request, notification or response (None if it is)."""
-    if not isinstance(message, dict):
-        return "a message must be a JSON object"
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return "method must be a string"
-        params = message.get("params")
-        if params is not None and not isinstance(params, dict | list):
-            return "params must be an object or an array"
-        return None
-    if "id" in message and ("result" in message or "error" in message):
-        return None
-    return "a message needs a method, or an id with a result or an error"
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        await self.send({"jsonrpc": "2.0", "id": request_id, "error": error})

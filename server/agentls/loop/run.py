@@ -34,7 +34,7 @@ from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
 from agentls.output_limits import learn_output_limit
-from agentls.pairing import pairing_problems, repair_pairing
+from agentls.pairing import alternating, pairing_problems, repair_pairing
 from agentls.providers.base import ModelRequest, ProviderError, StopReason
 from agentls.usage import Usage
 
@@ -447,7 +447,7 @@ def _escalate(
 def _discard(
     inflight: _Inflight | None,
     emit: Callable[[LoopEvent], None],
-    reason: Literal["retry", "max_tokens_escalate", "compacted"],
+    reason: Literal["retry", "max_tokens_escalate", "compacted", "error"],
 ) -> None:
     """Tell clients to drop an attempt's streamed text before the model is asked again."""
     if inflight is not None and not inflight.message_appended and inflight.assembler.streamed():
@@ -556,6 +556,8 @@ async def _on_provider_error(
         state.transitions.append("stream_error_with_tools")
     state.inflight = None
     if not exc.retryable:
+        # The attempt's partial text never joins the history: clients drop it too.
+        _discard(inflight, emit, "error")
         return TurnStop("error", TurnError(exc.kind, _describe(exc), False))
     settings = deps.settings
     delay = _retry_delay(settings, state.model_errors, exc.retry_after)
@@ -567,6 +569,7 @@ async def _on_provider_error(
             f"{_describe(exc)} Gave up after {state.model_errors} attempts and "
             f"{state.retry_waited:.0f} s of waiting (settings modelRetries, retryBudget)."
         )
+        _discard(inflight, emit, "error")
         return TurnStop("error", TurnError("model_errors", message, True))
     _discard(inflight, emit, "retry")
     emit(
@@ -677,7 +680,7 @@ def _build_request(
         model=settings.model,
         system_static=deps.system.static,
         system_dynamic=deps.system.dynamic,
-        messages=messages,
+        messages=alternating(messages),
         tools=deps.registry.specs(),
         max_tokens=settings.output_tokens(state.max_tokens_override),
         thinking_budget=settings.thinking_budget,

@@ -85,7 +85,8 @@ class InitializeGate:
             raise Refused(f"initialize {reason}")
         if given is None:
             return body
-        return json.dumps(data, ensure_ascii=False).encode("utf-8")
+        # ASCII: a lone surrogate elsewhere in the message has no UTF-8 and would end the loop.
+        return json.dumps(data).encode("ascii")
 
 
 def tokens_match(given: object, expected: str) -> bool:

@@ -18,7 +18,10 @@ input get no answer. This loop frames and checks every message before pygls sees
   string, integer or null, a `method` that is not a string, `params` that are not an
   object or array, nesting deeper than `MAX_DEPTH`) is answered `-32600`;
 - a request for a method the daemon does not serve is answered `-32601`; a notification
-  is never answered; only the top-level object is ever read as a message.
+  is never answered, and neither is anything shaped like a response (no `method`, but an
+  `id`, `result` or `error`): a valid one goes to the request it answers, the rest is
+  dropped; only the top-level object is ever read as a message;
+- nothing a message makes fail ends the loop: it is logged, a request answered `-32603`.
 """
 
 from __future__ import annotations
@@ -189,13 +192,17 @@ def parse_message(body: bytes) -> dict[str, Any]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidMessage(-32700, "Parse error: the body is not valid UTF-8.") from None
-    if _too_deep(body):
-        raise InvalidMessage(-32600, f"Invalid request: nested deeper than {MAX_DEPTH} levels.")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise InvalidMessage(-32700, f"Parse error: the body is not valid JSON ({exc}).") from None
-    return _checked(data)
+    message = _checked(data)
+    if _too_deep(body):
+        # Refused, but like any other message: a request answered by its id, the rest not.
+        request = "method" in message and "id" in message
+        refusal = f"Invalid request: nested deeper than {MAX_DEPTH} levels."
+        raise InvalidMessage(-32600, refusal, message.get("id"), answer=request)
+    return message
 
 
 def _too_deep(body: bytes) -> bool:
@@ -223,8 +230,10 @@ def _checked(data: Any) -> dict[str, Any]:
         raise InvalidMessage(-32600, "Invalid request: batches are not supported over LSP.")
     if not isinstance(data, dict):
         raise InvalidMessage(-32600, "Invalid request: a message is a JSON object.")
+    if "method" not in data and RESPONSE_KEYS & data.keys():
+        return _checked_response(data)
     msg_id = data.get("id")
-    good_id = msg_id is None or (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool))
+    good_id = _valid_id(msg_id) or msg_id is None
     answer_to = msg_id if good_id else None
     notification = "method" in data and "id" not in data
     if notification and not _valid_notification(data):
@@ -233,16 +242,33 @@ def _checked(data: Any) -> dict[str, Any]:
         raise InvalidMessage(-32600, 'Invalid request: "jsonrpc" must be "2.0".', answer_to)
     if not good_id:
         raise InvalidMessage(-32600, 'Invalid request: "id" must be a string or an integer.')
-    if "method" in data:
-        if not isinstance(data["method"], str):
-            raise InvalidMessage(-32600, 'Invalid request: "method" must be a string.', msg_id)
-        params = data.get("params")
-        if params is not None and not isinstance(params, (dict, list)):
-            raise InvalidMessage(
-                -32600, 'Invalid request: "params" must be an object or an array.', msg_id
-            )
-    elif "id" not in data or ("result" not in data and "error" not in data):
+    if "method" not in data:
         raise InvalidMessage(-32600, "Invalid request: neither a request nor a response.")
+    if not isinstance(data["method"], str):
+        raise InvalidMessage(-32600, 'Invalid request: "method" must be a string.', msg_id)
+    params = data.get("params")
+    if params is not None and not isinstance(params, (dict, list)):
+        raise InvalidMessage(
+            -32600, 'Invalid request: "params" must be an object or an array.', msg_id
+        )
+    return data
+
+
+# A message without a method that has one of these is a response, answered or not.
+RESPONSE_KEYS: Final = frozenset({"id", "result", "error"})
+
+
+def _checked_response(data: dict[str, Any]) -> dict[str, Any]:
+    """A response to one of the daemon's own requests; anything else shaped like one is
+    dropped unanswered (answering a response could start an endless exchange)."""
+    valid = (
+        data.get("jsonrpc") == "2.0"
+        and _valid_id(data.get("id"))
+        and ("result" in data) != ("error" in data)
+        and ("result" in data or _valid_error(data["error"]))
+    )
+    if not valid:
+        raise InvalidMessage(-32600, "Invalid response: dropped.", answer=False)
     return data
 
 
@@ -253,6 +279,16 @@ def _valid_notification(data: dict[str, Any]) -> bool:
         and isinstance(data["method"], str)
         and (params is None or isinstance(params, (dict, list)))
     )
+
+
+def _valid_error(error: Any) -> bool:
+    code = error.get("code") if isinstance(error, dict) else None
+    return _valid_id(code) and isinstance(code, int) and isinstance(error.get("message"), str)
+
+
+def _valid_id(value: Any) -> bool:
+    """A request id the daemon answers to: a string or an integer (a bool is neither)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def error_response(code: int, message: str, msg_id: Any) -> dict[str, Any]:
@@ -270,7 +306,10 @@ def served_methods(protocol: JsonRPCProtocol) -> frozenset[str]:
 
 
 async def serve_frames(frames: FrameReader, protocol: JsonRPCProtocol, stop: Event) -> None:
-    """Read, check and dispatch messages until the stream ends or `stop` is set."""
+    """Read, check and dispatch messages until the stream ends or `stop` is set.
+
+    No message can end this loop: whatever fails while one is handled is logged as one
+    line, a request among them answered, and the next message read."""
     served = served_methods(protocol)
     while not stop.is_set():
         body = await frames.next_body()
@@ -284,13 +323,15 @@ async def serve_frames(frames: FrameReader, protocol: JsonRPCProtocol, stop: Eve
                 frames.resynchronise(body)
             if exc.answer:
                 protocol._send_data(error_response(exc.code, str(exc), exc.msg_id))
+        except Exception as exc:
+            log.error("a message could not be handled: %s: %s", type(exc).__name__, exc)
 
 
 def dispatch(body: bytes, protocol: JsonRPCProtocol, served: frozenset[str]) -> None:
     """Hand one checked message to pygls; InvalidMessage when it deserves an error answer."""
     data = parse_message(body)
     method = data.get("method")
-    is_request = "id" in data
+    is_request = method is not None and "id" in data
     if method is not None and method not in served:
         if is_request:
             raise InvalidMessage(-32601, f"Method not found: {method}", data["id"])
@@ -298,8 +339,11 @@ def dispatch(body: bytes, protocol: JsonRPCProtocol, served: frozenset[str]) -> 
         return
     try:
         message = protocol.structure_message(data)
+        protocol.handle_message(message)
     except Exception as exc:
-        # Requests with bad params were answered -32602 by the protocol; the rest is logged.
-        log.warning("message %s dropped: %s", method or "response", exc)
-        return
-    protocol.handle_message(message)
+        # Bad params were answered -32602 by the protocol, handlers' failures by their
+        # guard; what still escapes is the daemon's fault, and answered as one.
+        log.error("%s failed: %s: %s", method or "a response", type(exc).__name__, exc)
+        if is_request:
+            failure = f"{method} failed: {type(exc).__name__}: {exc}"
+            raise InvalidMessage(-32603, failure, data["id"]) from None

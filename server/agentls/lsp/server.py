@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import cattrs
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from lsprotocol.types import ResponseErrorMessage
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -32,6 +38,7 @@ from pygls.protocol.language_server import lsp_method
 
 from agentls import PROTOCOL_VERSION, __version__
 from agentls.errors import AgentError
+from agentls.json_text import is_unicode
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.progress import ToolProgress
@@ -124,6 +131,9 @@ class AgentProtocol(LanguageServerProtocol):
         self._after_response: dict[Any, Callable[[], None]] = {}
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
+            log.warning("$/cancelRequest ignored: its id %r is not a request id", msg_id)
+            return
         turn = self.turn_requests.pop(msg_id, None)
         server = self._server
         handlers = server.hub.loaded if isinstance(server, AgentServer) else None
@@ -142,13 +152,17 @@ class AgentProtocol(LanguageServerProtocol):
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         """A request's answer; an expected error (bad params, unknown session) is one log line."""
         follow_up = self._after_response.pop(msg_id, None)
-        if future.cancelled() or not isinstance(future.exception(), JsonRpcException):
+        if future.cancelled() or future.exception() is None:
             super()._send_handler_result(future, msg_id=msg_id)
-            if follow_up is not None and not future.cancelled() and future.exception() is None:
+            if follow_up is not None and not future.cancelled():
                 follow_up()
             return
         self._request_futures.pop(msg_id, None)
         error = future.exception()
+        if not isinstance(error, JsonRpcException):
+            # A handler's own failure: one line in the log, no traceback to the client.
+            log.error("request %s failed: %s: %s", msg_id, type(error).__name__, error)
+            error = JsonRpcInternalError(f"Internal error: {type(error).__name__}: {error}")
         log.info("request %s answered %s: %s", msg_id, error.code, error.message)
         self._send_response(msg_id, None, error.to_response_error())
 
@@ -193,17 +207,54 @@ class AgentProtocol(LanguageServerProtocol):
             del self.turn_requests[next(iter(self.turn_requests))]
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        """The message as pygls's handlers take it; params that do not fit their method's
+        type are one log line, and a request with them is answered -32602."""
         try:
-            return super().structure_message(data)
+            if not is_unicode(data.get("params")):
+                raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
+            return self._converter.structure(data, self._message_type(data))
         except Exception as exc:
-            if "id" in data and "method" in data:
-                detail = _cattrs_detail(exc)
+            detail = _cattrs_detail(exc)
+            method = data.get("method")
+            if "id" in data and method is not None:
                 error = JsonRpcInvalidParams(
-                    f"Invalid params for {data['method']}: {detail}", data={"detail": detail}
+                    f"Invalid params for {method}: {detail}", data={"detail": detail}
                 )
+                log.info("request %s answered -32602: %s", data["id"], error.message)
                 self._send_response(data["id"], None, error.to_response_error())
-                return _Ignored()
-            raise
+            else:
+                log.warning("%s dropped: %s", method or "a response", detail)
+            return _Ignored()
+
+    def _message_type(self, data: dict[str, Any]) -> type:
+        """pygls's choice of class for a message (its method's, else a generic envelope)."""
+        if "method" not in data:
+            if "error" in data:
+                return ResponseErrorMessage
+            return self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+        generic = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+        return self.get_message_type(data["method"]) or generic
+
+    def handle_message(self, message: Any) -> None:
+        """The guard around every handler, pygls's built-in ones included: whatever one
+        raises is a line in the log (and -32603 for a request), never the end of the
+        connection. After `shutdown`, a request is answered -32600, as LSP asks."""
+        if isinstance(message, _Ignored):
+            return
+        method = getattr(message, "method", None)
+        msg_id: Any = getattr(message, "id", None)
+        is_request = method is not None and hasattr(message, "id")
+        if self._shutdown and is_request and method != lsp.EXIT:
+            error = JsonRpcInvalidRequest(f"{method}: the server is shutting down")
+            self._send_response(msg_id, None, error.to_response_error())
+            return
+        try:
+            super().handle_message(message)
+        except Exception as exc:
+            log.error("%s failed: %s: %s", method or "a response", type(exc).__name__, exc)
+            if is_request and msg_id not in self._request_futures:
+                failure = JsonRpcInternalError(f"{method} failed: {type(exc).__name__}: {exc}")
+                self._send_response(msg_id, None, failure.to_response_error())
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
@@ -237,10 +288,9 @@ class AgentProtocol(LanguageServerProtocol):
 
 
 def _cattrs_detail(exc: Exception) -> str:
-    cause = exc.__cause__
-    if isinstance(cause, cattrs.ClassValidationError):
-        return "; ".join(cattrs.transform_error(cause))
-    return str(cause or exc) or type(exc).__name__
+    if isinstance(exc, cattrs.ClassValidationError):
+        return "; ".join(cattrs.transform_error(exc))
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 class AgentServer(LanguageServer):

@@ -29,6 +29,7 @@ from agentls.messages import (
 )
 from agentls.output_limits import stated_output_limit
 from agentls.providers.base import (
+    MALFORMED_STREAM,
     BlockStop,
     ErrorKind,
     MessageStop,
@@ -44,6 +45,7 @@ from agentls.providers.base import (
     ToolSpec,
     ToolUseStart,
     UsageUpdate,
+    malformed_stream,
     redacted,
 )
 from agentls.providers.http_errors import KIND_BY_STATUS, retry_after_seconds
@@ -198,10 +200,14 @@ class StreamFold:
     held_stop: int | None = None
 
     def feed(self, event: Any) -> list[StreamEvent]:
-        """The normalised events for one raw event; unknown event types yield none."""
+        """The normalised events for one raw event; unknown event types yield none.
+
+        Raises `_MissingField` for a known event without a field it must have.
+        """
         # The SDK builds an unknown event type as the union's first member (a "message_start"
         # without a message), so the wire `type` decides, not the class.
         kind = getattr(event, "type", None)
+        _check_fields(kind, event)
         if kind == "message_start" and isinstance(event, wire.RawMessageStartEvent):
             return self._on_message_start(event)
         if kind == "content_block_start" and isinstance(event, wire.RawContentBlockStartEvent):
@@ -213,6 +219,12 @@ class StreamFold:
         if kind == "message_delta" and isinstance(event, wire.RawMessageDeltaEvent):
             return [*self._release_held(), *self._on_message_delta(event)]
         return []
+
+    @property
+    def complete(self) -> bool:
+        """True once the stop reason came: only `message_stop` may follow, so a connection
+        lost now loses nothing of the message (asking again would redo it all)."""
+        return self.stop_reason is not None
 
     def finish(self) -> list[StreamEvent]:
         """The closing events once the stream has ended."""
@@ -243,7 +255,9 @@ class StreamFold:
     def _on_message_delta(self, event: wire.RawMessageDeltaEvent) -> list[StreamEvent]:
         if event.delta.stop_reason is not None:
             self.stop_reason = event.delta.stop_reason
-        self.usage = _merge_usage(self.usage, event.usage)
+        # Required by the API, but a gateway leaving it out has still said how it stopped.
+        if event.usage is not None:
+            self.usage = _merge_usage(self.usage, event.usage)
         return [UsageUpdate(self.usage)]
 
     def _on_block_start(self, event: wire.RawContentBlockStartEvent) -> list[StreamEvent]:
@@ -315,6 +329,28 @@ class StreamFold:
         index, self.held_stop = self.held_stop, None
         self.open_blocks.discard(index)
         return [BlockStop(index)]
+
+
+class _MissingField(Exception):
+    """A known stream event without a field it must have."""
+
+
+# The fields each event must carry (the SDK builds events without validating them).
+_REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "message_start": ("message",),
+    "content_block_start": ("index", "content_block"),
+    "content_block_delta": ("index", "delta"),
+    "content_block_stop": ("index",),
+    "message_delta": ("delta",),
+}
+
+
+def _check_fields(kind: object, event: Any) -> None:
+    for name in _REQUIRED_FIELDS.get(kind, ()) if isinstance(kind, str) else ():
+        if getattr(event, name, None) is None:
+            raise _MissingField(f"a {kind} event without {name}")
+    if kind == "message_start" and getattr(event.message, "usage", None) is None:
+        raise _MissingField("a message_start event without message.usage")
 
 
 def _merge_usage(usage: Usage, delta: wire.MessageDeltaUsage) -> Usage:
@@ -467,14 +503,22 @@ class AnthropicProvider:
         except anthropic.APIStatusError as exc:
             raise self._redacted(status_error(exc)) from exc
         except anthropic.APIConnectionError as exc:
-            raise transport_error(exc, request_id) from exc
+            if not fold.complete:
+                raise transport_error(exc, request_id) from exc
         except anthropic.APIError as exc:
             raise self._redacted(_unknown_error(exc, request_id)) from exc
+        except MALFORMED_STREAM as exc:
+            if not fold.complete:
+                raise malformed_stream(request_id) from exc
+        except _MissingField as exc:
+            if not fold.complete:
+                raise malformed_stream(request_id, f": {exc}") from exc
         except Exception as exc:
             # Mid-stream, the SDK lets its HTTP library's transport errors through unwrapped.
             if not _is_transport_error(exc):
                 raise
-            raise transport_error(exc, request_id) from exc
+            if not fold.complete:
+                raise transport_error(exc, request_id) from exc
         for out in fold.finish():
             yield out
 

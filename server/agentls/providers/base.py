@@ -6,6 +6,7 @@ these few events, so the loop has one streaming path whatever the model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -150,6 +151,21 @@ class ProviderError(Exception):
         self.request_id = request_id
         # The output-token cap the server stated when it refused `max_tokens`.
         self.output_limit = output_limit
+
+
+# How a stream's bytes fail to be events: not UTF-8, or data that is not JSON.
+MALFORMED_STREAM = (json.JSONDecodeError, UnicodeDecodeError)
+
+
+def malformed_stream(request_id: str | None, detail: str = "") -> ProviderError:
+    """A stream that could not be read (garbled bytes, data that is not JSON, an event
+    without its fields): broken by a proxy or a server fault, so worth asking again."""
+    return ProviderError(
+        "server",
+        f"the server sent malformed stream data{detail}",
+        retryable=True,
+        request_id=request_id,
+    )
 
 
 def redacted(error: ProviderError, api_key: str | None) -> ProviderError:

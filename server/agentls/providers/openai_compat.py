@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import openai
 
@@ -26,6 +26,7 @@ from agentls.messages import ImageBlock, Message, TextBlock, ToolResultBlock, To
 from agentls.model_table import by_model
 from agentls.output_limits import stated_output_limit
 from agentls.providers.base import (
+    MALFORMED_STREAM,
     BlockStop,
     ErrorKind,
     MessageStop,
@@ -40,6 +41,7 @@ from agentls.providers.base import (
     ToolSpec,
     ToolUseStart,
     UsageUpdate,
+    malformed_stream,
     redacted,
 )
 from agentls.providers.http_errors import KIND_BY_STATUS, retry_after_seconds
@@ -270,7 +272,9 @@ class ChunkFold:
         return out
 
     def finish(self) -> list[StreamEvent]:
-        """The closing events once the stream has ended, with or without a finish_reason."""
+        """The closing events once the stream has ended: at its finish_reason, or at a
+        `[DONE]` without one (some servers send none). The provider treats a stream that
+        ended with neither as dropped, and does not call this."""
         return [] if self.stopped else self._stop()
 
     def _stop(self) -> list[StreamEvent]:
@@ -400,6 +404,37 @@ def usage_from(usage: Any) -> Usage:
         output_tokens=getattr(usage, "completion_tokens", None) or 0,
         cache_read_tokens=cached,
     )
+
+
+class _DoneWatch:
+    """The SDK's SSE decoder, noting whether the stream's `data: [DONE]` came.
+
+    The SDK ends its iteration quietly both at `[DONE]` and when the body just ends, so
+    the decoder is the one place where a finished stream and a cut one differ.
+    """
+
+    def __init__(self, decoder: Any) -> None:
+        self._decoder = decoder
+        self.seen = False
+
+    def iter_bytes(self, iterator: Iterator[bytes]) -> Iterator[Any]:
+        """The synchronous path, unused by the async client; passed through."""
+        result: Iterator[Any] = self._decoder.iter_bytes(iterator)
+        return result
+
+    async def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[Any]:
+        """The decoder's events, unchanged; the SDK stops at `[DONE]` as it would."""
+        async for sse in self._decoder.aiter_bytes(iterator):
+            if sse.data.startswith("[DONE]"):
+                self.seen = True
+            yield sse
+
+
+def _watch_done(chunks: openai.AsyncStream[Any]) -> _DoneWatch:
+    # The stream reads its decoder only when iteration starts, so it can be wrapped here.
+    watch = _DoneWatch(chunks._decoder)
+    chunks._decoder = cast(Any, watch)
+    return watch
 
 
 # --- errors -------------------------------------------------------------------------
@@ -621,21 +656,30 @@ class OpenAIProvider:
                 stream=True, messages=[], extra_body=bulk, **params
             )
             request_id = chunks.response.headers.get("x-request-id")
+            done = _watch_done(chunks)
             async with chunks:
                 async for chunk in chunks:
                     for out in fold.feed(chunk):
                         yield out
+        # After the finish_reason only usage and [DONE] follow: the message is whole, and
+        # a stream that breaks now is not asked again (that would redo it all for usage).
         except openai.APIConnectionError as exc:
-            raise connection_error(exc, request_id) from exc
+            if not fold.stopped:
+                raise connection_error(exc, request_id) from exc
         except openai.APIError as exc:
             raise self._redacted(api_error(exc, request_id)) from exc
-        except json.JSONDecodeError as exc:
+        except MALFORMED_STREAM as exc:
+            if not fold.stopped:
+                raise malformed_stream(request_id) from exc
+        if not fold.stopped and not done.seen:
+            # Ended cleanly but with neither: a proxy or server that closed the stream
+            # early. The message may be cut anywhere (mid-text, mid-arguments): retry it.
             raise ProviderError(
-                "server",
-                "the server sent malformed stream data",
+                "connection",
+                "the stream ended before the message was complete (no finish_reason, no [DONE])",
                 retryable=True,
                 request_id=request_id,
-            ) from exc
+            )
         for out in fold.finish():
             yield out
 

@@ -13,7 +13,7 @@ from typing import Any
 from agentls.config import Settings, apply_layer, load_settings
 from agentls.errors import InvalidParams, UnknownSession
 from agentls.hooks.callbacks import LoopCallbacks
-from agentls.messages import Message, ToolResultBlock, new_id
+from agentls.messages import Message, ToolResultBlock, is_id, new_id
 from agentls.pairing import repair_pairing
 from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
@@ -136,9 +136,9 @@ class SessionManager:
             loaded = await asyncio.to_thread(load_transcript, live.transcript.path)
             return live, loaded.display
         home = self.settings_for(Path.cwd(), {}).home
+        if not is_id(session_id, "sess") or not transcript_path(home, session_id).is_file():
+            raise UnknownSession(f"No session {_shown(session_id)} to resume under {home}.")
         path = transcript_path(home, session_id)
-        if not _is_session_id(session_id) or not path.is_file():
-            raise UnknownSession(f"No session {session_id!r} to resume under {home}.")
         try:
             loaded = await asyncio.to_thread(load_transcript, path)
         except (OSError, ValueError) as exc:
@@ -165,9 +165,11 @@ class SessionManager:
         (see `cut_at`); also the new session's display history."""
         live = self.sessions.get(session_id)
         home = self.settings_for(Path.cwd(), {}).home
+        if live is None and (
+            not is_id(session_id, "sess") or not transcript_path(home, session_id).is_file()
+        ):
+            raise UnknownSession(f"No session {_shown(session_id)} to fork under {home}.")
         path = live.transcript.path if live else transcript_path(home, session_id)
-        if live is None and (not _is_session_id(session_id) or not path.is_file()):
-            raise UnknownSession(f"No session {session_id!r} to fork under {home}.")
         try:
             loaded = await asyncio.to_thread(load_transcript, path)
         except (OSError, ValueError) as exc:
@@ -252,7 +254,7 @@ class SessionManager:
         session = self.sessions.get(session_id)
         if session is None:
             raise UnknownSession(
-                f"Unknown session {session_id!r}: it was never created or has been closed. "
+                f"Unknown session {_shown(session_id)}: it was never created or has been closed. "
                 "Create one with agent/newSession."
             )
         return session
@@ -317,6 +319,6 @@ def _results_only(message: Message) -> bool:
     return message.role == "user" and any(isinstance(b, ToolResultBlock) for b in message.content)
 
 
-def _is_session_id(value: str) -> bool:
-    # Ids name files: anything but our own shape could walk out of the sessions folder.
-    return value.startswith("sess_") and value[5:].isalnum()
+def _shown(session_id: str) -> str:
+    """An id as an error message quotes it: a hostile one is cut short."""
+    return repr(session_id if len(session_id) <= 80 else session_id[:80] + "…")

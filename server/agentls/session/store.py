@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentls.events import Compaction
-from agentls.messages import Message
+from agentls.messages import Message, is_id
 from agentls.pairing import repair_pairing
 from agentls.redact import Masker
 from agentls.session.records import (
@@ -182,7 +182,9 @@ def sessions_dir(home: Path) -> Path:
 
 
 def transcript_path(home: Path, session_id: str) -> Path:
-    """Where a session's transcript lives under AGENTLS_HOME."""
+    """Where a session's transcript lives under AGENTLS_HOME (ValueError for a non-id)."""
+    if not is_id(session_id, "sess"):
+        raise ValueError(f"not a session id: {session_id[:80]!r}")
     return sessions_dir(home) / f"{session_id}.jsonl"
 
 
@@ -206,9 +208,15 @@ def list_metas(home: Path) -> list[SessionMeta]:
     metas = []
     for path in sessions_dir(home).glob("*.meta.json"):
         try:
-            metas.append(SessionMeta.from_json(json.loads(path.read_text(encoding="utf-8"))))
+            meta = SessionMeta.from_json(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("session listing %s skipped: %s", path, exc)
+            continue
+        # Its id names its files: a listing with another shape would point elsewhere.
+        if is_id(meta.session_id, "sess"):
+            metas.append(meta)
+        else:
+            log.warning("session listing %s skipped: its id is not a session id", path)
     metas.sort(key=lambda m: (m.updated_at, m.session_id), reverse=True)
     return metas
 

@@ -28,7 +28,7 @@ from agentls.events import (
     TurnStarted,
 )
 from agentls.loop.run import LoopDeps, QueryState, run_turn
-from agentls.messages import Message, TextBlock, ToolUseBlock, new_id
+from agentls.messages import Message, TextBlock, ToolUseBlock, is_id, new_id
 from agentls.redact import Masker
 from agentls.session.records import SessionStarted
 from agentls.session.store import SessionMeta, Transcript, load_transcript
@@ -149,9 +149,9 @@ class SubagentRunner:
 
     def _resumed(self, agent_id: str, wanted: str) -> tuple[str, str, list[Message]]:
         """An earlier agent of this session: its id, type and history."""
+        if not is_id(agent_id, "agent") or not (self.folder / f"{agent_id}.jsonl").is_file():
+            raise ToolError(f"No agent {agent_id[:80]!r} to resume in this session.")
         path = self.folder / f"{agent_id}.jsonl"
-        if not agent_id.startswith("agent_") or not agent_id[6:].isalnum() or not path.is_file():
-            raise ToolError(f"No agent {agent_id!r} to resume in this session.")
         if agent_id in {r.agent_id for r in self.background.running()}:
             raise ToolError(f"Agent {agent_id} is still running; wait for its report.")
         loaded = load_transcript(path)

@@ -1,0 +1,26 @@
+"""Whether JSON from a client is Unicode: JSON can escape a lone surrogate (`"\\ud800"`),
+which no UTF-8, file name or terminal can hold, so the edges refuse it before any
+handler sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_unicode(value: Any) -> bool:
+    """False when a string anywhere in `value` (keys too) holds a lone surrogate."""
+    if isinstance(value, str):
+        return value.isascii() or _encodes(value)
+    if isinstance(value, dict):
+        return all(is_unicode(k) and is_unicode(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(is_unicode(v) for v in value)
+    return True
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -69,15 +69,31 @@ class Hub:
         self.attached.pop(session_id, None)
 
     async def detach(self, connection: Connection) -> None:
-        """A connection went away: close the sessions no other connection sees."""
+        """A connection went away: close the sessions no other connection sees.
+
+        They are closed while still attached, so the connection hears each aborted turn's
+        `turn_completed`: an editor that sent `shutdown`, or a daemon ending on SIGTERM,
+        still reads it (a connection already gone drops it)."""
         orphans = []
         for session_id, connections in list(self.attached.items()):
-            if connection in connections:
+            if connections == [connection]:
+                orphans.append(session_id)
+            elif connection in connections:
                 connections.remove(connection)
-                if not connections:
-                    orphans.append(session_id)
+        await self._close(orphans)
+
+    async def close_all(self) -> None:
+        """The daemon is stopping: close every session while all its connections still
+        see it, so each of them hears how its turns ended."""
+        await self._close(list(self.attached))
+
+    async def _close(self, session_ids: list[str]) -> None:
         handlers = self._handlers
-        for session_id in orphans:
+        if handlers is not None:
+            closing = (handlers.close_quietly(s) for s in session_ids)
+            outcomes = await asyncio.gather(*closing, return_exceptions=True)
+            for session_id, outcome in zip(session_ids, outcomes, strict=True):
+                if isinstance(outcome, BaseException):
+                    log.error("session %s did not close cleanly: %r", session_id, outcome)
+        for session_id in session_ids:
             self.forget(session_id)
-            if handlers is not None:
-                await handlers.close_quietly(session_id)

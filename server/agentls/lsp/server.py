@@ -178,12 +178,13 @@ class AgentProtocol(LanguageServerProtocol):
         self._outbox.append(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         if len(self._outbox) >= OUTBOX_LIMIT:
             # A producer that never yields still streams.
-            self._flush_outbox()
+            self.flush_outbox()
         elif not self._flush_scheduled:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_outbox)
+            asyncio.get_running_loop().call_soon(self.flush_outbox)
 
-    def _flush_outbox(self) -> None:
+    def flush_outbox(self) -> None:
+        """Hand the waiting events to the writer now (it never blocks: see outgoing.py)."""
         self._flush_scheduled = False
         if not self._outbox or self.writer is None:
             self._outbox.clear()
@@ -196,7 +197,7 @@ class AgentProtocol(LanguageServerProtocol):
             log.warning("the client went away; %d bytes of events were not sent", len(data))
 
     def _send_data(self, data: Any) -> None:
-        self._flush_outbox()
+        self.flush_outbox()
         super()._send_data(data)
 
     def remember_turn(self, msg_id: Any, session_id: str, turn_id: str) -> None:

@@ -3,7 +3,9 @@
 pygls's own TCP server drives one protocol object for every connection, so a second
 window took over the first one's output, and the daemon exited when a connection closed.
 Here each connection gets its own pygls server (its own capabilities, buffers and editor
-state) in front of one shared hub, and the daemon serves until it is stopped.
+state) in front of one shared hub, and the daemon serves until it is stopped. SIGTERM
+stops it cleanly: every connection's turns are aborted and recorded, each client still
+connected gets their `turn_completed`, and the process exits 0.
 
 Every connection must present the daemon's token in `initialize` (agentls.lsp.gate); the
 token, with the host, port and pid, is in the discovery file (agentls.lsp.tcp_trust),
@@ -15,14 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
 import threading
 
+from agentls.lsp.ending import end_connections, on_sigterm
 from agentls.lsp.gate import gated_frames
 from agentls.lsp.hub import Hub
 from agentls.lsp.jsonrpc import serve_frames
-from agentls.lsp.server import build_server
+from agentls.lsp.outgoing import OutgoingWriter, unread_limit
+from agentls.lsp.server import AgentServer, build_server
 from agentls.lsp.tcp_trust import remove_discovery, write_discovery
 
 log = logging.getLogger(__name__)
@@ -37,9 +40,10 @@ def serve_tcp(host: str, port: int, token: str) -> None:
 
 async def _serve(host: str, port: int, token: str) -> None:
     hub = Hub()
+    live: set[AgentServer] = set()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await one_connection(hub, reader, writer, token)
+        await one_connection(hub, reader, writer, token, live)
 
     server = await asyncio.start_server(connection, host, port)
     bound_host, bound_port = server.sockets[0].getsockname()[:2]
@@ -55,13 +59,24 @@ async def _serve(host: str, port: int, token: str) -> None:
         sys.stderr.write(f"agentls: discovery file {discovery}\n")
         sys.stderr.flush()
         stopped = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
+        on_sigterm(stopped)
         await stopped.wait()
+        # Bounded (agentls.lsp.ending): a client that does not read is not waited for long.
+        await stop_serving(server, hub, live)
     finally:
-        # Also on Ctrl-C, which cancels this coroutine. Open connections are not waited
-        # for: asyncio.run cancels them when this returns.
+        # Also on Ctrl-C, which cancels this coroutine. Connections still open are not
+        # waited for: asyncio.run cancels them when this returns.
         server.close()
         remove_discovery(discovery)
+
+
+async def stop_serving(listener: asyncio.Server, hub: Hub, live: set[AgentServer]) -> None:
+    """No new connections; every open one ended so its client hears how its turns ended."""
+    listener.close()
+    await end_connections(hub, live)
+    for server in list(live):
+        if server.protocol.writer is not None:
+            server.protocol.writer.close()
 
 
 async def one_connection(
@@ -69,16 +84,23 @@ async def one_connection(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     token: str | None = None,
+    live: set[AgentServer] | None = None,
 ) -> None:
-    """Serve one connection; with `token`, only a client that presents it in `initialize`."""
+    """Serve one connection; with `token`, only a client that presents it in `initialize`.
+
+    `live` holds the connection while it lasts, for a clean stop of the daemon."""
     server = build_server(hub, shared=True)
     server._stop_event = stop = threading.Event()
-    server.protocol.set_writer(writer)
+    # Buffered in the socket's transport: a client that stops reading holds up only itself.
+    server.protocol.set_writer(OutgoingWriter(writer.transport, unread_limit()))
+    live = set() if live is None else live
+    live.add(server)
     try:
         frames = gated_frames(server, lambda: reader.read(65536), token)
         await serve_frames(frames, server.protocol, stop)
     except (ConnectionError, asyncio.IncompleteReadError) as exc:
         log.info("a connection ended: %s", exc)
     finally:
+        live.discard(server)
         await hub.detach(server)
         writer.close()

@@ -2,7 +2,8 @@
 
 Connections are served as on TCP (each its own pygls server in front of one hub). The
 socket's folder is the user's alone (0700). With no connection for `idle_timeout`
-seconds the daemon removes its socket and exits, so a warm daemon never lingers.
+seconds the daemon removes its socket and exits, so a warm daemon never lingers. SIGTERM
+ends it as it ends the TCP daemon: turns aborted, recorded and reported, then exit 0.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import os
 import sys
 from pathlib import Path
 
+from agentls.lsp.ending import on_sigterm
 from agentls.lsp.hub import Hub
-from agentls.lsp.server import preload_sdk, warm_up
-from agentls.lsp.tcp import one_connection
+from agentls.lsp.server import AgentServer, preload_sdk, warm_up
+from agentls.lsp.tcp import one_connection, stop_serving
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,7 @@ async def _serve(path: Path, idle_timeout: float) -> int:
         return 1
     path.unlink(missing_ok=True)
     hub = Hub()
+    live: set[AgentServer] = set()
     open_connections = 0
     idle, busy = asyncio.Event(), asyncio.Event()
     idle.set()
@@ -45,7 +48,7 @@ async def _serve(path: Path, idle_timeout: float) -> int:
         idle.clear()
         busy.set()
         try:
-            await one_connection(hub, reader, writer)
+            await one_connection(hub, reader, writer, live=live)
         finally:
             open_connections -= 1
             if open_connections == 0:
@@ -54,6 +57,8 @@ async def _serve(path: Path, idle_timeout: float) -> int:
 
     server = await asyncio.start_unix_server(connection, str(path))
     os.chmod(path, 0o600)
+    terminated = asyncio.Event()
+    on_sigterm(terminated)
     sys.stderr.write(f"agentls: listening on {path}\n")
     sys.stderr.flush()
     # The first client should not pay for first uses: the protocol converter's functions
@@ -63,16 +68,27 @@ async def _serve(path: Path, idle_timeout: float) -> int:
     await asyncio.to_thread(preload_sdk, Path.cwd(), {})
     try:
         async with server:
-            while True:
-                await idle.wait()
-                try:
-                    # A connection within the timeout: wait for the next quiet spell.
-                    await asyncio.wait_for(busy.wait(), idle_timeout)
-                except TimeoutError:
-                    log.info("idle for %.0f s: exiting", idle_timeout)
-                    return 0
+            idle_out = asyncio.create_task(_until_idle(idle, busy, idle_timeout))
+            stopped = asyncio.create_task(terminated.wait())
+            await asyncio.wait({idle_out, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            idle_out.cancel()
+            stopped.cancel()
+            if terminated.is_set():
+                await stop_serving(server, hub, live)
+            return 0
     finally:
         path.unlink(missing_ok=True)
+
+
+async def _until_idle(idle: asyncio.Event, busy: asyncio.Event, idle_timeout: float) -> None:
+    while True:
+        await idle.wait()
+        try:
+            # A connection within the timeout: wait for the next quiet spell.
+            await asyncio.wait_for(busy.wait(), idle_timeout)
+        except TimeoutError:
+            log.info("idle for %.0f s: exiting", idle_timeout)
+            return
 
 
 def _answers(path: Path) -> bool:

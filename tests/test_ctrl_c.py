@@ -422,3 +422,43 @@ def test_ctrl_c_at_random_moments_under_load(tmp_path: Path, long_run: bool) -> 
         if r.problems
     ]
     assert not failed, "\n".join([*failed, summary])
+
+
+PRESS_WHILE_IMPORTING = """
+import builtins
+
+_import = builtins.__import__
+
+
+def _pressing_import(name, *args, **kwargs):
+    if name == "agentls.headless" and builtins.__import__ is _pressing_import:
+        builtins.__import__ = _import
+        # Ctrl-C while code made by exec() runs, as dataclasses are made at import.
+        exec("import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(9): pass")
+    return _import(name, *args, **kwargs)
+
+
+builtins.__import__ = _pressing_import
+"""
+
+
+def test_ctrl_c_while_the_core_is_imported_exits_130(tmp_path: Path) -> None:
+    # CPython remembers a KeyboardInterrupt that went through exec'd code even once it
+    # was caught, and under `python -m` it then ends the process by SIGINT at exit.
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(PRESS_WHILE_IMPORTING, encoding="utf-8")
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"text": "unreached"}) + "\n", encoding="utf-8")
+    env = {**environment(tmp_path / "home", script), "PYTHONPATH": str(hooks)}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentls", "run", "--no-daemon", "go"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=sigint_at_default,
+    )
+    assert done.returncode == 130, done.stderr
+    assert "unreached" not in done.stdout

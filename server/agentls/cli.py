@@ -7,7 +7,7 @@ import os
 import sys
 
 from agentls import __version__
-from agentls.ctrl_c import CtrlC
+from agentls.ctrl_c import CtrlC, exit_now
 
 # `agentls run` through the warm daemon imports only what it needs: pathlib, typing and
 # json cost it milliseconds at every start, so they come in where they are used.
@@ -162,6 +162,16 @@ def _run_command(argv: list[str] | None) -> int:
     ctrl_c = CtrlC()
     ctrl_c.install()
     try:
+        code = _run_or_interrupted(argv, ctrl_c)
+    finally:
+        ctrl_c.leave()
+    if code == EXIT_INTERRUPTED:
+        exit_now(code)
+    return code
+
+
+def _run_or_interrupted(argv: list[str] | None, ctrl_c: CtrlC) -> int:
+    try:
         try:
             # The warm path stays light: logging is set up only where the core runs.
             return _run_headless(_parser().parse_args(argv), ctrl_c)
@@ -171,8 +181,6 @@ def _run_command(argv: list[str] | None) -> int:
         # The second press came while the first was handled just above (a third is not
         # raised at all).
         return EXIT_INTERRUPTED
-    finally:
-        ctrl_c.leave()
 
 
 def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:

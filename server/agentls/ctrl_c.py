@@ -9,18 +9,26 @@ callback on the loop inside one. From the third press on SIGINT is ignored: afte
 process is already on its way out, and an exception in its last lines would only cost it
 its exit code.
 
+A run stopped by Ctrl-C leaves through `exit_now`, not Python's exit: under `python -m`,
+CPython remembers a KeyboardInterrupt that went through code run by exec() (as dataclasses
+and namedtuples are made while modules import) even after it was caught, and at exit kills
+the process with SIGINT instead of letting it exit 130.
+
 Standard library only, like agentls.warm: this is on the warm path.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
     from types import FrameType
+    from typing import NoReturn
 
 # Presses that still do something: the first stops the turn, the second stops waiting.
 PRESSES_THAT_COUNT = 2
@@ -71,3 +79,13 @@ class CtrlC:
             self._on_press(self.presses)
             return
         raise KeyboardInterrupt
+
+
+def exit_now(code: int) -> NoReturn:
+    """Exit with `code` at once, without Python's exit (what is printed goes out first)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            continue  # a closed or broken stream: nothing more can go out there
+    os._exit(code)

@@ -31,7 +31,7 @@ from agentls.cli_print import (
     JsonPrinter,
     ProgressLine,
 )
-from agentls.ctrl_c import CtrlC
+from agentls.ctrl_c import CtrlC, exit_now
 from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, UnknownSession
 from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
 from agentls.session.manager import SessionManager
@@ -70,10 +70,15 @@ def run_here(
     """`agentls run` in this process, on an event loop of its own; the exit code."""
     with asyncio.Runner() as runner:
         try:
-            return runner.run(one_turn(cwd, request, overrides, as_json, answers, progress, ctrl_c))
+            code = runner.run(one_turn(cwd, request, overrides, as_json, answers, progress, ctrl_c))
         except Abandoned:
             # Closing the runner would wait for every task to unwind: leave now instead.
             _leave_now(EXIT_INTERRUPTED)
+        if code == EXIT_INTERRUPTED:
+            # Stopped, its end recorded: tearing the loaded core down at exit would only
+            # delay it (a second and more on a busy machine).
+            _leave_now(code)
+        return code
 
 
 async def one_turn(
@@ -265,12 +270,10 @@ async def _on_own_thread(ask: Callable[[], T]) -> T:
 
 
 def _leave_now(code: int) -> NoReturn:
-    """Exit at once: what is printed goes out, the processes the turn started are killed."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
+    """Exit at once, the processes the turn started killed (after a clean stop there are
+    none left)."""
     _kill_children()
-    os._exit(code)
+    exit_now(code)
 
 
 def _kill_children() -> None:

@@ -86,7 +86,7 @@ def draw(rng: random.Random, count: int) -> list[Run]:
         # The cold daemon's start and the in-process imports take seconds under load.
         longest = 1.0 if anchor == "activity" else 2.0 if mode == "warm" else 4.0
         presses = 2 if rng.random() < 0.3 else 1
-        delay, second_after = rng.uniform(0.0, longest), rng.uniform(0.0, 0.5)
+        delay, second_after = rng.uniform(0.0, longest), rng.uniform(0.0, 0.1)
         runs.append(Run(number, mode, kind, anchor, delay, presses, second_after))
     return runs
 
@@ -147,7 +147,7 @@ class Watched:
         args = [sys.executable, "-m", "agentls", "run", "--json"]
         if run.mode == "in process":
             args.append("--no-daemon")
-        if run.kind == "tool":
+        if run.kind in ("tool", "background"):
             args += ["--permission-mode", "bypassPermissions"]
         args.append(f"{run.tag} go")
         self.events: list[dict[str, object]] = []
@@ -197,7 +197,13 @@ class Watched:
             self.shown += chunk.decode("utf-8", "replace")
 
     def wait_for_activity(self, kind: str) -> None:
-        wanted = {"story": "text_delta", "tool": "tool_call", "permission": "permission_request"}
+        wanted = {
+            "story": "text_delta",
+            "tool": "tool_call",
+            "permission": "permission_request",
+            # A command started in the background, then the model streams.
+            "background": "text_delta",
+        }
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and self.process.poll() is None:
             if any(e.get("type") == wanted[kind] for e in list(self.events)):
@@ -422,6 +428,32 @@ def test_ctrl_c_at_random_moments_under_load(tmp_path: Path, long_run: bool) -> 
         if r.problems
     ]
     assert not failed, "\n".join([*failed, summary])
+
+
+def test_a_second_ctrl_c_in_process_leaves_at_once_and_the_end_is_still_recorded(
+    tmp_path: Path,
+) -> None:
+    # A background command that ignores SIGTERM makes the session's close slow (its group
+    # gets SIGKILL only after a grace), so the second press, 50 ms after the first, comes
+    # while the turn unwinds; the model is streaming when the first comes. (Warm, the
+    # client leaves as soon as the daemon confirms the abort: a second press finds no wait.)
+    run = Run(900, "in process", "background", "activity", 0.0, 2, 0.05)
+    run.cwd = tmp_path / "project"
+    command = f"trap '' TERM; sleep {run.sleep}"
+    call = {"name": "Bash", "input": {"command": command, "run_in_background": True}}
+    story = {"for": run.tag, "text": STORY, "delay": 0.3, "chunk": 4}
+    script = tmp_path / "script.jsonl"
+    lines = [{"for": run.tag, "tool_calls": [call]}, story]
+    script.write_text("".join(json.dumps(e) + "\n" for e in lines), "utf-8")
+    home = tmp_path / "home"
+    env = environment(home, script)
+    try:
+        kill_one(run, home, env)
+    finally:
+        stop_daemon(env)
+    print(f"\nexit {run.code} {run.seconds:.2f} s after the first press")
+    assert run.pressed_twice, "the run ended before the second press"
+    assert not run.problems, run.problems
 
 
 PRESS_WHILE_IMPORTING = """

@@ -6,7 +6,10 @@ up, while connecting, while the session opens, while the model streams, while a 
 while a permission is asked on a terminal (where Ctrl-C is typed, not sent). Some runs get
 a second press. Every run must exit 130; a turn that had started must have its end
 recorded as aborted in the transcript (which the warm daemon writes), long before the turn
-itself would have ended, and the tool's process must be gone.
+itself would have ended, and the tool's process must be gone. Only a press that comes
+while the interpreter itself starts, before any code of agentls runs, ends it otherwise:
+by the signal (which a shell shows as 130 too) or, under `python -m`, with CPython's exit 1
+when runpy could not be imported. Those runs are counted apart.
 
 The children start with SIGINT at its default: a test run started as `pytest &` by a shell
 without job control ignores SIGINT, and so would every `agentls run` it started.
@@ -255,10 +258,13 @@ def sigint_caught(pid: int) -> bool:
 
 
 def killed_while_starting(run: Run, errors: str) -> bool:
-    """Ended by SIGINT itself before any function of agentls ran: while the interpreter
-    started (no handler yet when the key came, no traceback), or while it imported the
-    command line (a traceback of module frames only). Python dies by the signal there,
-    which a shell shows as exit status 130; from `main` on, the run exits 130 itself."""
+    """Ended by the press before any function of agentls ran: while the interpreter
+    started (no handler yet when the key came, no traceback; or `python -m` failing to
+    import runpy, which CPython reports with exit 1), or while it imported the command
+    line (a traceback of module frames only). Python dies by the signal there, which a
+    shell shows as exit status 130; from `main` on, the run exits 130 itself."""
+    if run.code == 1:
+        return errors.startswith("Could not import runpy module")
     if run.code != -signal.SIGINT:
         return False
     frames = FRAME.findall(errors)
@@ -372,11 +378,11 @@ def report(runs: list[Run]) -> str:
         lines.append(f"  {label}: {len(some)} runs")
     times = sorted(r.seconds for r in runs)
     exits = sum(r.code == 130 for r in runs)
-    by_signal = len(runs) - exits
+    starting = sum(r.moment == "interpreter starting" and r.code != 130 for r in runs)
     lines.append(
         f"{len(runs)} runs ({sum(r.pressed_twice for r in runs)} with a second press before "
         "the exit), "
-        f"{exits} exits 130, {by_signal} ended by SIGINT while the interpreter started, "
+        f"{exits} exits 130, {starting} ended by the press while the interpreter started, "
         f"time to exit median {statistics.median(times):.2f} s, "
         f"max {times[-1]:.2f} s"
     )

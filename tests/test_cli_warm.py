@@ -121,6 +121,10 @@ def test_warm_and_in_process_runs_print_the_same_events(project: Path) -> None:
     assert (project / "a.txt").read_text() == "x"
 
 
+def sigint_at_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_aborts_the_turn_and_exits_130(project: Path) -> None:
     story = "Once upon a time there was a long story that went on and on. " * 10
     env = environment(project.parent, [{"text": story, "delay": 0.3, "chunk": 4}])
@@ -132,6 +136,9 @@ def test_ctrl_c_aborts_the_turn_and_exits_130(project: Path) -> None:
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
+        # SIGINT at its default: a test run started as `pytest &` by a shell without job
+        # control ignores SIGINT, and its children would too (agentls run keeps that).
+        preexec_fn=sigint_at_default,
     )
     try:
         assert process.stdout is not None

@@ -7,6 +7,7 @@ import os
 import sys
 
 from agentls import __version__
+from agentls.ctrl_c import CtrlC, exit_now
 
 # `agentls run` through the warm daemon imports only what it needs: pathlib, typing and
 # json cost it milliseconds at every start, so they come in where they are used.
@@ -16,15 +17,16 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-EXIT_USAGE = 2
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `agentls` console script."""
+    if (sys.argv[1:] if argv is None else argv)[:1] == ["run"]:
+        return _run_command(argv)
     args = _parser().parse_args(argv)
     if args.command == "run":
-        # The warm path stays light: logging is set up only where the core runs.
-        return _run_headless(args)
+        return _run_command(argv)
     configure_logging()
     if args.command == "demo":
         return _run_demo(args)
@@ -165,7 +167,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_headless(args: argparse.Namespace) -> int:
+def _run_command(argv: list[str] | None) -> int:
+    """`agentls run`: Ctrl-C is taken over first thing, so that wherever it comes the
+    turn stops and the exit code is 130 (see agentls.ctrl_c)."""
+    ctrl_c = CtrlC()
+    ctrl_c.install()
+    try:
+        code = _run_or_interrupted(argv, ctrl_c)
+    finally:
+        ctrl_c.leave()
+    if code == EXIT_INTERRUPTED:
+        exit_now(code)
+    return code
+
+
+def _run_or_interrupted(argv: list[str] | None, ctrl_c: CtrlC) -> int:
+    try:
+        try:
+            # The warm path stays light: logging is set up only where the core runs.
+            return _run_headless(_parser().parse_args(argv), ctrl_c)
+        except KeyboardInterrupt:
+            return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        # The second press came while the first was handled just above (a third is not
+        # raised at all).
+        return EXIT_INTERRUPTED
+
+
+def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
     from agentls.cli_print import NoTerminal, Terminal
 
     overrides: dict[str, Any] = {}
@@ -214,13 +243,11 @@ def _run_headless(args: argparse.Namespace) -> int:
             return run_warm(cwd, prompt, session, overrides, args.json, answers, progress)
         except WarmUnavailable as exc:
             sys.stderr.write(f"agentls: no warm daemon ({exc}); running in this process\n")
-    import asyncio
-
-    from agentls.headless import TurnRequest, one_turn
+    from agentls.headless import TurnRequest, run_here
 
     configure_logging()
     request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
-    return asyncio.run(one_turn(_path(cwd), request, overrides, args.json, answers, progress))
+    return run_here(_path(cwd), request, overrides, args.json, answers, progress, ctrl_c)
 
 
 class _Names:

@@ -8,6 +8,7 @@ payloads first, so both print alike.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -176,7 +177,20 @@ class Terminal(Answers):
 def _ask(prompt: str) -> str:
     sys.stderr.write("\n" + prompt)
     sys.stderr.flush()
-    return sys.stdin.readline().strip()
+    return _read_line().strip()
+
+
+def _read_line() -> str:
+    """A line of stdin, read from its descriptor a byte at a time: a thread left waiting
+    here when Ctrl-C ends the run holds none of sys.stdin's locks, which the interpreter
+    takes at exit (and would wait for), and nothing past the line is taken."""
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        byte = os.read(sys.stdin.fileno(), 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode("utf-8", "replace")
 
 
 class ProgressLine:

@@ -4,15 +4,26 @@ The session hands this front end typed events; it prints them for a person, or, 
 `--json`, turns them into the same `agent/event` objects the LSP server sends. Permission
 requests and AskUser questions are answered on the terminal, or by a fixed policy when
 there is none.
+
+Ctrl-C (`agentls run` in this process): the first press aborts the turn and lets it unwind
+(its tools killed, its end recorded) for up to STOP_WAIT seconds; a second press, or an
+unwind that takes longer, records the end at once, kills what the turn started and leaves
+without waiting for the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import os
+import signal
 import sys
+import threading
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from agentls.cli_print import (
     Answers,
@@ -20,6 +31,7 @@ from agentls.cli_print import (
     JsonPrinter,
     ProgressLine,
 )
+from agentls.ctrl_c import CtrlC, exit_now
 from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, UnknownSession
 from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
 from agentls.session.manager import SessionManager
@@ -27,6 +39,9 @@ from agentls.session.slash import submit_message
 from agentls.wire import event_payload
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_CONFIGURED, EXIT_INTERRUPTED = 0, 1, 2, 130
+# How long the first Ctrl-C lets the turn unwind before its end is recorded without it.
+STOP_WAIT = 1.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +54,33 @@ class TurnRequest:
     intent: str | None = None
 
 
+class Abandoned(Exception):
+    """The turn's end is recorded and its processes killed; its tasks were not waited for."""
+
+
+def run_here(
+    cwd: Path,
+    request: TurnRequest,
+    overrides: dict[str, Any],
+    as_json: bool,
+    answers: Answers,
+    progress: bool,
+    ctrl_c: CtrlC,
+) -> int:
+    """`agentls run` in this process, on an event loop of its own; the exit code."""
+    with asyncio.Runner() as runner:
+        try:
+            code = runner.run(one_turn(cwd, request, overrides, as_json, answers, progress, ctrl_c))
+        except Abandoned:
+            # Closing the runner would wait for every task to unwind: leave now instead.
+            _leave_now(EXIT_INTERRUPTED)
+        if code == EXIT_INTERRUPTED:
+            # Stopped, its end recorded: tearing the loaded core down at exit would only
+            # delay it (a second and more on a busy machine).
+            _leave_now(code)
+        return code
+
+
 async def one_turn(
     cwd: Path,
     request: TurnRequest,
@@ -46,78 +88,137 @@ async def one_turn(
     as_json: bool,
     answers: Answers,
     progress: bool = False,
+    ctrl_c: CtrlC | None = None,
 ) -> int:
-    """Run one turn (in a new session or an earlier one); the exit code says how it ended."""
-    ended: asyncio.Queue[tuple[TurnCompleted, dict[str, Any]]] = asyncio.Queue()
-    printer: JsonPrinter | HumanPrinter = (
-        JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout)
-    )
-    status = ProgressLine(sys.stderr) if progress else None
-    manager: SessionManager
+    """Run one turn (in a new session or an earlier one); the exit code says how it ended.
 
-    def on_event(envelope: SessionEvent) -> None:
-        payload = event_payload(envelope)
-        if status is not None:
-            status.clear()
-            status.saw(payload)
-        printer.show(payload)
-        event = envelope.event
-        if isinstance(event, PermissionRequest):
-            asyncio.get_running_loop().create_task(_answer(envelope.session_id, payload))
-        elif isinstance(event, AskUserRequest):
-            asyncio.get_running_loop().create_task(_reply(envelope.session_id, payload))
-        elif isinstance(event, TurnCompleted):
-            ended.put_nowait((event, payload))
-
-    async def _answer(session_id: str, request: dict[str, Any]) -> None:
-        option = await asyncio.to_thread(answers.permission, request)
-        printer.answered(option)
-        manager.get(session_id).respond_permission(request["requestId"], option)
-
-    async def _reply(session_id: str, request: dict[str, Any]) -> None:
-        reply = await asyncio.to_thread(answers.question, request)
-        manager.get(session_id).respond_ask_user(request["requestId"], reply)
-
-    manager = SessionManager(on_event)
+    With `ctrl_c`, its presses stop the turn (Abandoned after a second one); without it a
+    cancellation (asyncio.run's Ctrl-C) is the first press."""
+    front = _FrontEnd(as_json, answers, progress)
+    presses = asyncio.Queue[int]()
+    if ctrl_c is not None:
+        ctrl_c.deliver_to(asyncio.get_running_loop(), presses.put_nowait)
+    work = asyncio.create_task(front.turn(cwd, request, overrides))
+    pressed = asyncio.create_task(presses.get())
     try:
-        session = await _session(manager, cwd, request, overrides)
-    except (ProviderNotConfigured, UnknownSession, InvalidParams) as exc:
-        sys.stderr.write(f"agentls: {exc.message}\n")
-        return EXIT_NOT_CONFIGURED
-    except AgentError as exc:
-        sys.stderr.write(f"agentls: {exc.message}\n")
-        return EXIT_FAILED
-    try:
-        await submit_message(
-            manager, session, request.prompt, data=request.data, intent=request.intent
-        )
-    except InvalidParams as exc:
-        # An unknown slash command: nothing ran.
-        sys.stderr.write(f"agentls: {exc.message}\n")
-        await manager.close_all()
-        return EXIT_NOT_CONFIGURED
-    ticker = asyncio.create_task(_tick(status)) if status is not None else None
-    try:
-        completed, payload = await ended.get()
-        while completed.stop_reason == "max_turns" and await asyncio.to_thread(
-            answers.go_on, payload
-        ):
-            session.continue_turn()
-            completed, payload = await ended.get()
-    except asyncio.CancelledError:
-        # Ctrl-C: the turn is aborted and its end recorded before the process exits.
-        session.abort()
-        await manager.close_all()
+        try:
+            await asyncio.wait({work, pressed}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            pass  # asyncio.run's own Ctrl-C: stop as on a first press
+        else:
+            if work.done():
+                return work.result()
+        await front.stop(work, presses)
         return EXIT_INTERRUPTED
     finally:
-        if ticker is not None:
-            ticker.cancel()
-        if status is not None:
-            status.clear()
-    await manager.close_all()
-    if not as_json:
-        sys.stderr.write(f"session {session.id} (agentls run --resume {session.id} goes on)\n")
-    return EXIT_OK if completed.stop_reason == "end_turn" else EXIT_FAILED
+        pressed.cancel()
+        if ctrl_c is not None:
+            ctrl_c.raise_again()
+
+
+class _FrontEnd:
+    """The printer, the answers and the session manager of one headless turn."""
+
+    def __init__(self, as_json: bool, answers: Answers, progress: bool) -> None:
+        self.printer: JsonPrinter | HumanPrinter = (
+            JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout)
+        )
+        self.answers = answers
+        self.status = ProgressLine(sys.stderr) if progress else None
+        self.as_json = as_json
+        self.ended: asyncio.Queue[tuple[TurnCompleted, dict[str, Any]]] = asyncio.Queue()
+        self.manager = SessionManager(self.on_event)
+        self._asking: set[asyncio.Task[None]] = set()
+
+    def on_event(self, envelope: SessionEvent) -> None:
+        payload = event_payload(envelope)
+        if self.status is not None:
+            self.status.clear()
+            self.status.saw(payload)
+        self.printer.show(payload)
+        event = envelope.event
+        if isinstance(event, PermissionRequest):
+            self._ask(self._answer(envelope.session_id, payload))
+        elif isinstance(event, AskUserRequest):
+            self._ask(self._reply(envelope.session_id, payload))
+        elif isinstance(event, TurnCompleted):
+            self.ended.put_nowait((event, payload))
+
+    def _ask(self, asking: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(asking)
+        # Held until done: the loop keeps only a weak reference to a task.
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    async def _answer(self, session_id: str, request: dict[str, Any]) -> None:
+        option = await _on_own_thread(lambda: self.answers.permission(request))
+        self.printer.answered(option)
+        self.manager.get(session_id).respond_permission(request["requestId"], option)
+
+    async def _reply(self, session_id: str, request: dict[str, Any]) -> None:
+        reply = await _on_own_thread(lambda: self.answers.question(request))
+        self.manager.get(session_id).respond_ask_user(request["requestId"], reply)
+
+    async def turn(self, cwd: Path, request: TurnRequest, overrides: dict[str, Any]) -> int:
+        """Open the session, submit the message, wait for the turn's end."""
+        manager = self.manager
+        try:
+            session = await _session(manager, cwd, request, overrides)
+        except (ProviderNotConfigured, UnknownSession, InvalidParams) as exc:
+            sys.stderr.write(f"agentls: {exc.message}\n")
+            return EXIT_NOT_CONFIGURED
+        except AgentError as exc:
+            sys.stderr.write(f"agentls: {exc.message}\n")
+            return EXIT_FAILED
+        try:
+            await submit_message(
+                manager, session, request.prompt, data=request.data, intent=request.intent
+            )
+        except InvalidParams as exc:
+            # An unknown slash command: nothing ran.
+            sys.stderr.write(f"agentls: {exc.message}\n")
+            await manager.close_all()
+            return EXIT_NOT_CONFIGURED
+        status = self.status
+        ticker = asyncio.create_task(_tick(status)) if status is not None else None
+        try:
+            completed, payload = await self.ended.get()
+            while completed.stop_reason == "max_turns" and await _on_own_thread(
+                functools.partial(self.answers.go_on, payload)
+            ):
+                session.continue_turn()
+                completed, payload = await self.ended.get()
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+            if status is not None:
+                status.clear()
+        await manager.close_all()
+        if not self.as_json:
+            sys.stderr.write(f"session {session.id} (agentls run --resume {session.id} goes on)\n")
+        return EXIT_OK if completed.stop_reason == "end_turn" else EXIT_FAILED
+
+    async def stop(self, work: asyncio.Task[int], presses: asyncio.Queue[int]) -> None:
+        """Ctrl-C: abort every turn and let it unwind for up to STOP_WAIT; a second press,
+        or a longer unwind, records the ends at once and raises Abandoned."""
+        # Noted first: closing the sessions takes them out of the manager.
+        sessions = dict.fromkeys(self.manager.sessions.values())
+        work.cancel()
+        closing = asyncio.create_task(self._close(work))
+        pressed = asyncio.create_task(presses.get())
+        done, _ = await asyncio.wait(
+            {closing, pressed}, timeout=STOP_WAIT, return_when=asyncio.FIRST_COMPLETED
+        )
+        pressed.cancel()
+        if closing not in done:
+            sessions.update(dict.fromkeys(self.manager.sessions.values()))
+            for session in sessions:
+                session.abandon()
+            raise Abandoned
+
+    async def _close(self, work: asyncio.Task[int]) -> None:
+        await asyncio.wait({work})
+        await self.manager.close_all()
 
 
 async def _session(
@@ -140,3 +241,58 @@ async def _tick(status: ProgressLine) -> None:
     while True:
         await asyncio.sleep(0.25)
         status.draw()
+
+
+async def _on_own_thread(ask: Callable[[], T]) -> T:
+    """A question to the terminal, asked on a daemon thread: unlike the executor's threads,
+    one still waiting for the answer when Ctrl-C ends the run is not waited for at exit."""
+    loop = asyncio.get_running_loop()
+    answered: asyncio.Future[T] = loop.create_future()
+
+    def deliver(setter: Callable[[Any], None], outcome: object) -> None:
+        def settle() -> None:
+            if not answered.done():
+                setter(outcome)
+
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(settle)
+
+    def run() -> None:
+        try:
+            value = ask()
+        except BaseException as exc:  # handed to the loop, which raises it in the asker
+            deliver(answered.set_exception, exc)
+        else:
+            deliver(answered.set_result, value)
+
+    threading.Thread(target=run, name="agentls-question", daemon=True).start()
+    return await answered
+
+
+def _leave_now(code: int) -> NoReturn:
+    """Exit at once, the processes the turn started killed (after a clean stop there are
+    none left)."""
+    _kill_children()
+    exit_now(code)
+
+
+def _kill_children() -> None:
+    """SIGKILL every child process and its group (commands run in groups of their own)."""
+    me = str(os.getpid())
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and _parent_of(entry) == me:
+                with contextlib.suppress(OSError):
+                    pid = int(entry)
+                    if os.getpgid(pid) == pid:
+                        os.killpg(pid, signal.SIGKILL)
+                    else:
+                        os.kill(pid, signal.SIGKILL)
+
+
+def _parent_of(pid: str) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[1]
+    except (OSError, IndexError):
+        return None

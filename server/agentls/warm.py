@@ -29,6 +29,13 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 USAGE_CODES = (-32602, 1001, 1004)
 ENV_PREFIXES = ("AGENTLS_", "ANTHROPIC_", "OPENAI_", "AZURE_")
 START_TIMEOUT = 20.0
+# How long a Ctrl-C waits for the daemon to confirm the turn's end before the client goes:
+# the daemon also ends and records the turn when the connection closes, so the wait only
+# lets the end be shown (and the abort be answered) before the exit.
+STOP_WAIT = 1.0
+# The answers a Ctrl-C waits for: a turn's start (so that it is aborted, and its end shown)
+# and the abort. Not a pending newSession: closing the connection is enough there.
+SETTLING = ("agent/submitMessage", "agent/continueTurn", "agent/abort")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,6 +88,9 @@ class Connection:
         self._sock = sock
         self._buffer = b""
         self._next_id = 0
+        # Requests sent and not answered yet: id → method. Noted before the request goes
+        # out, so an interrupt at any point leaves no answer unaccounted for.
+        self.unanswered: dict[int, str] = {}
 
     def send(self, message: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False).encode()
@@ -88,6 +98,7 @@ class Connection:
 
     def request(self, method: str, params: Any) -> int:
         self._next_id += 1
+        self.unanswered[self._next_id] = method
         self.send({"id": self._next_id, "method": method, "params": params})
         return self._next_id
 
@@ -187,6 +198,11 @@ class Turn:
         self.answers = answers
         self.progress: ProgressLine | None = None
         self.session_id = ""
+        # The turn this run waits for, once the daemon has named it, and whether it ended.
+        self.turn_id = ""
+        self.ended = False
+        # Ctrl-C was pressed: what still comes is shown, nothing is asked.
+        self.stopping = False
 
     def call(self, method: str, params: Any) -> Any:
         """A request whose answer is needed before going on (events are shown meanwhile)."""
@@ -195,16 +211,32 @@ class Turn:
             message = self.conn.receive(None)
             assert message is not None
             if message.get("id") == wanted and "method" not in message:
+                self.answered(message)
                 if "error" in message:
                     raise RpcError(message["error"])
                 return message.get("result")
             self.handle(message)
 
+    def answered(self, message: dict[str, Any]) -> None:
+        """Note what an answer tells: the session opened, the turn started."""
+        method = self.conn.unanswered.pop(message.get("id", -1), None)
+        result = message.get("result")
+        if not isinstance(result, dict):
+            return
+        if method in ("agent/newSession", "agent/resumeSession") and not self.session_id:
+            self.session_id = str(result.get("sessionId", ""))
+        elif method in ("agent/submitMessage", "agent/continueTurn") and result.get("turnId"):
+            self.turn_id, self.ended = str(result["turnId"]), False
+            if self.stopping:
+                # The abort may have reached the daemon before this turn was there.
+                self.abort()
+
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """Show an event and answer what it asks; returns turn_completed when it comes."""
         method = message.get("method")
         if method is None:
-            return None  # the answer to a respondPermission or abort: nothing to do
+            self.answered(message)
+            return None
         if "id" in message:
             # A request this client does not serve (it offers no capabilities).
             self.conn.send({"id": message["id"], "error": {"code": -32601, "message": method}})
@@ -216,6 +248,17 @@ class Turn:
             self.progress.clear()
             self.progress.saw(event)
         self.printer.show(event)
+        kind = event.get("type")
+        if kind == "turn_completed":
+            if event.get("turnId") == self.turn_id:
+                self.ended = True
+            return event
+        if not self.stopping:
+            self.answer(event)
+        return None
+
+    def answer(self, event: dict[str, Any]) -> None:
+        """Ask the terminal (or the policy) what a permission request or question needs."""
         kind = event.get("type")
         if kind == "permission_request":
             option = self.answers.permission(event)
@@ -230,31 +273,51 @@ class Turn:
                 "agent/respondAskUser",
                 {"sessionId": self.session_id, "requestId": event["requestId"], "answer": answer},
             )
-        elif kind == "turn_completed":
-            return event
-        return None
 
-    def until_done(self, turn_id: str) -> dict[str, Any]:
-        aborted = False
+    def until_done(self) -> dict[str, Any]:
+        """The events of the current turn until its turn_completed."""
         while True:
-            try:
-                message = self.conn.receive(0.25)
-            except KeyboardInterrupt:
-                if aborted:
-                    raise
-                # Ctrl-C: abort the turn and wait for its end, so it is recorded.
-                aborted = True
-                self.conn.request("agent/abort", {"sessionId": self.session_id})
-                continue
+            message = self.conn.receive(0.25)
             if message is None:
                 if self.progress is not None:
                     self.progress.draw()
                 continue
             done = self.handle(message)
-            if done is not None and done.get("turnId") == turn_id:
-                if aborted:
-                    done = {**done, "interrupted": True}
+            if done is not None and done.get("turnId") == self.turn_id:
                 return done
+
+    def abort(self) -> None:
+        params = {"sessionId": self.session_id}
+        if self.turn_id:
+            params["turnId"] = self.turn_id
+        self.conn.request("agent/abort", params)
+
+    def stop(self) -> None:
+        """Ctrl-C: abort the turn, and wait a moment for the daemon to confirm its end.
+
+        A turn that a pending submitMessage starts is waited for too (and aborted by its id
+        when the answer names it). A second Ctrl-C ends the wait."""
+        self.stopping = True
+        try:
+            if self.session_id:
+                self.abort()
+            self._settle(time.monotonic() + STOP_WAIT)
+        except (OSError, ValueError, KeyError, StopIteration) as exc:
+            # The connection broke, or the interrupt cut a message short: nothing more to
+            # wait for (the daemon ends the turn when the connection closes).
+            write(sys.stderr, f"agentls: stopped without the daemon's confirmation ({exc})\n")
+
+    def _settle(self, deadline: float) -> None:
+        while self._unsettled():
+            left = deadline - time.monotonic()
+            message = self.conn.receive(left) if left > 0 else None
+            if message is None:
+                return
+            self.handle(message)
+
+    def _unsettled(self) -> bool:
+        pending = any(method in SETTLING for method in self.conn.unanswered.values())
+        return pending or bool(self.turn_id and not self.ended)
 
 
 def run_warm(
@@ -268,50 +331,64 @@ def run_warm(
 ) -> int:
     """One turn through the warm daemon. `session`: resume / continue_newest / data / intent.
 
-    Raises WarmUnavailable before anything was sent when no daemon can be had."""
+    Raises WarmUnavailable before anything was sent when no daemon can be had. Ctrl-C
+    (KeyboardInterrupt) at any point aborts the turn and returns 130; before the connection
+    is made it propagates, as nothing needs stopping yet."""
     conn = connect(dict(os.environ))
     printer = JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout)
     turn = Turn(conn, printer, answers)
     turn.progress = ProgressLine(sys.stderr) if progress else None
     try:
-        turn.call(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": file_uri(cwd),
-                "capabilities": {},
-                "clientInfo": {"name": "agentls run", "version": __version__},
-            },
-        )
-        conn.notify("initialized", {})
-        try:
-            turn.session_id = _open_session(turn, cwd, session, overrides)
-        except RpcError as exc:
-            sys.stderr.write(f"agentls: {exc}\n")
-            return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_FAILED
-        message: dict[str, Any] = {"sessionId": turn.session_id, "text": prompt}
-        if session.get("data") is not None:
-            message["data"] = session["data"]
-        if session.get("intent"):
-            message["intent"] = session["intent"]
-        try:
-            submitted = turn.call("agent/submitMessage", message)
-        except RpcError as exc:
-            # An unknown slash command, say: nothing ran.
-            sys.stderr.write(f"agentls: {exc}\n")
-            return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_FAILED
-        done = turn.until_done(submitted["turnId"])
-        while done.get("stopReason") == "max_turns" and answers.go_on(done):
-            went_on = turn.call("agent/continueTurn", {"sessionId": turn.session_id})
-            done = turn.until_done(went_on["turnId"])
+        return _run(turn, cwd, prompt, session, overrides, as_json)
     except KeyboardInterrupt:
+        turn.stop()
         return EXIT_INTERRUPTED
     finally:
         if turn.progress is not None:
             turn.progress.clear()
         conn.close()
-    if done.get("interrupted"):
-        return EXIT_INTERRUPTED
+
+
+def _run(
+    turn: Turn,
+    cwd: str,
+    prompt: str,
+    session: dict[str, Any],
+    overrides: dict[str, Any],
+    as_json: bool,
+) -> int:
+    turn.call(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": file_uri(cwd),
+            "capabilities": {},
+            "clientInfo": {"name": "agentls run", "version": __version__},
+        },
+    )
+    turn.conn.notify("initialized", {})
+    try:
+        _open_session(turn, cwd, session, overrides)
+    except RpcError as exc:
+        sys.stderr.write(f"agentls: {exc}\n")
+        return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_FAILED
+    message: dict[str, Any] = {"sessionId": turn.session_id, "text": prompt}
+    if session.get("data") is not None:
+        message["data"] = session["data"]
+    if session.get("intent"):
+        message["intent"] = session["intent"]
+    try:
+        turn.call("agent/submitMessage", message)
+    except RpcError as exc:
+        # An unknown slash command, say: nothing ran.
+        sys.stderr.write(f"agentls: {exc}\n")
+        return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_FAILED
+    done = turn.until_done()
+    while done.get("stopReason") == "max_turns" and turn.answers.go_on(done):
+        turn.call("agent/continueTurn", {"sessionId": turn.session_id})
+        done = turn.until_done()
+    if turn.progress is not None:
+        turn.progress.clear()
     if not as_json:
         write(
             sys.stderr,
@@ -320,7 +397,8 @@ def run_warm(
     return EXIT_OK if done.get("stopReason") == "end_turn" else EXIT_FAILED
 
 
-def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict[str, Any]) -> str:
+def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict[str, Any]) -> None:
+    """A new session, or the earlier one `session` names (its answer sets turn.session_id)."""
     resume = session.get("resume")
     if session.get("continue_newest"):
         listed = turn.call("agent/listSessions", {"cwd": cwd, "limit": 1})
@@ -340,7 +418,5 @@ def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict
             if "provider" in overrides:
                 change["provider"] = overrides["provider"]
             turn.call("agent/setModel", change)
-        return session_id
-    created = turn.call("agent/newSession", {"cwd": cwd, **overrides})
-    new_id: str = created["sessionId"]
-    return new_id
+        return
+    turn.call("agent/newSession", {"cwd": cwd, **overrides})

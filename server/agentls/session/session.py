@@ -290,6 +290,14 @@ class AgentSession:
             self.tasks.cancel_all()
         return aborted
 
+    def abandon(self) -> None:
+        """Record the running turn's end (aborted) now, without waiting for it to unwind:
+        the process is leaving (a second Ctrl-C in `agentls run`)."""
+        self.abort()
+        running = self._running
+        if running is not None:
+            self._end_broken_turn(running, "aborted", None)
+
     def _take_steering(self) -> list[str]:
         taken, self._steering = self._steering, []
         return taken

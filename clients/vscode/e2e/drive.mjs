@@ -6,9 +6,8 @@
 
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { arg, openWorkbench } from "./workbench.mjs";
 
-const arg = (name) => process.argv[process.argv.indexOf(name) + 1];
 const url = arg("--url");
 const workspace = arg("--workspace");
 const artifacts = arg("--artifacts");
@@ -17,43 +16,8 @@ const timings = {};
 const started = Date.now();
 const mark = (name, since = started) => (timings[name] = Date.now() - since);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
-});
-const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-const shot = (name) => page.screenshot({ path: path.join(artifacts, `${name}.png`) });
-const step = async (name, action) => {
-  try {
-    await action();
-    console.log(`ok ${name}`);
-  } catch (error) {
-    await shot(`failed-${name}`).catch(() => undefined);
-    console.log(`FAILED ${name}: ${error.message}`);
-    await browser.close();
-    process.exit(1);
-  }
-};
+const { browser, page, shot, step, command, chat } = await openWorkbench(artifacts);
 
-const command = async (name) => {
-  // A slow machine may list the extension's commands only once its extensions are
-  // scanned: the palette is asked again for up to 90 s.
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    await page.keyboard.press("F1");
-    await page.locator(".quick-input-widget input").fill(`>${name}`);
-    try {
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
-      break;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await page.keyboard.press("Escape");
-    }
-  }
-  await page.keyboard.press("Enter");
-};
 /** The extension's log (its output channel, as code-server writes it). */
 function findLog(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
@@ -61,7 +25,6 @@ function findLog(dir) {
   }
   return "";
 }
-const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 
 await step("workbench", async () => {
   await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);

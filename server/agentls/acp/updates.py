@@ -18,6 +18,7 @@ from agentls.events import (
     CommandOutput,
     HookResult,
     McpStatusEvent,
+    MessageDiscarded,
     Notice,
     PermissionRequest,
     PlanEvent,
@@ -166,6 +167,17 @@ def _usage_update(event: UsageEvent) -> acp.UsageUpdate:
     )
 
 
+# ACP cannot take streamed text back: when an attempt whose answer was streamed is
+# discarded, a line says where the text broke off, so the retry's text is not read as a
+# continuation of the cut one.
+CUT_NOTES = {
+    "retry": "the connection to the model dropped; the answer starts again below",
+    "max_tokens_escalate": "the answer reached its output limit; it starts again below",
+    "compacted": "the context was compacted; the answer starts again below",
+    "error": "the answer above was cut off by an error",
+}
+
+
 def _said(value: str) -> Update:
     """What the daemon itself has to say mid-turn (retries, MCP and hook problems): shown
     with the model's thoughts, apart from its answer."""
@@ -180,6 +192,8 @@ class SessionUpdates:
         self._output: dict[str, str] = {}
         # Calls whose command runs in one of the client's terminals: the terminal shows it.
         self.terminals: dict[str, str] = {}
+        # The message whose answer text is being streamed (a discarded one is marked as cut).
+        self._answering: str | None = None
 
     def updates(self, envelope: SessionEvent) -> list[Update]:
         event = envelope.event
@@ -188,7 +202,14 @@ class SessionUpdates:
             if nested:
                 return []
             thinking = isinstance(event, ThinkingDeltaEvent)
+            if not thinking:
+                self._answering = event.message_id
             return [chunk("thought" if thinking else "agent", text(event.text), event.message_id)]
+        if isinstance(event, MessageDiscarded):
+            if nested or event.message_id != self._answering:
+                return []
+            self._answering = None
+            return [chunk("agent", text(f"\n\n[{CUT_NOTES[event.reason]}]\n\n"))]
         if isinstance(event, ToolCallEvent):
             self.calls[event.tool_call_id] = event
             return [tool_call_start(event, parent=envelope)]

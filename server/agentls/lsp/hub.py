@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ class Hub:
         self.attached: dict[str, list[Connection]] = {}
         self._handlers: AgentHandlers | None = None
         self._loading: asyncio.Task[AgentHandlers] | None = None
+        # Connections that went away; a request of theirs may still be opening a session.
+        self._gone: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._closing: set[asyncio.Task[None]] = set()
 
     @property
     def loaded(self) -> AgentHandlers | None:
@@ -61,6 +65,15 @@ class Hub:
 
     def attach(self, session_id: str, connection: Connection) -> None:
         """Let `connection` see the session's events from now on."""
+        if connection in self._gone:
+            # Its window closed while the session was being opened for it: a session nobody
+            # sees would run on (its MCP servers too) until the daemon ends.
+            if not self.attached.get(session_id):
+                log.info("session %s closed: its connection went away first", session_id)
+                task = asyncio.get_running_loop().create_task(self._close([session_id]))
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+            return
         connections = self.attached.setdefault(session_id, [])
         if connection not in connections:
             connections.append(connection)
@@ -74,6 +87,7 @@ class Hub:
         They are closed while still attached, so the connection hears each aborted turn's
         `turn_completed`: an editor that sent `shutdown`, or a daemon ending on SIGTERM,
         still reads it (a connection already gone drops it)."""
+        self._gone.add(connection)
         orphans = []
         for session_id, connections in list(self.attached.items()):
             if connections == [connection]:

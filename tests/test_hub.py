@@ -1,0 +1,40 @@
+"""The hub: which connections see which sessions, and sessions nobody sees are closed."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from agentls.lsp.hub import Hub
+from agentls.lsp.server import build_server
+
+
+async def _closed(hub: Hub, session_id: str) -> bool:
+    handlers = await hub.handlers()
+    for _ in range(200):
+        if session_id not in handlers.manager.sessions:
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_a_session_opened_for_a_connection_already_gone_is_closed(tmp_path: Path) -> None:
+    hub = Hub()
+    window, other = build_server(hub, shared=True), build_server(hub, shared=True)
+    handlers = await hub.handlers()
+    overrides: dict[str, Any] = {"provider": "scripted", "script": []}
+    session = await handlers.manager.create(tmp_path, overrides)
+    # The window went away while its agent/newSession was still being answered.
+    await hub.detach(window)
+    hub.attach(session.id, window)
+    assert session.id not in hub.attached
+    assert await _closed(hub, session.id)
+    # A live connection keeps what it opens; the gone one joining it changes nothing.
+    kept = await handlers.manager.create(tmp_path, overrides)
+    hub.attach(kept.id, other)
+    hub.attach(kept.id, window)
+    assert hub.attached[kept.id] == [other]
+    await asyncio.sleep(0.1)
+    assert kept.id in handlers.manager.sessions
+    await hub.close_all()

@@ -34,6 +34,8 @@ class Client:
     reader: asyncio.StreamReader
     ndjson: bool
     responses: list[dict[str, Any]] = field(default_factory=list)
+    # The first response to each id: looked up at every arrival, so never a scan of all.
+    answers: dict[Any, dict[str, Any]] = field(default_factory=dict)
     notifications: list[dict[str, Any]] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
@@ -61,7 +63,7 @@ class Client:
         return answer
 
     def answer(self, msg_id: Any) -> dict[str, Any] | None:
-        return next((r for r in self.responses if r.get("id") == msg_id), None)
+        return self.answers.get(msg_id)
 
     async def until(self, check: Callable[[], bool], timeout: float = 60) -> None:
         async def poll() -> None:
@@ -87,6 +89,9 @@ class Client:
                     self.notifications.append(message)
                 else:
                     self.responses.append(message)
+                    msg_id = message.get("id")
+                    if isinstance(msg_id, str | int | None) and not isinstance(msg_id, bool):
+                        self.answers.setdefault(msg_id, message)
                 self.arrived.set()
 
     async def close(self) -> None:

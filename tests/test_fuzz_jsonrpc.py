@@ -463,8 +463,15 @@ async def _fuzz(
         tally.harness.add(barrier)
         await client.request(barrier_method, {}, barrier)
         assert client.process.returncode is None, "the daemon exited"
+    waiting = set(tally.owed)
+
+    def all_answered() -> bool:
+        # Checked at every arrival: only the ids still waiting are looked at.
+        waiting.difference_update([i for i in waiting if client.answer(i) is not None])
+        return not waiting
+
     try:
-        await client.until(lambda: all(client.answer(i) is not None for i in tally.owed), 60)
+        await client.until(all_answered, 60)
     except TimeoutError:
         unanswered = [tally.labels[i] for i in tally.owed if client.answer(i) is None]
         raise AssertionError(f"never answered: {unanswered[:10]}") from None
@@ -534,7 +541,11 @@ async def _open_session(client: fuzz_transports.Client, root: Path, acp: bool) -
     if acp:
         init = await client.request("initialize", {"protocolVersion": 1}, "init")
         assert "result" in init, init
-        new = await client.request("session/new", {"cwd": str(root), "mcpServers": []}, "new")
+        # Its prompts are answered with their turn's end: a script long enough for every
+        # one the fuzzer sends (an exhausted script would end a turn with an error).
+        script = {"agentls": {"script": [{"text": "ok"}] * STRUCTURAL_LONG}}
+        params = {"cwd": str(root), "mcpServers": [], "_meta": script}
+        new = await client.request("session/new", params, "new")
     else:
         await fuzz_transports.lsp_handshake(client, root)
         new = await client.request("agent/newSession", {"cwd": str(root)}, "new")

@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import random
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -514,6 +515,7 @@ async def test_no_message_ends_the_daemon_on_any_transport(
         "AGENTLS_SCRIPT": str(script),
         "AGENTLS_LOG_LEVEL": "ERROR",
     }
+    started = time.monotonic()
     client = await fuzz_transports.start(transport, tmp_path, env)
     acp = transport == "acp"
     try:
@@ -534,7 +536,7 @@ async def test_no_message_ends_the_daemon_on_any_transport(
         print(
             f"{transport}: {tally.sent} messages ({len(mutations)} distinct mutations, seed "
             f"{seed}), {len(tally.owed)} requests answered once, {len(tally.null_owed)} "
-            "answered with id null, exits 0"
+            f"answered with id null, 0 unanswered, exits 0, {time.monotonic() - started:.0f} s"
         )
     finally:
         await client.close()

@@ -110,18 +110,22 @@ class Client:
 
 
 async def start(transport: str, root: Path, env: dict[str, str]) -> Client:
-    """The daemon on `transport`, connected (not yet initialized)."""
+    """The daemon on `transport`, connected (not yet initialized), working in `root`: a
+    relative path in fuzzed params (a `requestLog` of "x" or "../../../etc/passwd") is
+    resolved there, never in the checkout the tests run from."""
     full_env = {**os.environ, **env}
     agentls = [sys.executable, "-m", "agentls"]
     pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE}
     if transport in ("stdio", "acp"):
         args = ["acp"] if transport == "acp" else ["--stdio"]
-        process = await asyncio.create_subprocess_exec(*agentls, *args, env=full_env, **pipes)
+        process = await asyncio.create_subprocess_exec(
+            *agentls, *args, env=full_env, cwd=root, **pipes
+        )
         assert process.stdin is not None and process.stdout is not None
         process.stdout._limit = LIMIT  # type: ignore[attr-defined]
         client = Client(process, process.stdin, process.stdout, ndjson=transport == "acp")
     elif transport == "tcp":
-        daemon = await start_tcp_daemon(env=env)
+        daemon = await start_tcp_daemon(env=env, cwd=root)
         reader, writer = await asyncio.open_connection(daemon.host, daemon.port, limit=LIMIT)
         client = Client(daemon.process, writer, reader, ndjson=False, drain=daemon.draining)
         client.token = daemon.token

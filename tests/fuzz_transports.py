@@ -34,6 +34,8 @@ class Client:
     reader: asyncio.StreamReader
     ndjson: bool
     responses: list[dict[str, Any]] = field(default_factory=list)
+    # The first response to each id: looked up at every arrival, so never a scan of all.
+    answers: dict[Any, dict[str, Any]] = field(default_factory=dict)
     notifications: list[dict[str, Any]] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
@@ -61,7 +63,7 @@ class Client:
         return answer
 
     def answer(self, msg_id: Any) -> dict[str, Any] | None:
-        return next((r for r in self.responses if r.get("id") == msg_id), None)
+        return self.answers.get(msg_id)
 
     async def until(self, check: Callable[[], bool], timeout: float = 60) -> None:
         async def poll() -> None:
@@ -87,6 +89,9 @@ class Client:
                     self.notifications.append(message)
                 else:
                     self.responses.append(message)
+                    msg_id = message.get("id")
+                    if isinstance(msg_id, str | int | None) and not isinstance(msg_id, bool):
+                        self.answers.setdefault(msg_id, message)
                 self.arrived.set()
 
     async def close(self) -> None:
@@ -105,18 +110,22 @@ class Client:
 
 
 async def start(transport: str, root: Path, env: dict[str, str]) -> Client:
-    """The daemon on `transport`, connected (not yet initialized)."""
+    """The daemon on `transport`, connected (not yet initialized), working in `root`: a
+    relative path in fuzzed params (a `requestLog` of "x" or "../../../etc/passwd") is
+    resolved there, never in the checkout the tests run from."""
     full_env = {**os.environ, **env}
     agentls = [sys.executable, "-m", "agentls"]
     pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE}
     if transport in ("stdio", "acp"):
         args = ["acp"] if transport == "acp" else ["--stdio"]
-        process = await asyncio.create_subprocess_exec(*agentls, *args, env=full_env, **pipes)
+        process = await asyncio.create_subprocess_exec(
+            *agentls, *args, env=full_env, cwd=root, **pipes
+        )
         assert process.stdin is not None and process.stdout is not None
         process.stdout._limit = LIMIT  # type: ignore[attr-defined]
         client = Client(process, process.stdin, process.stdout, ndjson=transport == "acp")
     elif transport == "tcp":
-        daemon = await start_tcp_daemon(env=env)
+        daemon = await start_tcp_daemon(env=env, cwd=root)
         reader, writer = await asyncio.open_connection(daemon.host, daemon.port, limit=LIMIT)
         client = Client(daemon.process, writer, reader, ndjson=False, drain=daemon.draining)
         client.token = daemon.token

@@ -42,9 +42,10 @@ class TcpDaemon:
 
 
 async def start_tcp_daemon(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60, cwd: Path | None = None
 ) -> TcpDaemon:
-    """`agentls --tcp` (on port 0 unless `args` say otherwise), once it listens."""
+    """`agentls --tcp` (on port 0 unless `args` say otherwise), once it listens; in `cwd`
+    (default: this process's), where relative paths a client sends land."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -53,6 +54,7 @@ async def start_tcp_daemon(
         *args,
         stderr=subprocess.PIPE,
         env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
     assert process.stderr is not None
     lines: list[str] = []

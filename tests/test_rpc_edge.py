@@ -104,3 +104,73 @@ async def test_the_reported_messages_get_their_answers_and_the_daemon_serves_on(
         assert client.process.returncode is None
     finally:
         await client.close()
+
+
+# A directory no OS can name: a NUL, a name over 255 bytes, a path over 4096 bytes.
+UNNAMEABLE = ["/tmp/a\x00b", "/" + "a" * 300, "/a" * 3000]
+
+
+async def test_a_directory_the_os_cannot_name_is_invalid_params_over_lsp(tmp_path: Path) -> None:
+    env = {"AGENTLS_HOME": str(tmp_path / "home"), "AGENTLS_PROVIDER": "scripted"}
+    client = await fuzz_transports.start("stdio", tmp_path, env)
+    try:
+        await fuzz_transports.lsp_handshake(client, tmp_path)
+        for n, cwd in enumerate(UNNAMEABLE):
+            # The OS said ENAMETOOLONG deep in the handler: -32603.
+            new = await client.request("agent/newSession", {"cwd": cwd}, f"n{n}")
+            assert new["error"]["code"] == -32602, new
+            listed = await client.request("agent/listSessions", {"cwd": cwd}, f"l{n}")
+            assert listed["error"]["code"] == -32602, listed
+        assert client.process.returncode is None
+    finally:
+        await client.close()
+
+
+async def test_acp_refuses_unnameable_directories_and_salvaged_capabilities_work(
+    tmp_path: Path,
+) -> None:
+    env = {"AGENTLS_HOME": str(tmp_path / "home"), "AGENTLS_PROVIDER": "scripted"}
+    client = await fuzz_transports.start("acp", tmp_path, env)
+    try:
+        # The SDK salvages `"fs": []` into its default, as a plain dict: session/new then
+        # read `fs.write_text_file` from it and answered -32603.
+        init = {"protocolVersion": 1, "clientCapabilities": {"fs": [], "auth": []}}
+        assert "result" in await client.request("initialize", init, "init")
+        for n, cwd in enumerate(UNNAMEABLE):
+            for method in ("session/new", "session/list"):
+                params = {"cwd": cwd, "mcpServers": []} if method == "session/new" else {}
+                params["cwd"] = cwd
+                answer = await client.request(method, params, f"{method}{n}")
+                assert answer["error"]["code"] == -32602, answer
+        extra = {"cwd": str(tmp_path), "mcpServers": [], "additionalDirectories": ["/a\x00"]}
+        refused = await client.request("session/new", extra, "extra")
+        assert refused["error"]["code"] == -32602, refused
+        script = {"agentls": {"script": [{"text": "ok"}]}}
+        params = {"cwd": str(tmp_path), "mcpServers": [], "_meta": script}
+        new = await client.request("session/new", params, "ok")
+        assert "result" in new, new
+        assert client.process.returncode is None
+    finally:
+        await client.close()
+
+
+async def test_a_string_where_an_array_belongs_is_one_error_not_one_per_character(
+    tmp_path: Path,
+) -> None:
+    env = {"AGENTLS_HOME": str(tmp_path / "home"), "AGENTLS_PROVIDER": "scripted"}
+    client = await fuzz_transports.start("stdio", tmp_path, env)
+    try:
+        await fuzz_transports.lsp_handshake(client, tmp_path)
+        # cattrs walked the string as a sequence: an error per character, in time
+        # quadratic in its length (the --long fuzzer's 200,000 characters held the loop
+        # for minutes). A notification of the same kind, then a request.
+        cells = {"notebookDocument": {}, "cellTextDocuments": "a" * 5_000}
+        client.send({"jsonrpc": "2.0", "method": "notebookDocument/didOpen", "params": cells})
+        params = {"capabilities": {}, "workspaceFolders": "a" * 5_000}
+        answer = await client.request("initialize", params, "again")
+        assert answer["error"]["code"] == -32602, answer
+        assert len(answer["error"]["message"]) < 500, answer["error"]["message"][:300]
+        assert "workspace_folders" in answer["error"]["message"]
+        assert client.process.returncode is None
+    finally:
+        await client.close()

@@ -101,10 +101,7 @@ class AcpAgent:
         client_info: acp.Implementation | None = None,
         **_meta: Any,
     ) -> acp.InitializeResponse:
-        if isinstance(client_capabilities, dict):
-            # The SDK salvages malformed capabilities into a default, but as a plain dict.
-            client_capabilities = acp.ClientCapabilities.model_validate(client_capabilities)
-        self.capabilities = client_capabilities or acp.ClientCapabilities()
+        self.capabilities = _capabilities(client_capabilities)
         return acp.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=acp.AgentCapabilities(
@@ -540,6 +537,16 @@ class _Known:
 
 def _told(session: AgentSession) -> tuple[PermissionMode, str, str]:
     return session.gate.mode, session.model, session.transcript.meta.title
+
+
+def _capabilities(given: acp.ClientCapabilities | dict[str, Any] | None) -> acp.ClientCapabilities:
+    """The client's capabilities as models all the way down. The SDK salvages a malformed
+    part (`"fs": []`) into its default, but as a plain dict, where a model is read later
+    (`fs.write_text_file`): dumped and validated again, every part is a model."""
+    if given is None:
+        return acp.ClientCapabilities()
+    raw = given if isinstance(given, dict) else given.model_dump(by_alias=True, warnings=False)
+    return acp.ClientCapabilities.model_validate(raw)
 
 
 def _directory(cwd: str) -> Path:

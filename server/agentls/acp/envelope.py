@@ -5,12 +5,14 @@ with an `id` and no `method` as a response (a malformed one could end its read l
 validates params leniently (`true` for an integer, `5` for a string pass). Here every
 message is checked first: a broken request is answered -32600 (id null when its id is not
 a string or an integer) or -32602 with the fields at fault; a broken notification or
-anything shaped like a response is dropped with a line in the log, never answered.
+anything shaped like a response (or a notification of no method the agent has) is
+dropped with a line in the log, never answered.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -18,6 +20,7 @@ from acp import schema as acp
 from acp.meta import AGENT_METHODS
 from pydantic import BaseModel, ValidationError
 
+from agentls.api import unnameable
 from agentls.json_text import is_unicode
 
 log = logging.getLogger(__name__)
@@ -68,8 +71,12 @@ def check(message: Any) -> Refusal | None:
     problem = _envelope_problem(message)
     if problem is not None:
         return Refusal(-32600, f"Invalid Request: {problem}", answer_id, request)
-    if not request and message["method"] in PARAMS and message["method"] not in NOTIFICATIONS:
-        return Refusal(-32600, f"{message['method']} is a request, not a notification", None, False)
+    method = message["method"]
+    if not request and method in PARAMS and method not in NOTIFICATIONS:
+        return Refusal(-32600, f"{method} is a request, not a notification", None, False)
+    if not request and method not in NOTIFICATIONS and not method.startswith("_"):
+        # Unknown: dropped with a short line (the SDK logged a traceback naming all of it).
+        return Refusal(-32601, f"no notification {method[:80]!r}", None, False)
     return _check_params(message["method"], message.get("params"), answer_id, request)
 
 
@@ -101,6 +108,11 @@ def _check_params(
     if not is_unicode(params):
         message = f"Invalid params for {method}: a string holds a lone surrogate, not Unicode"
         return Refusal(-32602, message, answer_id, request)
+    unnameable_path = next(_path_problems(params), None)
+    if unnameable_path is not None:
+        field, problem = unnameable_path
+        message = f"Invalid params for {method}: {field}: {problem}"
+        return Refusal(-32602, message, answer_id, request, [{"field": field, "message": problem}])
     try:
         parsed = model.model_validate(params, strict=True)
     except ValidationError as exc:
@@ -119,6 +131,20 @@ def _check_params(
         message = f"Invalid params for {method}: _meta may not set {', '.join(clashes)}"
         return Refusal(-32602, message, answer_id, request)
     return None
+
+
+def _path_problems(params: Any) -> Iterator[tuple[str, str]]:
+    """The directories in `params` the OS could not name (a NUL, too long): refused here,
+    as the OS would fail on them deep in a handler (-32603)."""
+    if not isinstance(params, dict):
+        return
+    cwd = params.get("cwd")
+    if isinstance(cwd, str) and (problem := unnameable(cwd)) is not None:
+        yield "cwd", problem
+    directories = params.get("additionalDirectories")
+    for index, item in enumerate(directories if isinstance(directories, list) else []):
+        if isinstance(item, str) and (problem := unnameable(item)) is not None:
+            yield f"additionalDirectories.{index}", problem
 
 
 def _is_alias(model: type[BaseModel], key: str) -> bool:

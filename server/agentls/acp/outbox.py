@@ -54,7 +54,10 @@ class Outbox:
         done = asyncio.get_running_loop().create_future()
 
         async def mark() -> None:
-            done.set_result(None)
+            # The waiter may be gone (its request cancelled, the connection closing): its
+            # future is then cancelled, and the queue goes on.
+            if not done.done():
+                done.set_result(None)
 
         self._enqueue(mark)
         await done

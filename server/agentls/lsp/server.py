@@ -14,10 +14,17 @@ import functools
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import cattrs
+from cattrs.cols import (
+    homogenous_tuple_structure_factory,
+    is_mutable_sequence,
+    is_sequence,
+    list_structure_factory,
+)
 from lsprotocol import types as lsp
 from lsprotocol.types import ResponseErrorMessage
 from pygls.exceptions import (
@@ -105,7 +112,25 @@ def json_converter() -> cattrs.Converter:
     conv.register_structure_hook(JsonRPCRequestMessage, request)
     conv.register_structure_hook(JsonRPCNotification, notification)
     conv.register_structure_hook(JsonRPCResponseMessage, response)
+    conv.register_structure_hook_factory(is_sequence, _arrays_only)
     return conv
+
+
+def _arrays_only(tp: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    """A sequence field takes a JSON array and nothing else. cattrs takes any iterable: a
+    200,000-character string was walked character by character, each one failing with an
+    error of its own, in time quadratic in its length (minutes, the loop blocked)."""
+    factory = (
+        list_structure_factory if is_mutable_sequence(tp) else homogenous_tuple_structure_factory
+    )
+    items = factory(tp, conv)
+
+    def structure(value: Any, cls: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError(f"expected an array, not {type(value).__name__}")
+        return items(value, cls)
+
+    return structure
 
 
 class _Ignored:

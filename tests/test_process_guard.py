@@ -18,7 +18,7 @@ from agentls.tools.watchdog import Registry
 # `{before}` runs before the second group is guarded, `{leak}` after.
 DAEMON = """
 import json, os, signal, subprocess, sys, time
-from agentls.tools.process_guard import GUARD, guard_group
+from agentls.tools.process_guard import GUARD, guard_group, guarded_environ
 
 def group(): return subprocess.Popen(["sleep", "60"], start_new_session=True).pid
 
@@ -35,6 +35,17 @@ time.sleep(60)
 KILL_WATCHDOG = "os.kill(GUARD.watchdog_pid, signal.SIGKILL); time.sleep(0.2)"
 # The pipe's write end handed to a process that outlives the daemon: no end of file.
 LEAK = "leak = subprocess.Popen(['sleep', '60'], pass_fds=[GUARD._pipe]); extra = leak.pid"
+
+
+# Commands the daemon never lived to register: one marked in its environment, and one whose
+# `setsid` child left the guarded group. An unmarked one must survive.
+UNREGISTERED = """
+marked = subprocess.Popen(["sleep", "60"], start_new_session=True, env=guarded_environ(os.environ))
+escaped = subprocess.Popen(["sh", "-c", "setsid sleep 60 & echo $!"], start_new_session=True,
+                           env=guarded_environ(os.environ), stdout=subprocess.PIPE, text=True)
+escaped_pid = int(escaped.stdout.readline())
+extra = {"marked": marked.pid, "escaped": escaped_pid}
+"""
 
 
 def run_daemon(before: str = "", leak: str = "extra = None") -> tuple[int, dict[str, int]]:
@@ -112,3 +123,14 @@ def test_the_registry_joins_lines_split_across_reads_and_skips_the_rest() -> Non
         sleep.wait()
     registry.prune()
     assert registry.groups == set()
+
+
+def test_commands_not_yet_registered_or_gone_from_their_group_die_by_their_mark() -> None:
+    _pid, started = run_daemon(leak=UNREGISTERED)
+    try:
+        extra = started["extra"]
+        assert isinstance(extra, dict)
+        assert wait_gone([extra["marked"], extra["escaped"], *started["guarded"]]) == []
+        assert running(started["spare"])
+    finally:
+        end(started["spare"])

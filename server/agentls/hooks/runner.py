@@ -17,7 +17,7 @@ from typing import Any
 from agentls.hooks.config import HookCommand
 from agentls.redact import without_provider_keys
 from agentls.tools.bash import kill_process_group
-from agentls.tools.process_guard import guard_group
+from agentls.tools.process_guard import guard_group, guarded_environ
 
 # What is kept of a hook's stdout and stderr (each); the rest is cut with a note.
 OUTPUT_LIMIT = 100_000
@@ -61,7 +61,7 @@ async def run_hook(hook: HookCommand, data: bytes, cwd: Path, env: Mapping[str, 
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
-            env=dict(env),
+            env=guarded_environ(env),
             start_new_session=True,
         )
     except OSError as exc:

@@ -28,7 +28,7 @@ from agentls.redact import without_provider_keys
 from agentls.sandbox import Sandbox
 from agentls.shell_syntax import SimpleCommand, parse_script
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
-from agentls.tools.process_guard import guard_group
+from agentls.tools.process_guard import guard_group, guarded_environ
 from agentls.workspace.client_side import CommandResult
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -242,7 +242,7 @@ async def spawn_shell(
             stdin=asyncio.subprocess.DEVNULL,
             stdout=write_fd,
             stderr=write_fd,
-            env=without_provider_keys(os.environ),
+            env=guarded_environ(without_provider_keys(os.environ)),
             # Its own process group, so a kill reaches everything the command started.
             start_new_session=True,
         )

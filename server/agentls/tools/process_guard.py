@@ -7,6 +7,12 @@ also registered with a watchdog (tools/watchdog.py): a small process started wit
 registration, which kills every registered group once the daemon is gone. Registering is
 one non-blocking write of a few bytes to a pipe, so a command starts no slower.
 
+A group is known only once its process runs, and the daemon may die in between (or a
+command may leave its group with `setsid`). So each command also gets the guard's mark in
+its environment (`AGENTLS_GUARD`), which its descendants inherit; the watchdog is started
+before the first such command, and when the daemon is gone it also kills the group of
+every process that carries the mark.
+
 There is one guard per process, not per session: what it guards against is the death of
 this process, and every part that spawns a group registers with the same watchdog.
 """
@@ -16,11 +22,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
-from agentls.tools.watchdog import group_exists
+from agentls.tools.watchdog import MARK_VARIABLE, group_exists
 
 log = logging.getLogger(__name__)
 # Run by path, not as `-m agentls…`: it needs nothing of the package, so it starts fast.
@@ -37,6 +45,15 @@ class ProcessGuard:
         self._groups: set[int] = set()
         self.watchdog_pid: int | None = None
         self._pipe: int | None = None
+        self.mark = _new_mark()
+
+    def environ(self, env: Mapping[str, str]) -> dict[str, str]:
+        """`env` with this daemon's mark, for a command about to start (the watchdog is
+        started first, so the command is covered from its first instruction)."""
+        with self._lock:
+            if self._pipe is None:
+                self._start()
+        return {**env, MARK_VARIABLE: self.mark}
 
     def guard(self, pgid: int) -> None:
         """Have the watchdog kill process group `pgid` if this process dies."""
@@ -74,7 +91,7 @@ class ProcessGuard:
         self._reap()
         read_end, write_end = os.pipe()
         try:
-            self.watchdog_pid = _spawn_watchdog(read_end)
+            self.watchdog_pid = _spawn_watchdog(read_end, self.mark)
         except OSError as exc:
             log.warning("the process watchdog could not start: %s", exc)
             os.close(write_end)
@@ -100,15 +117,21 @@ class ProcessGuard:
         self._lock = threading.Lock()
         self._groups = set()
         self.watchdog_pid = None
+        self.mark = _new_mark()
         if self._pipe is not None:
             os.close(self._pipe)
             self._pipe = None
 
 
-def _spawn_watchdog(stdin: int) -> int:
+def _new_mark() -> str:
+    # The pid says whose; the random part keeps a reused pid from matching an old mark.
+    return f"{os.getpid()}-{secrets.token_hex(8)}"
+
+
+def _spawn_watchdog(stdin: int, mark: str) -> int:
     """Start the watchdog reading `stdin`, in a session of its own (a signal to the
     daemon's group must not take it too), its output thrown away; its pid."""
-    argv = [sys.executable, "-I", "-S", str(WATCHDOG_SCRIPT), str(os.getpid())]
+    argv = [sys.executable, "-I", "-S", str(WATCHDOG_SCRIPT), str(os.getpid()), mark]
     return os.posix_spawn(
         sys.executable,
         argv,
@@ -148,6 +171,11 @@ os.register_at_fork(after_in_child=GUARD.reset_after_fork)
 def guard_group(pgid: int) -> None:
     """Have the watchdog kill process group `pgid` if the daemon dies (see ProcessGuard)."""
     GUARD.guard(pgid)
+
+
+def guarded_environ(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` marked for the watchdog (see ProcessGuard.environ)."""
+    return GUARD.environ(env)
 
 
 def guard_child_groups() -> None:

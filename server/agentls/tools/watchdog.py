@@ -8,7 +8,11 @@ each group it starts. End of file on that pipe means the daemon is gone: the wat
 SIGTERMs every group it was told of, SIGKILLs what is left after a short grace, and exits.
 A daemon that exits normally has killed its commands itself; the watchdog only makes sure.
 
-Second line: the kernel sends it SIGTERM when its parent dies (PR_SET_PDEATHSIG), for a
+The daemon also hands the watchdog its mark, which every command it starts carries in its
+environment: a process that bears it is killed with its group too, which covers a command
+whose registration the daemon did not live to write, and one that left its group.
+
+Another line: the kernel sends it SIGTERM when its parent dies (PR_SET_PDEATHSIG), for a
 write end that leaked into a process outliving the daemon. That signal also comes when
 only the thread that started the watchdog ends, so what counts is that the parent changed
 (checked again every PRUNE_SECONDS as a last resort).
@@ -34,6 +38,8 @@ POLL_SECONDS = 0.02
 # the system reuses later is never killed by mistake.
 PRUNE_SECONDS = 10.0
 PR_SET_PDEATHSIG = 1
+# The environment variable that marks the daemon's commands and their descendants.
+MARK_VARIABLE = "AGENTLS_GUARD"
 
 
 def group_exists(pgid: int) -> bool:
@@ -84,6 +90,24 @@ class Registry:
         self.groups = {pgid for pgid in self.groups if group_exists(pgid)}
 
 
+def marked_groups(mark: str) -> set[int]:
+    """The groups of the processes whose environment carries `mark`."""
+    needle = f"{MARK_VARIABLE}={mark}".encode()
+    groups = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environ = handle.read()
+            if needle in environ.split(b"\0"):
+                groups.add(os.getpgid(int(entry)))
+        except OSError:
+            continue
+    groups.discard(os.getpgrp())
+    return {pgid for pgid in groups if pgid > 1}
+
+
 def watch(fd: int, daemon_pid: int, registry: Registry) -> None:
     """Read registrations until the daemon is gone: end of file, or a new parent."""
     wakeup = wake_on_parent_death()
@@ -125,8 +149,12 @@ def main(argv: list[str]) -> int:
     # A terminal's Ctrl-C or hang-up is for the daemon, which then ends its commands.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    watch(sys.stdin.fileno(), int(argv[1]), registry)
-    kill_groups(registry.groups)
+    mark = argv[2] if len(argv) > 2 else None
+    try:
+        watch(sys.stdin.fileno(), int(argv[1]), registry)
+    finally:
+        # Whatever ended the watch, an error included, the commands must not outlive it.
+        kill_groups(registry.groups | (marked_groups(mark) if mark else set()))
     return 0
 
 

@@ -34,6 +34,8 @@ PROMPT = "Read the file README.md and tell me what it says."
 TURN_TIMEOUT = 240.0
 # Continuations after a response cut by the output limit (agentls.loop.deps).
 MAX_CONTINUATIONS = 3
+# Turns tried before a model that never calls the forced tool fails the test.
+ATTEMPTS = 3
 
 
 @pytest.fixture
@@ -53,7 +55,27 @@ def greedy(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "temperature": 0}
 
 
-async def run_tool_turn(client: AgentClient, workspace: Path) -> tuple[str, Event]:
+async def run_tool_turn(
+    client: AgentClient, workspace: Path, proxy: RecordingProxy
+) -> tuple[str, Event]:
+    """A turn in which the model called a tool, in a fresh session per attempt.
+
+    `--force-tool` makes llama.cpp constrain the first answer to a call, yet about one run
+    in fifty (seen in CI) the 135M model still answered with nothing at all. The daemon's
+    part there is to end the turn cleanly, which is checked; then the turn is tried again
+    with the proxy's record cleared, at most `ATTEMPTS` times.
+    """
+    for _attempt in range(ATTEMPTS):
+        proxy.requests.clear()
+        turn_id, done = await _one_turn(client, workspace)
+        if any(e["type"] == "tool_call" for e in client.events.of_turn(turn_id)):
+            return turn_id, done
+        assert done["stopReason"] == "end_turn", done
+        assert len([r for r in proxy.requests if isinstance(r, dict) and "messages" in r]) == 1
+    raise AssertionError(f"the model called no tool in {ATTEMPTS} turns despite tool_choice")
+
+
+async def _one_turn(client: AgentClient, workspace: Path) -> tuple[str, Event]:
     """One turn; any permission request is allowed once (the tiny model picks the path)."""
     session = await client.new_session(workspace)
     session_id = session["sessionId"]
@@ -173,7 +195,7 @@ async def test_openai_tool_turn_against_llamacpp(
         OPENAI_API_KEY="x",
         AGENTLS_MODEL=MODEL,
     ) as client:
-        turn_id, done = await run_tool_turn(client, workspace)
+        turn_id, done = await run_tool_turn(client, workspace, openai_proxy)
     check_tool_turn(openai_proxy, client, turn_id, done)
     second = openai_proxy.requests[1]
     assistant = next(m for m in second["messages"] if m["role"] == "assistant")
@@ -194,7 +216,7 @@ async def test_anthropic_tool_turn_through_litellm(
         ANTHROPIC_API_KEY=ANTHROPIC_KEY,
         AGENTLS_MODEL=MODEL,
     ) as client:
-        turn_id, done = await run_tool_turn(client, workspace)
+        turn_id, done = await run_tool_turn(client, workspace, anthropic_proxy)
     started = check_tool_turn(anthropic_proxy, client, turn_id, done)
     # LiteLLM cut the call into many blocks of one id; it ran once, with the whole input.
     updates = [e for e in client.events.of_turn(turn_id) if e["type"] == "tool_call_update"]

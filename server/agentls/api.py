@@ -336,6 +336,23 @@ class EditorStateParams(ParamsModel):
     visible_ranges: list[WireRange] | None = None
 
 
+class ProviderStatusParams(ParamsModel):
+    # The folder whose settings files count; absent: the first workspace root.
+    cwd: PathText | None = None
+
+
+class ProviderStatusResult(WireModel):
+    """What a new session would run on, read from the settings without starting it."""
+
+    # None: no provider is configured (a new session would fail with 1004).
+    provider: ProviderName | None = None
+    model: str
+    permission_mode: PermissionModeName
+    # False: agent/newSession would fail with 1004 (`problem` says why).
+    configured: bool
+    problem: str | None = None
+
+
 class ListModelsParams(ParamsModel):
     # The session whose provider and model to list for; absent: the daemon's settings.
     session_id: str | None = None
@@ -499,6 +516,7 @@ REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "agent/setPermissionMode": (SetPermissionModeParams, EmptyResult),
     "agent/setModel": (SetModelParams, EmptyResult),
     "agent/listModels": (ListModelsParams, ListModelsResult),
+    "agent/providerStatus": (ProviderStatusParams, ProviderStatusResult),
     "agent/noteUserAction": (NoteUserActionParams, EmptyResult),
     "agent/continueTurn": (SessionParams, ContinueTurnResult),
     "agent/forkSession": (ForkSessionParams, ResumeSessionResult),

@@ -412,6 +412,19 @@ export interface PlanEvent {
   type: "plan";
 }
 
+export interface ProviderStatusParams {
+  cwd?: string | null;
+}
+
+/** What a new session would run on, read from the settings without starting it. */
+export interface ProviderStatusResult {
+  configured: boolean;
+  model: string;
+  permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
+  problem?: string | null;
+  provider?: "anthropic" | "openai" | "azure" | "scripted" | null;
+}
+
 export interface RespondAskUserParams {
   answer: string;
   requestId: string;
@@ -772,6 +785,7 @@ export interface Requests {
   "agent/listTasks": { params: SessionParams; result: ListTasksResult };
   "agent/newSession": { params: NewSessionParams; result: NewSessionResult };
   "agent/noteUserAction": { params: NoteUserActionParams; result: EmptyResult };
+  "agent/providerStatus": { params: ProviderStatusParams; result: ProviderStatusResult };
   "agent/respondAskUser": { params: RespondAskUserParams; result: EmptyResult };
   "agent/respondPermission": { params: RespondPermissionParams; result: EmptyResult };
   "agent/resumeSession": { params: ResumeSessionParams; result: ResumeSessionResult };

@@ -74,6 +74,7 @@ AGENT_REQUESTS = (
     "agent/setPermissionMode",
     "agent/setModel",
     "agent/listModels",
+    "agent/providerStatus",
     "agent/noteUserAction",
     "agent/continueTurn",
     "agent/forkSession",

@@ -72,9 +72,9 @@ def _run(command: list[str], timeout: float, **env: str) -> subprocess.Completed
     return subprocess.CompletedProcess(command, process.returncode, output, "")
 
 
-@pytest.fixture(scope="module")
-def vsix() -> Path:
-    """The packaged extension (with the daemon of this checkout), built once per module."""
+def build_vsix() -> Path:
+    """The packaged extension (with the daemon of this checkout), built by the README's
+    build step, as written: `npm run package` (it writes clients/vscode/agentls.vsix)."""
     missing = _missing()
     if missing:
         pytest.skip(missing)
@@ -82,11 +82,16 @@ def vsix() -> Path:
     assert npm is not None
     package = WORK / "agentls.vsix"
     WORK.mkdir(parents=True, exist_ok=True)
-    # The README's build step, as written: `npm run package` (it writes agentls.vsix).
     built = _run([npm, "run", "package"], timeout=600, PYTHON=sys.executable)
     assert built.returncode == 0, built.stdout[-4000:]
     shutil.copyfile(CLIENT / "agentls.vsix", package)
     return package
+
+
+@pytest.fixture(scope="module")
+def vsix() -> Path:
+    """The packaged extension, built once per module."""
+    return build_vsix()
 
 
 def test_a_turn_in_a_real_vscode(vsix: Path) -> None:

@@ -1,6 +1,7 @@
 // Messages between the extension host and the chat webview (both directions, typed).
 
 import type { Action, ViewState } from "./reducer";
+import type { WelcomeFromWebview, WelcomeToWebview } from "./welcome";
 import type { RespondPermissionParams, WireRange } from "./wire";
 
 /** A file (or some of its lines), or a pasted image (a data: URI), the next message carries. */
@@ -32,7 +33,8 @@ export type ToWebview =
   | { type: "status"; text: string; level: "info" | "error" }
   | { type: "focusInput"; prefill?: string }
   | { type: "attach"; attachment: Attachment }
-  | { type: "files"; query: string; files: Attachment[] };
+  | { type: "files"; query: string; files: Attachment[] }
+  | WelcomeToWebview;
 
 export type FromWebview =
   | { type: "ready"; timing?: WebviewTiming }
@@ -52,4 +54,5 @@ export type FromWebview =
   | { type: "undo"; toolCallIds: string[] }
   | { type: "reviewTurn"; summaryId: string }
   | { type: "insertCode"; code: string }
-  | { type: "copy"; text: string };
+  | { type: "copy"; text: string }
+  | WelcomeFromWebview;

@@ -112,6 +112,7 @@ export class AgentClient implements vscode.Disposable {
   private async spawnOptions(): Promise<ServerOptions> {
     const server = await serverCommand(this.context.extensionPath);
     const secrets = await this.secretEnv();
+    this.log.info(`starting the daemon: ${[server.command, ...server.args].join(" ")}`);
     return {
       command: server.command,
       args: server.args,

@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import type { Attachment, FromWebview, ToWebview } from "./bridge";
 import type { AgentClient } from "./client";
 import { DiffContent } from "./diffs";
+import { NO_PROVIDER_MESSAGE, isProviderMissing } from "./firstRun";
 import type { Reviews } from "./review";
 import {
   type Action,
@@ -47,6 +48,9 @@ export class ChatController {
   private creating: Promise<string> | undefined;
   private state: ViewState = initialState();
   private readonly parked = new Map<string, ParkedChat>();
+  /** The panel's welcome (first-run view, empty state) may have changed: a session could
+   * not start for want of a provider, or an empty chat is shown again. */
+  onWelcomeStale: () => void = () => undefined;
 
   constructor(
     private readonly client: AgentClient,
@@ -71,6 +75,7 @@ export class ChatController {
   /** The server restarted: the daemon's sessions are gone, so the next message starts anew. */
   onServerRestarted(): void {
     this.sessionId = null;
+    this.creating = undefined;
     this.parked.clear();
   }
 
@@ -78,9 +83,17 @@ export class ChatController {
     try {
       await this.route(message);
     } catch (error) {
+      // A message that could not be sent goes back into the box: never lost.
+      if (message.type === "send") this.view.post({ type: "restoreInput", text: message.text });
       const text = error instanceof Error ? error.message : String(error);
-      this.view.post({ type: "status", level: "error", text });
       this.client.log.error(text);
+      if (isProviderMissing(error)) {
+        // The daemon's 1004 names environment variables; the panel names its own setup.
+        this.view.post({ type: "status", level: "error", text: NO_PROVIDER_MESSAGE });
+        this.onWelcomeStale();
+        return;
+      }
+      this.view.post({ type: "status", level: "error", text });
     }
   }
 
@@ -90,6 +103,7 @@ export class ChatController {
     this.sessionId = null;
     this.creating = undefined;
     this.state = initialState();
+    this.onWelcomeStale();
     await this.session();
   }
 
@@ -106,6 +120,7 @@ export class ChatController {
     this.creating = undefined;
     this.state = initialState();
     this.view.post({ type: "snapshot", state: this.state });
+    this.onWelcomeStale();
   }
 
   async abort(): Promise<void> {
@@ -296,7 +311,11 @@ export class ChatController {
 
   private session(): Promise<string> {
     if (this.sessionId) return Promise.resolve(this.sessionId);
-    this.creating ??= this.create();
+    // A failed creation (no provider yet) is not kept: the next message tries again.
+    this.creating ??= this.create().catch((error: unknown) => {
+      this.creating = undefined;
+      throw error;
+    });
     return this.creating;
   }
 

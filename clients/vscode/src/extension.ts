@@ -3,15 +3,17 @@
 
 import * as vscode from "vscode";
 
-import { AgentClient, SECRET_KEYS } from "./client";
+import { AgentClient } from "./client";
 import { ChatController } from "./controller";
 import { DIFF_SCHEME, DiffContent } from "./diffs";
 import { DiscoveryError } from "./discovery";
 import { EditorStateTracker } from "./editorState";
+import { FirstRun, askApiKey } from "./firstRun";
 import { ChatPanel, VIEW_ID } from "./panel";
 import { Reviews } from "./review";
 import { ServerNotFound } from "./server";
 import { StatusBar } from "./statusBar";
+import { isWelcomeMessage } from "./welcome";
 
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel("agentls", { log: true });
@@ -22,12 +24,15 @@ export function activate(context: vscode.ExtensionContext): void {
   const reviews = new Reviews(diffs);
   // eslint-disable-next-line prefer-const
   let controller: ChatController;
+  // eslint-disable-next-line prefer-const
+  let firstRun: FirstRun;
   const client = new AgentClient(context, log, {
     onEvent: (event) => controller.onEvent(event),
     onStateChange: (running, message) => {
       if (running) {
         statusBar.ready();
         void editorState.flush();
+        void firstRun.refresh();
         return;
       }
       controller.onServerRestarted();
@@ -36,13 +41,36 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   });
   controller = new ChatController(client, panel, statusBar, diffs, reviews);
+  const restart = () => start(client, log, statusBar, "restart");
+  firstRun = new FirstRun({
+    client,
+    view: panel,
+    controller,
+    statusBar,
+    secrets: context.secrets,
+    restart,
+  });
+  controller.onWelcomeStale = () => void firstRun.refresh();
   const editorState = new EditorStateTracker(
     (params) => client.notify("agent/didChangeEditorState", params),
     (chip) => panel.post({ type: "context", context: chip }),
   );
   panel.onMessage = (message) => {
-    // A new webview learns what the next message carries.
-    if (message.type === "ready") void editorState.flush();
+    // A new webview learns what the next message carries, and what to show until then.
+    if (message.type === "ready") {
+      void editorState.flush();
+      void firstRun.refresh();
+    }
+    if (isWelcomeMessage(message)) {
+      void firstRun.handle(message).catch((error: unknown) => log.error(String(error)));
+      return;
+    }
+    if (message.type === "send" && !vscode.workspace.isTrusted) {
+      // Restricted Mode: nothing runs; the message waits in the box.
+      panel.post({ type: "restoreInput", text: message.text });
+      void firstRun.refresh();
+      return;
+    }
     void controller.handle(message);
   };
 
@@ -76,25 +104,41 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("agentls.showLog", () => log.show()),
     vscode.commands.registerCommand("agentls.restartServer", async () => {
       controller.onServerRestarted();
-      await start(client, log, "restart");
+      await restart();
     }),
     vscode.commands.registerCommand("agentls.includeContext", async (include: boolean) => {
       editorState.include = include;
       await editorState.flush();
     }),
     vscode.commands.registerCommand("agentls.askAboutSelection", () => askAboutSelection(panel)),
-    vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, client, log)),
+    vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, restart)),
+    // Restricted Mode: the daemon starts only once the user trusts the folder.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void start(client, log, statusBar)),
     vscode.commands.registerCommand("agentls.pickModelOrMode", () => pickModelOrMode(controller)),
-    vscode.workspace.onDidChangeConfiguration((change) => void settingsChanged(change, client, controller, log)),
+    vscode.workspace.onDidChangeConfiguration((change) => {
+      // The first-run setup restarts the daemon itself once its settings are written.
+      if (!firstRun.settingUp) void settingsChanged(change, controller, restart);
+    }),
   );
-  void start(client, log);
+  void start(client, log, statusBar);
 }
 
 export function deactivate(): void {
   // The client is disposed with the subscriptions; it stops the daemon.
 }
 
-async function start(client: AgentClient, log: vscode.LogOutputChannel, how: "start" | "restart" = "start"): Promise<void> {
+async function start(
+  client: AgentClient,
+  log: vscode.LogOutputChannel,
+  statusBar: StatusBar,
+  how: "start" | "restart" = "start",
+): Promise<void> {
+  if (!vscode.workspace.isTrusted) {
+    // The agent reads, edits and runs commands here: nothing starts before trust.
+    log.info("the daemon waits: this folder is not trusted (Restricted Mode)");
+    statusBar.untrusted();
+    return;
+  }
   try {
     await (how === "start" ? client.start() : client.restart());
   } catch (error) {
@@ -123,12 +167,8 @@ function askAboutSelection(panel: ChatPanel): void {
   panel.post({ type: "focusInput" });
 }
 
-async function setApiKey(context: vscode.ExtensionContext, client: AgentClient, log: vscode.LogOutputChannel): Promise<void> {
-  const name = await vscode.window.showQuickPick([...SECRET_KEYS], { title: "Which API key?" });
-  if (!name) return;
-  const value = await vscode.window.showInputBox({ title: name, password: true, ignoreFocusOut: true });
-  if (value === undefined) return;
-  await (value ? context.secrets.store(name, value) : context.secrets.delete(name));
+async function setApiKey(context: vscode.ExtensionContext, restart: () => Promise<void>): Promise<void> {
+  if (!(await askApiKey(context.secrets))) return;
   if (vscode.workspace.getConfiguration("agentls").get<string>("server.connect", "spawn") !== "spawn") {
     // A daemon this window joined was started elsewhere, with its own environment.
     void vscode.window.showInformationMessage(
@@ -137,15 +177,14 @@ async function setApiKey(context: vscode.ExtensionContext, client: AgentClient, 
     return;
   }
   // Keys reach the daemon through its environment only: restart it to use the new one.
-  await start(client, log, "restart");
+  await restart();
 }
 
 /** Model and mode apply to the open session at once; the rest need a new daemon. */
 async function settingsChanged(
   change: vscode.ConfigurationChangeEvent,
-  client: AgentClient,
   controller: ChatController,
-  log: vscode.LogOutputChannel,
+  restart: () => Promise<void>,
 ): Promise<void> {
   if (!change.affectsConfiguration("agentls")) return;
   const config = vscode.workspace.getConfiguration("agentls");
@@ -155,15 +194,15 @@ async function settingsChanged(
   if (change.affectsConfiguration("agentls.model") && config.get<string>("model")) {
     await controller.setModel(config.get<string>("model", ""));
   }
-  const restart = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath", "server.connect"];
-  if (restart.some((key) => change.affectsConfiguration(`agentls.${key}`))) {
+  const needRestart = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath", "server.connect"];
+  if (needRestart.some((key) => change.affectsConfiguration(`agentls.${key}`))) {
     const choice = await vscode.window.showInformationMessage(
       "agentls: this setting applies when the server restarts (open chats start over).",
       "Restart Now",
     );
     if (choice) {
       controller.onServerRestarted();
-      await start(client, log, "restart");
+      await restart();
     }
   }
 }

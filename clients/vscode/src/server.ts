@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import * as vscode from "vscode";
 
 const run = promisify(execFile);
-const MIN_PYTHON: [number, number] = [3, 10];
+const MIN_PYTHON: [number, number] = [3, 11];
 
 export interface ServerCommand {
   command: string;
@@ -62,7 +62,7 @@ async function findPython(configured: string, built: string[] | null): Promise<[
   throw new ServerNotFound(
     `agentls needs Python ${wanted} to run its bundled daemon. Tried: ${tried.join(", ")}. ` +
       "Install one, pick it with 'Python: Select Interpreter' or agentls.pythonPath, " +
-      "or set agentls.serverPath to an agentls you installed (pip install agentls).",
+      "or set agentls.serverPath to an agentls you installed from a checkout (pipx install /path/to/agentls).",
   );
 }
 

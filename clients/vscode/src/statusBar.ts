@@ -46,7 +46,15 @@ export class StatusBar implements vscode.Disposable {
   }
 
   ready(): void {
+    this.item.command = "agentls.pickModelOrMode";
     this.render();
+  }
+
+  /** Restricted Mode: nothing runs until the folder is trusted; a click opens the trust editor. */
+  untrusted(): void {
+    this.render("Restricted Mode");
+    this.item.command = "workbench.trust.manage";
+    this.item.tooltip = "agentls starts once you trust this folder: it reads and edits files and runs commands. Click to manage Workspace Trust.";
   }
 
   dispose(): void {

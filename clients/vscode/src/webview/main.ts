@@ -4,6 +4,7 @@
 import type { Attachment, ContextChip, FromWebview, ToWebview } from "../bridge";
 import { type Item, type ViewState, initialState, reduce } from "../reducer";
 import { renderStreamingMarkdown } from "./markdown";
+import { WelcomeView } from "./welcome";
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -42,6 +43,7 @@ let offered: Attachment[] = [];
 let chosen = 0;
 
 let state: ViewState = initialState();
+const welcome = new WelcomeView(transcript, (message) => post(message));
 let scheduled = false;
 // What each rendered element was drawn from: an item object the reducer did not replace
 // is unchanged, so it is not drawn again.
@@ -76,6 +78,13 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       return;
     case "files":
       if (completing?.query === message.query) showCompletions(message.files);
+      return;
+    case "welcome":
+      welcome.show(message.welcome);
+      return;
+    case "restoreInput":
+      if (!input.value.trim()) input.value = message.text;
+      input.focus();
       return;
   }
 });
@@ -120,6 +129,7 @@ function render(): void {
     }
   }
   renderComposer();
+  welcome.setEmpty(state.items.length === 0);
   if (atEnd) transcript.scrollTop = transcript.scrollHeight;
 }
 

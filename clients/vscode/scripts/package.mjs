@@ -5,7 +5,9 @@
 //   --no-dependencies: the extension is one esbuild bundle, so vsce need not walk
 //     node_modules; --allow-package-all-secrets: no secret scan of the bundled daemon's
 //     Python packages. (Without these two, vsce ran at full CPU for over 5 minutes and
-//     was killed with no .vsix: issue 26.) --allow-missing-repository: no published home yet.
+//     was killed with no .vsix: issue 26.) --allow-missing-repository and
+//     --no-rewrite-relative-links: no published home yet, so the README's screenshots
+//     (docs/, packaged too) keep their relative links.
 //
 //   npm run package [-- --out FILE.vsix] [-- --python 3.11,3.12,3.13,3.14]
 
@@ -40,6 +42,7 @@ run(process.execPath, [
   vsce,
   "package",
   "--allow-missing-repository",
+  "--no-rewrite-relative-links",
   "--no-dependencies",
   "--allow-package-all-secrets",
   "-o",

@@ -75,3 +75,11 @@ def test_restricted_mode_waits_for_trust_before_starting_the_daemon(vsix: Path) 
     for step in ("workbench", "trust state", "trusted"):
         assert f"ok {step}" in output, output[-4000:]
     assert (work / "artifacts" / "restricted-mode.png").stat().st_size > 0
+
+
+def test_a_daemon_that_cannot_start_is_said_in_the_panel(vsix: Path) -> None:
+    """agentls.serverPath names no program: the panel says the daemon did not start (and
+    why), instead of "Starting agentls…" for ever."""
+    work = WORK / "first-run-no-server"
+    output = _scenario(vsix, work, "no-server")
+    assert "ok start failure" in output, output[-4000:]

@@ -78,7 +78,18 @@ await step("workbench", async () => {
   await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
 });
 
-if (scenario === "restricted") {
+if (scenario === "no-server") {
+  await step("start failure", async () => {
+    await command("agentls: Focus Chat");
+    // The panel says why, rather than "Starting…" for ever, and offers the log.
+    const stopped = chat().locator('#welcome[data-state="stopped"]');
+    await stopped.waitFor({ timeout: 90_000 });
+    await stopped.locator("p.error", { hasText: "no-such-agentls" }).waitFor({ timeout: 10_000 });
+    await stopped.locator("button", { hasText: "Open Server Log" }).waitFor();
+    await buttonsInView();
+    await shot("start-failure");
+  });
+} else if (scenario === "restricted") {
   await step("trust state", async () => {
     await command("agentls: Focus Chat");
     await chat().locator('#welcome[data-state="untrusted"]').waitFor({ timeout: 60_000 });

@@ -5,7 +5,9 @@
 #     no provider configured and no key in the environment; the panel's first-run view
 #     sets up the OpenAI-compatible server at MODEL_BASE_URL (a replay server);
 #   e2e/run-first-run.sh VSIX WORK_DIR restricted
-#     workspace trust on and the folder untrusted (Restricted Mode); the scripted model.
+#     workspace trust on and the folder untrusted (Restricted Mode); the scripted model;
+#   e2e/run-first-run.sh VSIX WORK_DIR no-server
+#     agentls.serverPath names no program: the daemon cannot start.
 # e2e/setup.sh installs what it runs. Everything the run writes stays under WORK_DIR;
 # code-server runs in its own process group, killed on every exit path.
 set -euo pipefail
@@ -29,6 +31,9 @@ if [ "$scenario" = restricted ]; then
   "security.workspace.trust.banner": "never",
   "agentls.provider": "scripted",
   "agentls.script": "'"$work/script.jsonl"'"'
+elif [ "$scenario" = no-server ]; then
+  agent_settings='"security.workspace.trust.enabled": false,
+  "agentls.serverPath": "'"$work/no-such-agentls"'"'
 else
   agent_settings='"security.workspace.trust.enabled": false'
 fi

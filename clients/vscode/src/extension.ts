@@ -41,7 +41,8 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   });
   controller = new ChatController(client, panel, statusBar, diffs, reviews);
-  const restart = () => start(client, log, statusBar, "restart");
+  const failed = (message: string) => firstRun.startFailed(message);
+  const restart = () => start(client, log, statusBar, "restart", failed);
   firstRun = new FirstRun({
     client,
     view: panel,
@@ -113,14 +114,14 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("agentls.askAboutSelection", () => askAboutSelection(panel)),
     vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, restart)),
     // Restricted Mode: the daemon starts only once the user trusts the folder.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void start(client, log, statusBar)),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void start(client, log, statusBar, "start", failed)),
     vscode.commands.registerCommand("agentls.pickModelOrMode", () => pickModelOrMode(controller)),
     vscode.workspace.onDidChangeConfiguration((change) => {
       // The first-run setup restarts the daemon itself once its settings are written.
       if (!firstRun.settingUp) void settingsChanged(change, controller, restart);
     }),
   );
-  void start(client, log, statusBar);
+  void start(client, log, statusBar, "start", failed);
 }
 
 export function deactivate(): void {
@@ -132,6 +133,7 @@ async function start(
   log: vscode.LogOutputChannel,
   statusBar: StatusBar,
   how: "start" | "restart" = "start",
+  onFailed?: (message: string) => void,
 ): Promise<void> {
   if (!vscode.workspace.isTrusted) {
     // The agent reads, edits and runs commands here: nothing starts before trust.
@@ -149,6 +151,9 @@ async function start(
           ? `agentls could not join the running daemon: ${error.message}`
           : `The agentls server did not start: ${String(error)}`;
     log.error(message);
+    // The panel and the status bar say it too, instead of "starting…" for ever.
+    statusBar.stopped(message);
+    onFailed?.(message);
     const choice = await vscode.window.showErrorMessage(message, "Open Server Log");
     if (choice) log.show();
   }

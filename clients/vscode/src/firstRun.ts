@@ -57,6 +57,8 @@ export interface FirstRunDeps {
 export class FirstRun {
   /** True while the setup writes settings: the extension then restarts the daemon itself. */
   settingUp = false;
+  /** Why the daemon did not start, until it runs. */
+  private startError: string | undefined;
 
   constructor(private readonly deps: FirstRunDeps) {}
 
@@ -64,7 +66,8 @@ export class FirstRun {
   async welcome(): Promise<Welcome> {
     if (!vscode.workspace.isTrusted) return { state: "untrusted" };
     const { client } = this.deps;
-    if (!client.running) return { state: "starting" };
+    if (!client.running) return this.startError ? { state: "stopped", message: this.startError } : { state: "starting" };
+    this.startError = undefined;
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const status = await client.request("agent/providerStatus", cwd ? { cwd } : {});
     if (!status.configured) return { state: "setup" };
@@ -95,6 +98,12 @@ export class FirstRun {
     if (welcome.state === "ready") this.deps.view.post({ type: "status", level: "info", text: "" });
   }
 
+  /** The daemon did not start: the panel says why and offers the log and a restart. */
+  startFailed(message: string): void {
+    this.startError = message;
+    void this.refresh();
+  }
+
   async handle(message: WelcomeFromWebview): Promise<void> {
     switch (message.type) {
       case "trustFolder":
@@ -107,6 +116,12 @@ export class FirstRun {
         return this.deps.controller.resume(message.sessionId);
       case "pickModelOrMode":
         await vscode.commands.executeCommand("agentls.pickModelOrMode");
+        return;
+      case "showLog":
+        this.deps.client.log.show();
+        return;
+      case "restartServer":
+        await vscode.commands.executeCommand("agentls.restartServer");
         return;
       case "openSettings":
         await vscode.commands.executeCommand("workbench.action.openSettings", "agentls.");

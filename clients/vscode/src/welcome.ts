@@ -18,6 +18,8 @@ export type SetupChoice = (typeof SETUP_CHOICES)[number];
 export type Welcome =
   | { state: "untrusted" }
   | { state: "starting" }
+  /** The daemon did not start (no suitable Python, a refused join…): why. */
+  | { state: "stopped"; message: string }
   | { state: "setup" }
   | { state: "ready"; provider: string; model: string; mode: string; recent: RecentSession[] };
 
@@ -31,6 +33,8 @@ export type WelcomeFromWebview =
   | { type: "setUpProvider"; choice: SetupChoice }
   | { type: "resumeSession"; sessionId: string }
   | { type: "pickModelOrMode" }
+  | { type: "showLog" }
+  | { type: "restartServer" }
   | { type: "openSettings" };
 
 const WELCOME_MESSAGES: ReadonlySet<string> = new Set([
@@ -38,6 +42,8 @@ const WELCOME_MESSAGES: ReadonlySet<string> = new Set([
   "setUpProvider",
   "resumeSession",
   "pickModelOrMode",
+  "showLog",
+  "restartServer",
   "openSettings",
 ]);
 

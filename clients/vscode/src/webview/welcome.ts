@@ -70,7 +70,7 @@ export class WelcomeView {
 
   /** Trust and setup come first whatever the chat holds; the empty state only when empty. */
   private place(): void {
-    const blocking = this.welcome.state === "untrusted" || this.welcome.state === "setup";
+    const blocking = ["untrusted", "setup", "stopped"].includes(this.welcome.state);
     const shown = blocking || this.empty;
     this.root.hidden = !shown;
     this.root.dataset.state = this.welcome.state;
@@ -91,6 +91,16 @@ export class WelcomeView {
         break;
       case "starting":
         this.root.replaceChildren(paragraph("Starting agentls…", "quiet"));
+        break;
+      case "stopped":
+        this.root.replaceChildren(
+          heading("agentls did not start"),
+          paragraph(welcome.message, "error"),
+          actions(
+            primary("Restart agentls", "agentls: Restart Server", () => this.post({ type: "restartServer" })),
+            secondary("Open Server Log", "agentls: Show Server Log", () => this.post({ type: "showLog" })),
+          ),
+        );
         break;
       case "setup":
         this.root.replaceChildren(

@@ -57,9 +57,9 @@ from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
 from agentls.session.turns import LocalAction, Turn, work
 from agentls.subagents.types import agent_types
+from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
 from agentls.tools.read_cache import FileReadCache
-from agentls.tools.shells import BackgroundShells
 from agentls.usage import Usage
 from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runt
 from pydantic import BaseModel
 
 from agentls.messages import ImageBlock
+from agentls.tools.errors import ToolError as ToolError
 from agentls.tools.read_cache import FileReadCache
 from agentls.usage import Usage
 from agentls.workspace.paths import PathOutsideWorkspace
 from agentls.workspace.view import FileEdit, WorkspaceView
 
 if TYPE_CHECKING:
-    from agentls.tools.shells import BackgroundShells
+    from agentls.tools.background import BackgroundShells
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 
@@ -63,10 +64,6 @@ class ToolOutput:
     plan: tuple[PlanEntry, ...] | None = None
     # What a sub-agent spent (Task): it counts in the turn's usage and budget.
     usage: Usage | None = None
-
-
-class ToolError(Exception):
-    """A failure the model should read: it becomes an `is_error` tool_result."""
 
 
 @dataclass(slots=True)

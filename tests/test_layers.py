@@ -35,7 +35,6 @@ MAX_FUNCTION_LINES = 80
 MAX_MODULE_LINES = 500
 
 KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset({"agentls.hooks.points", "agentls.loop.executor"}),
     frozenset(
         {
             "agentls.session.background_notes",

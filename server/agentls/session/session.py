@@ -34,12 +34,12 @@ from agentls.events import (
     TurnStopReason,
 )
 from agentls.hooks.callbacks import LoopCallbacks
-from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
 from agentls.mcp_servers.servers import McpServers
 from agentls.messages import Message, new_id
 from agentls.names import Delivery, PermissionMode
 from agentls.pairing import repair_pairing
+from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
 from agentls.permissions.rules import Rule, parse_rule

@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field
 
 from agentls.permissions.read_only_bash import is_read_only_command
 from agentls.sandbox import Sandbox
-from agentls.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tool_values import ToolKind
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.process import (
     DRAIN_AFTER_EXIT_SECONDS,
     OutputBuffer,

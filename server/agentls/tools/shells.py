@@ -9,8 +9,9 @@ import re
 
 from pydantic import BaseModel, Field
 
+from agentls.tool_values import ToolKind
 from agentls.tools.background import MAX_UNREAD_CHARS, BackgroundShell, BackgroundShells
-from agentls.tools.base import ReadOnlyTool, Tool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tools.base import ReadOnlyTool, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.process import MAX_OUTPUT_CHARS, OutputBuffer
 
 

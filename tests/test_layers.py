@@ -108,7 +108,6 @@ KNOWN_LONG_MODULES: dict[str, int] = {
     "agentls.acp.agent": 561,
     "agentls.api": 515,
     "agentls.conformance.suite": 534,
-    "agentls.loop.run": 743,
     "agentls.providers.anthropic": 547,
     "agentls.providers.openai_compat": 687,
     "agentls.shell_syntax": 917,

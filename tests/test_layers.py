@@ -47,7 +47,6 @@ KNOWN_CYCLES: list[frozenset[str]] = [
             "agentls.session.turns",
         }
     ),
-    frozenset({"agentls.lsp.handlers", "agentls.lsp.hub", "agentls.lsp.server"}),
 ]
 KNOWN_REACH_INS: dict[str, dict[str, int]] = {
     "agentls.lsp.gate": {"protocol._send_data": 1},

@@ -59,10 +59,6 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
         "session._closing": 2,
         "session._cost": 1,
         "session._out": 1,
-        "session._running": 1,
-        "session._shell_notes": 1,
-        "session._steering": 1,
-        "session._user_actions": 1,
     },
     "agentls.session.events_out": {
         "session._changing_calls": 3,
@@ -74,7 +70,6 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
         "session._answers": 1,
         "session._masker": 1,
         "session._mcp_version": 2,
-        "session._steering_and_notes": 1,
         "session._subagent_slots": 1,
         "session._web": 1,
     },
@@ -90,17 +85,8 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
         "session._out": 2,
         "session._resumed": 3,
         "session._save_state": 2,
-        "session._shell_notes": 2,
-        "session._user_actions": 2,
     },
-    "agentls.session.turns": {
-        "session._end_broken_turn": 2,
-        "session._out": 1,
-        "session._queue": 3,
-        "session._running": 4,
-        "session._take_steering": 1,
-        "session._worker": 1,
-    },
+    "agentls.session.turns": {"session._end_broken_turn": 2, "session._out": 1},
 }
 
 KNOWN_LONG_MODULES: dict[str, int] = {

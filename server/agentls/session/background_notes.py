@@ -29,15 +29,15 @@ def task_finished(session: AgentSession, record: TaskRecord, output: ToolOutput 
         return
     if output is None:
         note = f"The background {record.subagent_type} agent {record.agent_id} was stopped."
-        session._user_actions.append(note)
+        session.inbox.note_user_action(note)
         return
     text = (
         f'<taskNotification agentId="{record.agent_id}" type="{record.subagent_type}" '
         f'status="{record.status}">\n{output.content}\n</taskNotification>'
     )
-    running = session._running
+    running = session.turns.running
     if running is not None and not running.abort.is_set():
-        session._steering.append(text)
+        session.inbox.steer(text)
     else:
         session.submit(text)
 
@@ -49,4 +49,4 @@ def shell_changed(session: AgentSession, shell: BackgroundShell) -> None:
     session._out.emit(status, None)
     if shell.state != "exited" or shell.stopping or session._closing:
         return
-    session._shell_notes.append(exit_note(shell))
+    session.inbox.note_shell(exit_note(shell))

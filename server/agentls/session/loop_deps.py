@@ -113,7 +113,7 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
             stuck_threshold=settings.stuck_threshold,
         ),
         abort=turn.abort if turn is not None else asyncio.Event(),
-        take_steering=session._steering_and_notes,
+        take_steering=session.inbox.take_for_step,
         journal=session.transcript,
         context=session.context,
         hooks=session.hooks,

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import os
 import re
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -50,12 +49,13 @@ from agentls.sandbox import prepare_sandbox
 from agentls.session import background_notes, manual_compaction, mcp_wiring
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.events_out import Denial, EventOut, EventSink
+from agentls.session.inbox import Inbox
 from agentls.session.loop_deps import context_window, make_hooks, tool_registry
 from agentls.session.permission_answers import PendingAnswers
 from agentls.session.records import HistoryCleared, StateSaved, TurnEnded
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
-from agentls.session.turns import LocalAction, Turn, work
+from agentls.session.turns import LocalAction, Turn, TurnQueue, run_to_end
 from agentls.subagents.types import agent_types
 from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
@@ -106,8 +106,6 @@ class AgentSession:
             lambda record, output: background_notes.task_finished(self, record, output)
         )
         self.shells = BackgroundShells(lambda shell: background_notes.shell_changed(self, shell))
-        # Background shells that exited: the model hears at its next step or message.
-        self._shell_notes: list[str] = []
         self._closing = False
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
@@ -126,15 +124,12 @@ class AgentSession:
         self.hooks = make_hooks(self, callbacks or LoopCallbacks())
         self._masker = masker or Masker()
         self._out = EventOut(session_id, sink, self._masker)
-        self._queue: deque[Turn] = deque()
-        self._running: Turn | None = None
-        self._worker: asyncio.Task[None] | None = None
-        self._steering: list[str] = []
+        self.turns = TurnQueue(lambda turn: run_to_end(self, turn), self._steering_left)
+        # Steering and notes the model has not heard yet.
+        self.inbox = Inbox()
         self.data = SessionData()
         # The session's PermissionPrompter: the requests and questions turns wait on.
         self._answers = PendingAnswers(session_id, self.data, self._save_state)
-        # agent/noteUserAction notes waiting for the next user message.
-        self._user_actions: list[str] = []
         # Calls that change something, by id, until they finish: finished ones become steps.
         self._changing_calls: dict[str, str] = {}
         # Set by restore: the next turn tells the model what was done and left unanswered.
@@ -171,7 +166,7 @@ class AgentSession:
 
     @property
     def busy(self) -> bool:
-        return self._running is not None or bool(self._queue)
+        return self.turns.busy
 
     def submit(
         self,
@@ -187,11 +182,11 @@ class AgentSession:
     ) -> tuple[str, bool]:
         """Accept a user message; returns its turn id and whether it waits behind another.
         `allowed` and `model` (a slash command's) hold for this turn only."""
-        running = self._running
+        running = self.turns.running
         # JSON may carry lone surrogates ("\ud800"); no provider or file takes them.
         text, data, intent = scrub(text), scrub(data), scrub(intent)
         if delivery == "steer" and running is not None:
-            self._steering.append(text)
+            self.inbox.steer(text)
             return running.turn_id, False
         turn = Turn(new_id("turn"), text, data, intent, attachments, budget)
         turn.allowed, turn.model = tuple(allowed), model
@@ -223,7 +218,7 @@ class AgentSession:
         self.data.completed_steps.clear()
         self.read_cache = FileReadCache()
         self.denials.clear()
-        self._user_actions.clear()
+        self.inbox.drop_user_actions()
         self._resumed = False
         self.last_stop = None
         self.context.compacted()
@@ -247,43 +242,38 @@ class AgentSession:
         return self._enqueue(turn, front=False)[0]
 
     def _enqueue(self, turn: Turn, front: bool) -> tuple[str, bool]:
-        running = self._running
-        if front and running is not None:
-            self._queue.appendleft(turn)
-            running.abort.set()
-        else:
-            self._queue.append(turn)
-        if self._worker is None:
-            # The turn counts as running from now on, so a steer or an interrupt that
-            # arrives before the worker's first step still finds it.
-            self._running = self._queue.popleft()
-            self._worker = asyncio.create_task(work(self))
-        return turn.turn_id, running is not None
+        return turn.turn_id, self.turns.enqueue(turn, front)
+
+    def _steering_left(self, turn: Turn) -> Turn | None:
+        """Steering that arrived as `turn` ended becomes the next turn; an aborted turn's
+        steering goes with it."""
+        leftover = self.inbox.take_steering()
+        if not leftover or turn.abort.is_set():
+            return None
+        return Turn(new_id("turn"), "\n\n".join(leftover))
 
     def note_user_action(self, text: str) -> None:
         """Something the user did outside the conversation (undid an edit): the running
         turn gets it at its next step, else the next message carries it."""
         text = scrub(text)
-        running = self._running
+        running = self.turns.running
         # A local command's turn has no model to tell: the next message carries it.
         if running is not None and running.action is None and not running.abort.is_set():
-            self._steering.append(user_action_note(text))
+            self.inbox.steer(user_action_note(text))
         else:
-            self._user_actions.append(text)
+            self.inbox.note_user_action(text)
 
     def abort(self, turn_id: str | None = None) -> bool:
         """Abort the running turn (and drop queued ones), or one turn by id. Idempotent."""
         aborted = False
-        for turn in list(self._queue):
-            if turn_id is None or turn.turn_id == turn_id:
-                self._queue.remove(turn)
-                self._out.emit(TurnCompleted(turn.turn_id, "aborted", 0, Usage()), turn.turn_id)
-                aborted = True
-        running = self._running
+        for turn in self.turns.drop_waiting(turn_id):
+            self._out.emit(TurnCompleted(turn.turn_id, "aborted", 0, Usage()), turn.turn_id)
+            aborted = True
+        running = self.turns.running
         if running is not None and turn_id in (None, running.turn_id):
             aborted = aborted or not running.abort.is_set()
             running.abort.set()
-            self._steering.clear()
+            self.inbox.drop_steering()
         if turn_id is None:
             # Stop means stop: background agents too.
             aborted = aborted or bool(self.tasks.running())
@@ -294,17 +284,9 @@ class AgentSession:
         """Record the running turn's end (aborted) now, without waiting for it to unwind:
         the process is leaving (a second Ctrl-C in `agentls run`)."""
         self.abort()
-        running = self._running
+        running = self.turns.running
         if running is not None:
             self._end_broken_turn(running, "aborted", None)
-
-    def _take_steering(self) -> list[str]:
-        taken, self._steering = self._steering, []
-        return taken
-
-    def _steering_and_notes(self) -> list[str]:
-        notes, self._shell_notes = self._shell_notes, []
-        return [*self._take_steering(), *notes]
 
     def respond_permission(
         self,
@@ -347,9 +329,7 @@ class AgentSession:
         if self.mcp is not None:
             await self.mcp.close()
         await self.shells.kill_all()
-        worker = self._worker
-        if worker is not None:
-            await asyncio.gather(worker, return_exceptions=True)
+        await self.turns.settled()
         self.transcript.close()
 
     def _end_broken_turn(self, turn: Turn, reason: TurnStopReason, error: TurnError | None) -> None:

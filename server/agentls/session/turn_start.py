@@ -57,8 +57,7 @@ async def start_with_message(session: AgentSession, turn: Turn) -> bool:
         session._save_state()
     session.transcript.touch(title=title_from(turn.text))
     recap = _take_resume_recap(session)
-    actions, session._user_actions = session._user_actions, []
-    notes, session._shell_notes = session._shell_notes, []
+    actions, notes = session.inbox.take_for_message()
     context = await asyncio.to_thread(
         user_context,
         session.workspace,

@@ -1,15 +1,15 @@
 """A session's turns: what one is, and the worker that runs them one after another.
 
-The queue itself (submit, interrupt, abort) is the session's; this module is what happens
-once a turn is taken from it: its opening, the loop run, and the guarantee that it ends
-with exactly one turn_completed whatever fails. These functions are the session's own
-code, moved here to keep the session small; they work on its private state.
+`TurnQueue` holds the running turn and those waiting and runs them one after another;
+`run_to_end` is what happens to one: its opening, the loop run, and the guarantee that it
+ends with exactly one turn_completed whatever fails.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,6 @@ from agentls.errors import AgentError
 from agentls.events import CommandOutput, TurnCompleted, TurnError
 from agentls.loop.guards import Budget
 from agentls.loop.run import QueryState, run_turn
-from agentls.messages import new_id
 from agentls.permissions.rules import Rule
 from agentls.session.events_out import on_event
 from agentls.session.loop_deps import loop_deps
@@ -58,24 +57,74 @@ class Turn:
     ended: bool = False
 
 
-async def work(session: AgentSession) -> None:
-    """The session's worker: run the running turn, then the queued ones, until none is left."""
-    try:
-        while session._running is not None:
-            turn = session._running
-            await _run_to_end(session, turn)
-            leftover = session._take_steering()
-            if leftover and not turn.abort.is_set():
-                # Steering that arrived as the turn ended becomes the next turn; an
-                # aborted turn's steering goes with it.
-                session._queue.appendleft(Turn(new_id("turn"), "\n\n".join(leftover)))
-            session._running = session._queue.popleft() if session._queue else None
-    finally:
-        session._running = None
-        session._worker = None
+class TurnQueue:
+    """A session's turns: the one running and those waiting, run one after another.
+
+    `run` runs a turn to its end; `after` says what follows a turn that ended (a turn
+    made of the steering that arrived too late for it), before the next queued one.
+    """
+
+    def __init__(
+        self, run: Callable[[Turn], Awaitable[None]], after: Callable[[Turn], Turn | None]
+    ) -> None:
+        self._run = run
+        self._after = after
+        self._waiting: deque[Turn] = deque()
+        self._running: Turn | None = None
+        self._worker: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> Turn | None:
+        return self._running
+
+    @property
+    def busy(self) -> bool:
+        return self._running is not None or bool(self._waiting)
+
+    def enqueue(self, turn: Turn, front: bool) -> bool:
+        """Queue `turn` (first in line when `front`, aborting the running one); whether
+        it waits behind another."""
+        running = self._running
+        if front and running is not None:
+            self._waiting.appendleft(turn)
+            running.abort.set()
+        else:
+            self._waiting.append(turn)
+        if self._worker is None:
+            # The turn counts as running from now on, so a steer or an interrupt that
+            # arrives before the worker's first step still finds it.
+            self._running = self._waiting.popleft()
+            self._worker = asyncio.create_task(self._work())
+        return running is not None
+
+    def drop_waiting(self, turn_id: str | None) -> list[Turn]:
+        """Take the waiting turns out of the queue (all, or the one with `turn_id`)."""
+        dropped = [t for t in self._waiting if turn_id is None or t.turn_id == turn_id]
+        for turn in dropped:
+            self._waiting.remove(turn)
+        return dropped
+
+    async def settled(self) -> None:
+        """Wait until the worker has stopped (every turn ended)."""
+        worker = self._worker
+        if worker is not None:
+            await asyncio.gather(worker, return_exceptions=True)
+
+    async def _work(self) -> None:
+        try:
+            while self._running is not None:
+                turn = self._running
+                await self._run(turn)
+                following = self._after(turn)
+                if following is not None:
+                    self._waiting.appendleft(following)
+                self._running = self._waiting.popleft() if self._waiting else None
+        finally:
+            self._running = None
+            self._worker = None
 
 
-async def _run_to_end(session: AgentSession, turn: Turn) -> None:
+async def run_to_end(session: AgentSession, turn: Turn) -> None:
     """Run a turn; whatever fails inside it, the turn ends and the session stays usable."""
     try:
         await _run(session, turn)

@@ -55,38 +55,13 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
     "agentls.lsp.stdio": {"server._stop_event": 1},
     "agentls.lsp.tcp": {"server._stop_event": 1},
     "agentls.providers.openai_compat": {"chunks._decoder": 2},
-    "agentls.session.background_notes": {
-        "session._closing": 2,
-        "session._cost": 1,
-        "session._out": 1,
-    },
-    "agentls.session.events_out": {
-        "session._changing_calls": 3,
-        "session._cost": 1,
-        "session._out": 1,
-        "session._save_state": 2,
-    },
+    "agentls.session.background_notes": {"session._closing": 2},
     "agentls.session.loop_deps": {
-        "session._answers": 1,
         "session._masker": 1,
         "session._mcp_version": 2,
         "session._subagent_slots": 1,
         "session._web": 1,
     },
-    "agentls.session.manual_compaction": {"session._out": 1},
-    "agentls.session.mcp_wiring": {
-        "session._answers": 1,
-        "session._end_broken_turn": 1,
-        "session._out": 1,
-    },
-    "agentls.session.turn_start": {
-        "session._answers": 1,
-        "session._end_broken_turn": 2,
-        "session._out": 2,
-        "session._resumed": 3,
-        "session._save_state": 2,
-    },
-    "agentls.session.turns": {"session._end_broken_turn": 2, "session._out": 1},
 }
 
 KNOWN_LONG_MODULES: dict[str, int] = {

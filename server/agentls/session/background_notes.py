@@ -23,8 +23,7 @@ def task_finished(session: AgentSession, record: TaskRecord, output: ToolOutput 
     """A background agent ended: the model hears of it at its next step, or, when the
     session is idle, in a turn of its own."""
     if output is not None and output.usage is not None:
-        session.usage = session.usage + output.usage
-        session.transcript.touch(spent=output.usage, cost=session._cost(output.usage))
+        session.events.spent(output.usage)
     if session._closing:
         return
     if output is None:
@@ -46,7 +45,7 @@ def shell_changed(session: AgentSession, shell: BackgroundShell) -> None:
     """Tell clients a shell started or ended; an exit nobody asked for is noted for the
     model (at the running turn's next step, else in the next message: no turn of its own)."""
     status = ShellStatus(shell.shell_id, shell.command, shell.state, shell.exit_code)
-    session._out.emit(status, None)
+    session.events.emit(status, None)
     if shell.state != "exited" or shell.stopping or session._closing:
         return
     session.inbox.note_shell(exit_note(shell))

@@ -22,7 +22,6 @@ from agentls.loop.run import LoopDeps, LoopSettings
 from agentls.output_limits import output_limit_for
 from agentls.permissions.scoped import TurnGate
 from agentls.pricing import price_for
-from agentls.session.events_out import on_event
 from agentls.session.subagents import SubagentLimits, SubagentRunner
 from agentls.tools.base import ToolContext
 from agentls.tools.editor import editor_tools
@@ -31,7 +30,7 @@ from agentls.tools.task import TaskTool
 
 if TYPE_CHECKING:
     from agentls.session.session import AgentSession
-    from agentls.session.turns import Turn
+    from agentls.session.turn import Turn
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +92,7 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
         registry=session.registry,
         tool_context=context,
         gate=gate,
-        prompter=session._answers,
+        prompter=session.answers,
         system=session.system,
         settings=LoopSettings(
             model=model,
@@ -122,8 +121,8 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
         deps.tool_context.subagents = SubagentRunner(
             deps,
             {t.name: t for t in session.agent_types},
-            lambda event, agent_id, call_id, background: on_event(
-                session, event, None if background else turn, (call_id, agent_id)
+            lambda event, agent_id, call_id, background: session.events.send(
+                event, None if background else turn, (call_id, agent_id)
             ),
             session.transcript.path.with_suffix("") / "agents",
             session._subagent_slots,

@@ -23,7 +23,7 @@ async def summarise(
     """Compact the history now (AgentError when it fails): for agent/compact outside
     turns, or in `turn_id`, the turn of a /compact command; the tokens before and after."""
     deps = loop_deps(session, None)
-    emit = session._out.emit
+    emit = session.events.emit
     await session.hooks.pre_compact("manual", instructions, lambda event: emit(event, turn_id))
     try:
         compacted = await compact(

@@ -16,11 +16,10 @@ from agentls.mcp_servers import approval as mcp_approval
 from agentls.mcp_servers.prompts import McpPromptCommands
 from agentls.mcp_servers.servers import McpServers
 from agentls.mcp_servers.state import McpServerState
-from agentls.session.events_out import on_event
 
 if TYPE_CHECKING:
     from agentls.session.session import AgentSession
-    from agentls.session.turns import Turn
+    from agentls.session.turn import Turn
 
 
 def start_mcp_servers(session: AgentSession) -> None:
@@ -58,13 +57,13 @@ async def approve_mcp_servers(session: AgentSession, turn: Turn) -> bool:
         held,
         session.cwd,
         session.settings.home,
-        session._answers,
-        lambda event: on_event(session, event, turn),
+        session.answers,
+        lambda event: session.events.send(event, turn),
     )
     try:
         approved = await unless_aborted(turn.abort, asking)
     except Aborted:
-        session._end_broken_turn(turn, "aborted", None)
+        session.events.end_broken_turn(turn, "aborted", None)
         return False
     if approved:
         await mcp.approve()
@@ -77,7 +76,7 @@ def _mcp_status(session: AgentSession, state: McpServerState) -> None:
     count = len(state.tools) if state.status == "ready" else None
     attempt = state.attempts or None
     event = McpStatusEvent(state.name, state.status, state.transport, count, state.error, attempt)
-    session._out.emit(event, None)
+    session.events.emit(event, None)
     # A server that became ready (or went away) may change the slash commands.
     if state.status in ("ready", "stopped") and session.commands.refresh():
         session.announce_commands()

@@ -29,7 +29,6 @@ from agentls.events import (
     CommandInfo,
     PlanEvent,
     TurnCompleted,
-    TurnError,
     TurnStopReason,
 )
 from agentls.hooks.callbacks import LoopCallbacks
@@ -37,7 +36,6 @@ from agentls.loop.guards import Budget
 from agentls.mcp_servers.servers import McpServers
 from agentls.messages import Message, new_id
 from agentls.names import Delivery, PermissionMode
-from agentls.pairing import repair_pairing
 from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
@@ -48,14 +46,16 @@ from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
 from agentls.session import background_notes, manual_compaction, mcp_wiring
 from agentls.session.checkpoints import CheckpointStore
-from agentls.session.events_out import Denial, EventOut, EventSink
+from agentls.session.conversation import Conversation
+from agentls.session.events_out import EventOut, EventSink, SessionEvents
 from agentls.session.inbox import Inbox
 from agentls.session.loop_deps import context_window, make_hooks, tool_registry
 from agentls.session.permission_answers import PendingAnswers
-from agentls.session.records import HistoryCleared, StateSaved, TurnEnded
+from agentls.session.records import StateSaved
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
-from agentls.session.turns import LocalAction, Turn, TurnQueue, run_to_end
+from agentls.session.turn import LocalAction, Turn
+from agentls.session.turns import TurnQueue, run_to_end
 from agentls.subagents.types import agent_types
 from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
@@ -89,9 +89,6 @@ class AgentSession:
         self.settings = settings
         self.provider = provider
         self.workspace = workspace
-        self.history: list[Message] = []
-        self.usage = Usage()
-        self.denials: list[Denial] = []
         self.agent_types = agent_types(project_root or cwd)
         self.commands = standard_catalog(project_root or cwd)
         self.sandbox = prepare_sandbox(settings.sandbox)
@@ -123,37 +120,41 @@ class AgentSession:
         self.context = context_window(self)
         self.hooks = make_hooks(self, callbacks or LoopCallbacks())
         self._masker = masker or Masker()
-        self._out = EventOut(session_id, sink, self._masker)
+        self.conversation = Conversation(transcript)
+        self.events = SessionEvents(
+            EventOut(session_id, sink, self._masker), transcript, self.conversation, self._cost
+        )
         self.turns = TurnQueue(lambda turn: run_to_end(self, turn), self._steering_left)
         # Steering and notes the model has not heard yet.
         self.inbox = Inbox()
-        self.data = SessionData()
         # The session's PermissionPrompter: the requests and questions turns wait on.
-        self._answers = PendingAnswers(session_id, self.data, self._save_state)
-        # Calls that change something, by id, until they finish: finished ones become steps.
-        self._changing_calls: dict[str, str] = {}
-        # Set by restore: the next turn tells the model what was done and left unanswered.
-        self._resumed = False
-        # How the last turn ended: agent/continueTurn goes on only after `max_turns`.
-        self.last_stop: TurnStopReason | None = None
+        self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
+
+    @property
+    def history(self) -> list[Message]:
+        return self.conversation.history
+
+    @property
+    def data(self) -> SessionData:
+        return self.conversation.data
+
+    @property
+    def usage(self) -> Usage:
+        return self.events.usage
+
+    @property
+    def last_stop(self) -> TurnStopReason | None:
+        return self.events.last_stop
 
     def restore(self, history: list[Message], state: StateSaved) -> None:
         """Take over a resumed session's history and state (before any turn runs); the
         next turn recaps what was done and left unanswered."""
-        self.adopt(history, state)
-        self.data.pending_questions[:] = list(state.pending_questions)
-        self._resumed = True
+        self.conversation.restore(history, state)
 
     def adopt(self, history: list[Message], state: StateSaved, save: bool = False) -> None:
         """Take `history` and the state (its open questions aside) as this session's own;
         `save` writes the state to this session's transcript (a fork's first state)."""
-        self.history[:] = history
-        self.data.structured_data = state.structured_data
-        self.data.user_intent = state.user_intent
-        self.data.completed_steps[:] = list(state.completed_steps)
-        self.data.plan = state.plan
-        if save:
-            self._save_state()
+        self.conversation.adopt(history, state, save)
 
     def start_mcp_servers(self) -> None:
         """Start the configured MCP servers in the background (their tools join the
@@ -206,26 +207,19 @@ class AgentSession:
             CommandInfo(c.name, c.description, c.argument_hint, c.source)
             for c in self.commands.listed()
         )
-        self._out.emit(AvailableCommands(listed), None)
+        self.events.emit(AvailableCommands(listed), None)
 
     def clear(self, turn_id: str) -> None:
         """/clear: the conversation starts afresh in this session. The history, the plan,
         the data and what the model read are forgotten, and the transcript records it, so
         a resume starts empty too."""
-        had_plan = bool(self.data.plan)
-        self.history.clear()
-        self.data.structured_data, self.data.user_intent, self.data.plan = None, None, ()
-        self.data.completed_steps.clear()
+        had_plan = self.conversation.clear()
         self.read_cache = FileReadCache()
-        self.denials.clear()
         self.inbox.drop_user_actions()
-        self._resumed = False
-        self.last_stop = None
+        self.events.last_stop = None
         self.context.compacted()
-        self.transcript.write(HistoryCleared())
-        self._save_state()
         if had_plan:
-            self._out.emit(PlanEvent(()), turn_id)
+            self.events.emit(PlanEvent(()), turn_id)
 
     def continue_turn(self) -> str:
         """After a turn stopped at the turn limit: run another with as many model calls, on
@@ -267,7 +261,7 @@ class AgentSession:
         """Abort the running turn (and drop queued ones), or one turn by id. Idempotent."""
         aborted = False
         for turn in self.turns.drop_waiting(turn_id):
-            self._out.emit(TurnCompleted(turn.turn_id, "aborted", 0, Usage()), turn.turn_id)
+            self.events.emit(TurnCompleted(turn.turn_id, "aborted", 0, Usage()), turn.turn_id)
             aborted = True
         running = self.turns.running
         if running is not None and turn_id in (None, running.turn_id):
@@ -286,7 +280,7 @@ class AgentSession:
         self.abort()
         running = self.turns.running
         if running is not None:
-            self._end_broken_turn(running, "aborted", None)
+            self.events.end_broken_turn(running, "aborted", None)
 
     def respond_permission(
         self,
@@ -298,11 +292,11 @@ class AgentSession:
     ) -> None:
         """Answer a pending permission request (UnknownPermissionRequest if there is none)."""
         answer = PermissionAnswer(option_id, message, updated_input, accepted_text)
-        self._answers.respond_permission(request_id, answer)
+        self.answers.respond_permission(request_id, answer)
 
     def respond_ask_user(self, request_id: str, answer: str) -> None:
         """Answer a pending AskUser question (UnknownPermissionRequest if there is none)."""
-        self._answers.respond_ask_user(request_id, answer)
+        self.answers.respond_ask_user(request_id, answer)
 
     def _remember_rule(self, rule: Rule) -> None:
         """Keep an "always" answer's rule where the permissionRulesScope setting says."""
@@ -332,26 +326,6 @@ class AgentSession:
         await self.turns.settled()
         self.transcript.close()
 
-    def _end_broken_turn(self, turn: Turn, reason: TurnStopReason, error: TurnError | None) -> None:
-        """Pair the history, record the turn's end and send its one turn_completed."""
-        repaired = repair_pairing(self.history)
-        added = [m for m in repaired if m.id not in {old.id for old in self.history}]
-        self.history[:] = repaired
-        if turn.ended:
-            return
-        turn.ended = True
-        self.last_stop = reason
-        try:
-            for message in added:
-                self.transcript.record_message(message, turn.turn_id)
-            code = error.code if error else None
-            self.transcript.write(TurnEnded(turn.turn_id, reason, 0, code))
-        except Exception as exc:
-            log.error(
-                "session %s: the end of turn %s was not recorded: %s", self.id, turn.turn_id, exc
-            )
-        self._out.emit(TurnCompleted(turn.turn_id, reason, 0, Usage(), error), turn.turn_id)
-
     async def compact(self, instructions: str | None) -> tuple[int, int]:
         """Summarise the history now (agent/compact); SessionBusy while a turn runs."""
         if self.busy:
@@ -370,18 +344,6 @@ class AgentSession:
         """What `usage` cost at the current model's price; None without a known price."""
         price = price_for(self.model, self.settings.prices)
         return price.cost(usage) if price is not None else None
-
-    def _save_state(self) -> None:
-        data = self.data
-        self.transcript.write(
-            StateSaved(
-                data.structured_data,
-                data.user_intent,
-                tuple(data.completed_steps),
-                tuple(data.pending_questions),
-                data.plan,
-            )
-        )
 
 
 def scrub(value: Any) -> Any:

@@ -11,16 +11,15 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from agentls.context.prompt import Recap, attachment_images, user_context
+from agentls.context.prompt import attachment_images, user_context
 from agentls.events import MessageCompleted, TurnError, TurnStarted
 from agentls.hooks.points import Aborted, PromptVerdict, unless_aborted
 from agentls.messages import Message, TextBlock, new_id
-from agentls.session.events_out import on_event
 from agentls.session.store import title_from
 
 if TYPE_CHECKING:
     from agentls.session.session import AgentSession
-    from agentls.session.turns import Turn
+    from agentls.session.turn import Turn
 
 GO_ON_TEXT = "The user asked you to go on: continue the task from where you stopped."
 
@@ -28,7 +27,7 @@ GO_ON_TEXT = "The user asked you to go on: continue the task from where you stop
 def start_continuation(session: AgentSession, turn: Turn) -> None:
     """agent/continueTurn: the model answers the history's last user message (tool
     results, usually); after a reply that was cut at the limit it is asked to go on."""
-    emit = session._out.emit
+    emit = session.events.emit
     last = session.history[-1] if session.history else None
     if last is not None and last.role == "user":
         emit(TurnStarted(turn.turn_id, last.id, continued=True), turn.turn_id)
@@ -37,26 +36,21 @@ def start_continuation(session: AgentSession, turn: Turn) -> None:
     emit(TurnStarted(turn.turn_id, user.id, continued=True), turn.turn_id)
     session.history.append(user)
     session.transcript.record_message(user, turn.turn_id)
-    on_event(session, MessageCompleted(user.id, "user", user.content), turn)
+    session.events.send(MessageCompleted(user.id, "user", user.content), turn)
 
 
 async def start_with_message(session: AgentSession, turn: Turn) -> bool:
     """Add the turn's user message (False: hooks refused it, or the turn was aborted
     while they ran, and the turn has ended)."""
     user_id = new_id("msg")
-    session._out.emit(TurnStarted(turn.turn_id, user_id), turn.turn_id)
+    session.events.emit(TurnStarted(turn.turn_id, user_id), turn.turn_id)
     hooked = await _prompt_hooks(session, turn)
     if hooked is None:
         return False
     first = not session.history
-    if turn.data is not None or turn.intent is not None:
-        if turn.data is not None:
-            session.data.structured_data = turn.data
-        if turn.intent is not None:
-            session.data.user_intent = turn.intent
-        session._save_state()
+    session.conversation.hand_over(turn.data, turn.intent)
     session.transcript.touch(title=title_from(turn.text))
-    recap = _take_resume_recap(session)
+    recap = session.conversation.take_recap()
     actions, notes = session.inbox.take_for_message()
     context = await asyncio.to_thread(
         user_context,
@@ -77,7 +71,7 @@ async def start_with_message(session: AgentSession, turn: Turn) -> bool:
     user = Message("user", (TextBlock(context), TextBlock(turn.text), *images), user_id)
     session.history.append(user)
     session.transcript.record_message(user, turn.turn_id)
-    on_event(session, MessageCompleted(user.id, "user", user.content), turn)
+    session.events.send(MessageCompleted(user.id, "user", user.content), turn)
     return True
 
 
@@ -86,29 +80,17 @@ async def _prompt_hooks(session: AgentSession, turn: Turn) -> PromptVerdict | No
     they refused it or the turn was aborted meanwhile (the turn is then ended)."""
     if session.hooks.commands is None:
         return PromptVerdict()
-    source = "resume" if session._resumed else "startup"
+    source = "resume" if session.conversation.resumed else "startup"
     work = session.hooks.before_prompt(
-        turn.text, source, lambda event: on_event(session, event, turn), session._answers
+        turn.text, source, lambda event: session.events.send(event, turn), session.answers
     )
     try:
         verdict = await unless_aborted(turn.abort, work)
     except Aborted:
-        session._end_broken_turn(turn, "aborted", None)
+        session.events.end_broken_turn(turn, "aborted", None)
         return None
     if verdict.blocked is None:
         return verdict
     message = f"A UserPromptSubmit hook refused the message: {verdict.blocked}"
-    session._end_broken_turn(turn, "error", TurnError("prompt_blocked", message, False))
+    session.events.end_broken_turn(turn, "error", TurnError("prompt_blocked", message, False))
     return None
-
-
-def _take_resume_recap(session: AgentSession) -> Recap | None:
-    """After a resume: the steps done and the questions a crash or close left open."""
-    if not session._resumed:
-        return None
-    session._resumed = False
-    unanswered = [str(q.get("question", "")) for q in session.data.pending_questions]
-    if unanswered:
-        session.data.pending_questions.clear()
-        session._save_state()
-    return Recap(tuple(session.data.completed_steps), tuple(unanswered))

@@ -10,20 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from agentls.context.prompt import UserAttachment
 from agentls.errors import AgentError
 from agentls.events import CommandOutput, TurnCompleted, TurnError
-from agentls.loop.guards import Budget
 from agentls.loop.run import QueryState, run_turn
-from agentls.permissions.rules import Rule
-from agentls.session.events_out import on_event
 from agentls.session.loop_deps import loop_deps
 from agentls.session.mcp_wiring import approve_mcp_servers
 from agentls.session.records import TurnBegan
+from agentls.session.turn import LocalAction, Turn
 from agentls.session.turn_start import start_continuation, start_with_message
 from agentls.usage import Usage
 
@@ -31,32 +27,6 @@ if TYPE_CHECKING:
     from agentls.session.session import AgentSession
 
 log = logging.getLogger(__name__)
-# A local slash command's work, given its turn id; returns what it says to the user.
-LocalAction = Callable[[str], Awaitable[str]]
-
-
-@dataclass(slots=True)
-class Turn:
-    turn_id: str
-    text: str
-    data: Any = None
-    intent: str | None = None
-    attachments: Sequence[UserAttachment] = ()
-    # This turn's budget over the session's; None: the settings' budget.
-    budget: Budget | None = None
-    # Started by agent/continueTurn: the model goes on from the history, no new message.
-    continued: bool = False
-    # A local slash command's turn: the daemon answers, no model call (see submit_local).
-    command: str | None = None
-    action: LocalAction | None = None
-    # A prompt command's pre-approved tools and model, for this turn only.
-    allowed: tuple[Rule, ...] = ()
-    model: str | None = None
-    abort: asyncio.Event = field(default_factory=asyncio.Event)
-    # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
-    ended: bool = False
-
-
 class TurnQueue:
     """A session's turns: the one running and those waiting, run one after another.
 
@@ -129,12 +99,12 @@ async def run_to_end(session: AgentSession, turn: Turn) -> None:
     try:
         await _run(session, turn)
     except asyncio.CancelledError:
-        session._end_broken_turn(turn, "aborted", None)
+        session.events.end_broken_turn(turn, "aborted", None)
         raise
     except Exception as exc:
         log.error("turn %s of session %s failed", turn.turn_id, session.id, exc_info=exc)
         message = f"Internal error: {type(exc).__name__}: {exc}"
-        session._end_broken_turn(turn, "error", TurnError("internal_error", message, False))
+        session.events.end_broken_turn(turn, "error", TurnError("internal_error", message, False))
 
 
 async def _run(session: AgentSession, turn: Turn) -> None:
@@ -153,7 +123,7 @@ async def _run(session: AgentSession, turn: Turn) -> None:
     state = QueryState(turn.turn_id, session.history)
     deps = loop_deps(session, turn)
     async for event in run_turn(state, deps):
-        on_event(session, event, turn)
+        session.events.send(event, turn)
 
 
 async def _run_local(session: AgentSession, turn: Turn, action: LocalAction) -> None:
@@ -162,7 +132,7 @@ async def _run_local(session: AgentSession, turn: Turn, action: LocalAction) -> 
     # Let the answer to the submit (which names this turn) go out before the turn's
     # events, as it does for a model turn: the action may not wait for anything.
     await asyncio.sleep(0)
-    emit = session._out.emit
+    emit = session.events.emit
     try:
         text = await action(turn.turn_id)
     except AgentError as exc:

@@ -55,13 +55,6 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
     "agentls.lsp.stdio": {"server._stop_event": 1},
     "agentls.lsp.tcp": {"server._stop_event": 1},
     "agentls.providers.openai_compat": {"chunks._decoder": 2},
-    "agentls.session.background_notes": {"session._closing": 2},
-    "agentls.session.loop_deps": {
-        "session._masker": 1,
-        "session._mcp_version": 2,
-        "session._subagent_slots": 1,
-        "session._web": 1,
-    },
 }
 
 KNOWN_LONG_MODULES: dict[str, int] = {

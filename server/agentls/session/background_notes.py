@@ -24,7 +24,7 @@ def task_finished(session: AgentSession, record: TaskRecord, output: ToolOutput 
     session is idle, in a turn of its own."""
     if output is not None and output.usage is not None:
         session.events.spent(output.usage)
-    if session._closing:
+    if session.closing:
         return
     if output is None:
         note = f"The background {record.subagent_type} agent {record.agent_id} was stopped."
@@ -46,6 +46,6 @@ def shell_changed(session: AgentSession, shell: BackgroundShell) -> None:
     model (at the running turn's next step, else in the next message: no turn of its own)."""
     status = ShellStatus(shell.shell_id, shell.command, shell.state, shell.exit_code)
     session.events.emit(status, None)
-    if shell.state != "exited" or shell.stopping or session._closing:
+    if shell.state != "exited" or shell.stopping or session.closing:
         return
     session.inbox.note_shell(exit_note(shell))

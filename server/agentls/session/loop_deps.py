@@ -24,24 +24,12 @@ from agentls.permissions.scoped import TurnGate
 from agentls.pricing import price_for
 from agentls.session.subagents import SubagentLimits, SubagentRunner
 from agentls.tools.base import ToolContext
-from agentls.tools.editor import editor_tools
-from agentls.tools.registry import ToolRegistry, default_tools
-from agentls.tools.task import TaskTool
 
 if TYPE_CHECKING:
     from agentls.session.session import AgentSession
     from agentls.session.turn import Turn
 
 log = logging.getLogger(__name__)
-
-
-def tool_registry(session: AgentSession) -> ToolRegistry:
-    """The session's tools: built-in, the editor's, Task, and its MCP servers' tools."""
-    mcp_tools = session.mcp.tools() if session.mcp is not None else []
-    settings = session.settings
-    builtin = default_tools(todo=settings.todo_write, sandbox=session.sandbox, web=session._web)
-    editor = editor_tools(session.workspace.intel)
-    return ToolRegistry([*builtin, *editor, TaskTool(session.agent_types), *mcp_tools])
 
 
 def context_window(session: AgentSession) -> ContextWindow:
@@ -125,9 +113,9 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
                 event, None if background else turn, (call_id, agent_id)
             ),
             session.transcript.path.with_suffix("") / "agents",
-            session._subagent_slots,
+            session.subagent_slots,
             SubagentLimits(settings.subagent_depth, settings.max_subagents),
-            session._masker,
+            session.masker,
             session.tasks,
             lambda: session.history,
         )
@@ -136,8 +124,5 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
 
 def _sync_mcp_tools(session: AgentSession) -> None:
     """Take the MCP servers' tools when their set changed (between turns' calls)."""
-    if session.mcp is None or session.mcp.version == session._mcp_version:
-        return
-    session._mcp_version = session.mcp.version
-    session.registry = tool_registry(session)
-    session.context = context_window(session)
+    if session.toolbox.refresh():
+        session.context = context_window(session)

@@ -31,7 +31,7 @@ def start_mcp_servers(session: AgentSession) -> None:
         return
     project = mcp_approval.project_servers(configs, session.cwd)
     verdict = mcp_approval.remembered(settings.home, session.cwd, project)
-    session.mcp = McpServers(
+    mcp = McpServers(
         configs,
         session.cwd,
         session.transcript.path.with_suffix("") / "mcp",
@@ -40,10 +40,11 @@ def start_mcp_servers(session: AgentSession) -> None:
         settings.mcp_startup_timeout,
         held=[c.name for c in project] if verdict is not True else (),
     )
-    session.mcp.start()
-    session.commands.add_source(McpPromptCommands(session.mcp))
+    session.toolbox.mcp = mcp
+    mcp.start()
+    session.commands.add_source(McpPromptCommands(mcp))
     if verdict is False:
-        session.mcp.decline("the user chose never to start this project's MCP servers")
+        mcp.decline("the user chose never to start this project's MCP servers")
 
 
 async def approve_mcp_servers(session: AgentSession, turn: Turn) -> bool:

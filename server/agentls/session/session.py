@@ -49,17 +49,19 @@ from agentls.session.checkpoints import CheckpointStore
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import EventOut, EventSink, SessionEvents
 from agentls.session.inbox import Inbox
-from agentls.session.loop_deps import context_window, make_hooks, tool_registry
+from agentls.session.loop_deps import context_window, make_hooks
 from agentls.session.permission_answers import PendingAnswers
 from agentls.session.records import StateSaved
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
+from agentls.session.toolbox import Toolbox
 from agentls.session.turn import LocalAction, Turn
 from agentls.session.turns import TurnQueue, run_to_end
 from agentls.subagents.types import agent_types
 from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
 from agentls.tools.read_cache import FileReadCache
+from agentls.tools.registry import ToolRegistry
 from agentls.usage import Usage
 from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView
@@ -92,18 +94,17 @@ class AgentSession:
         self.agent_types = agent_types(project_root or cwd)
         self.commands = standard_catalog(project_root or cwd)
         self.sandbox = prepare_sandbox(settings.sandbox)
-        self._web = WebOptions.from_settings(
+        web = WebOptions.from_settings(
             settings.web_fetch_allow_private, settings.web_search, os.environ
         )
-        self.mcp: McpServers | None = None
-        self._mcp_version = 0
-        self.registry = tool_registry(self)
-        self._subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
+        self.toolbox = Toolbox(workspace, self.agent_types, self.sandbox, web, settings.todo_write)
+        # Sub-agents running at once, the session's and its turns' alike.
+        self.subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
         self.tasks = BackgroundTasks(
             lambda record, output: background_notes.task_finished(self, record, output)
         )
         self.shells = BackgroundShells(lambda shell: background_notes.shell_changed(self, shell))
-        self._closing = False
+        self.closing = False
         self.read_cache = FileReadCache()
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
         self.gate.on_remember = self._remember_rule
@@ -119,16 +120,24 @@ class AgentSession:
         self.system = system_prompt(settings.append_system_prompt, memory)
         self.context = context_window(self)
         self.hooks = make_hooks(self, callbacks or LoopCallbacks())
-        self._masker = masker or Masker()
+        self.masker = masker or Masker()
         self.conversation = Conversation(transcript)
         self.events = SessionEvents(
-            EventOut(session_id, sink, self._masker), transcript, self.conversation, self._cost
+            EventOut(session_id, sink, self.masker), transcript, self.conversation, self._cost
         )
         self.turns = TurnQueue(lambda turn: run_to_end(self, turn), self._steering_left)
         # Steering and notes the model has not heard yet.
         self.inbox = Inbox()
         # The session's PermissionPrompter: the requests and questions turns wait on.
         self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.toolbox.registry
+
+    @property
+    def mcp(self) -> McpServers | None:
+        return self.toolbox.mcp
 
     @property
     def history(self) -> list[Message]:
@@ -317,7 +326,7 @@ class AgentSession:
 
     async def close(self) -> None:
         """Abort everything, wait for the turn to settle, close the transcript."""
-        self._closing = True
+        self.closing = True
         self.abort()
         await self.tasks.stop_all()
         if self.mcp is not None:

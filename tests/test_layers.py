@@ -37,14 +37,10 @@ MAX_MODULE_LINES = 500
 KNOWN_CYCLES: list[frozenset[str]] = [
     frozenset(
         {
-            "agentls.session.background_notes",
-            "agentls.session.events_out",
             "agentls.session.loop_deps",
             "agentls.session.manual_compaction",
             "agentls.session.mcp_wiring",
             "agentls.session.session",
-            "agentls.session.turn_start",
-            "agentls.session.turns",
         }
     ),
 ]

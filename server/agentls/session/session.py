@@ -1,11 +1,12 @@
 """AgentSession: one conversation. History, one running turn at a time, a queue behind it.
 
-The session turns loop events into wire payloads (stamping `sessionId`, `seq`, `turnId`),
-persists every complete message before it is sent, and answers permission requests.
-The class holds the state and the public operations; the work is in its helper modules:
-`turns` and `turn_start` (running a turn), `events_out` (sending events),
-`permission_answers` (pending questions), `loop_deps` (what the loop is given),
-`mcp_wiring`, `background_notes` and `manual_compaction`.
+The session composes small parts, each owning its state: the `Conversation` (history and
+the caller's data, as recorded), `SessionEvents` (what goes out, and the books it keeps),
+the `Inbox` (what the model has not heard yet), the `TurnQueue` and its `TurnRunner` (the
+turns, one at a time, each to its one end), `PendingAnswers` (the questions turns ask
+the user) and the `Toolbox` (tools and MCP servers). What the loop is given is built in
+`loop_deps`; the MCP servers' start and approval in `mcp_wiring`; compaction the user
+asks for in `manual_compaction`.
 """
 
 from __future__ import annotations
@@ -44,19 +45,21 @@ from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
-from agentls.session import background_notes, manual_compaction, mcp_wiring
+from agentls.session import manual_compaction, mcp_wiring
+from agentls.session.background_notes import BackgroundReports
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import EventOut, EventSink, SessionEvents
 from agentls.session.inbox import Inbox
-from agentls.session.loop_deps import context_window, make_hooks
+from agentls.session.loop_deps import context_window, loop_deps, make_hooks
 from agentls.session.permission_answers import PendingAnswers
 from agentls.session.records import StateSaved
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
 from agentls.session.toolbox import Toolbox
 from agentls.session.turn import LocalAction, Turn
-from agentls.session.turns import TurnQueue, run_to_end
+from agentls.session.turn_start import TurnOpening
+from agentls.session.turns import TurnQueue, TurnRunner
 from agentls.subagents.types import agent_types
 from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
@@ -91,6 +94,17 @@ class AgentSession:
         self.settings = settings
         self.provider = provider
         self.workspace = workspace
+        self.transcript = transcript
+        self.closing = False
+        # The parts of a conversation: what was said, what goes out, what waits to be heard,
+        # the turns, and the questions they ask the user.
+        self.conversation = Conversation(transcript)
+        self.masker = masker or Masker()
+        out = EventOut(session_id, sink, self.masker)
+        self.events = SessionEvents(out, transcript, self.conversation, self._cost)
+        self.inbox = Inbox()
+        self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
+        # What the model may use: tools, sub-agents, background work, the read files.
         self.agent_types = agent_types(project_root or cwd)
         self.commands = standard_catalog(project_root or cwd)
         self.sandbox = prepare_sandbox(settings.sandbox)
@@ -100,17 +114,11 @@ class AgentSession:
         self.toolbox = Toolbox(workspace, self.agent_types, self.sandbox, web, settings.todo_write)
         # Sub-agents running at once, the session's and its turns' alike.
         self.subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
-        self.tasks = BackgroundTasks(
-            lambda record, output: background_notes.task_finished(self, record, output)
-        )
-        self.shells = BackgroundShells(lambda shell: background_notes.shell_changed(self, shell))
-        self.closing = False
         self.read_cache = FileReadCache()
+        # What the model may do without asking, and the rules kept in settings files.
         self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
         self.gate.on_remember = self._remember_rule
-        # The rules kept in settings files (agent/listPermissionRules, …/updatePermissionRules).
         self.rule_files = RuleFiles(self.gate, cwd, settings.home)
-        self.transcript = transcript
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
         self.checkpoints = CheckpointStore(
             transcript.path.with_suffix("") / "checkpoints", settings.home
@@ -120,16 +128,34 @@ class AgentSession:
         self.system = system_prompt(settings.append_system_prompt, memory)
         self.context = context_window(self)
         self.hooks = make_hooks(self, callbacks or LoopCallbacks())
-        self.masker = masker or Masker()
-        self.conversation = Conversation(transcript)
-        self.events = SessionEvents(
-            EventOut(session_id, sink, self.masker), transcript, self.conversation, self._cost
+        self.turns = TurnQueue(self._turn_runner().run_to_end, self._steering_left)
+        reports = BackgroundReports(
+            self.events, self.inbox, self.turns, self.submit, lambda: self.closing
         )
-        self.turns = TurnQueue(lambda turn: run_to_end(self, turn), self._steering_left)
-        # Steering and notes the model has not heard yet.
-        self.inbox = Inbox()
-        # The session's PermissionPrompter: the requests and questions turns wait on.
-        self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
+        self.tasks = BackgroundTasks(reports.task_finished)
+        self.shells = BackgroundShells(reports.shell_changed)
+
+    def _turn_runner(self) -> TurnRunner:
+        opening = TurnOpening(
+            self.events,
+            self.conversation,
+            self.transcript,
+            self.inbox,
+            self.hooks,
+            self.answers,
+            self.workspace,
+            self.cwd,
+        )
+        return TurnRunner(
+            opening,
+            self.events,
+            self.transcript,
+            self.conversation,
+            lambda turn: mcp_wiring.approve_mcp_servers(self, turn),
+            lambda: self.mcp,
+            lambda: self.settings.mcp_startup_timeout,
+            lambda turn: loop_deps(self, turn),
+        )
 
     @property
     def registry(self) -> ToolRegistry:

@@ -1,8 +1,8 @@
-"""A session's turns: what one is, and the worker that runs them one after another.
+"""A session's turns, run one after another.
 
-`TurnQueue` holds the running turn and those waiting and runs them one after another;
-`run_to_end` is what happens to one: its opening, the loop run, and the guarantee that it
-ends with exactly one turn_completed whatever fails.
+`TurnQueue` holds the running turn and those waiting; `TurnRunner` is what happens to
+one: its opening, the loop run, and the guarantee that it ends with exactly one
+turn_completed whatever fails.
 """
 
 from __future__ import annotations
@@ -11,22 +11,24 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from agentls.errors import AgentError
 from agentls.events import CommandOutput, TurnCompleted, TurnError
+from agentls.loop.deps import LoopDeps
 from agentls.loop.run import QueryState, run_turn
-from agentls.session.loop_deps import loop_deps
-from agentls.session.mcp_wiring import approve_mcp_servers
+from agentls.mcp_servers.servers import McpServers
+from agentls.session.conversation import Conversation
+from agentls.session.events_out import SessionEvents
 from agentls.session.records import TurnBegan
+from agentls.session.store import Transcript
 from agentls.session.turn import LocalAction, Turn
-from agentls.session.turn_start import start_continuation, start_with_message
+from agentls.session.turn_start import TurnOpening
 from agentls.usage import Usage
 
-if TYPE_CHECKING:
-    from agentls.session.session import AgentSession
-
 log = logging.getLogger(__name__)
+
+
 class TurnQueue:
     """A session's turns: the one running and those waiting, run one after another.
 
@@ -94,53 +96,68 @@ class TurnQueue:
             self._worker = None
 
 
-async def run_to_end(session: AgentSession, turn: Turn) -> None:
-    """Run a turn; whatever fails inside it, the turn ends and the session stays usable."""
-    try:
-        await _run(session, turn)
-    except asyncio.CancelledError:
-        session.events.end_broken_turn(turn, "aborted", None)
-        raise
-    except Exception as exc:
-        log.error("turn %s of session %s failed", turn.turn_id, session.id, exc_info=exc)
-        message = f"Internal error: {type(exc).__name__}: {exc}"
-        session.events.end_broken_turn(turn, "error", TurnError("internal_error", message, False))
+@dataclass(frozen=True, slots=True)
+class TurnRunner:
+    """Runs one turn to its one end: opened, the MCP servers approved and started, the
+    loop run with the deps the session builds for it; a local command's turn instead runs
+    its action."""
 
+    opening: TurnOpening
+    events: SessionEvents
+    transcript: Transcript
+    conversation: Conversation
+    # Asks, once, whether the project's own MCP servers may start (False: turn aborted).
+    approve_mcp: Callable[[Turn], Awaitable[bool]]
+    # The servers, once started, and how long a turn waits for those still starting.
+    mcp: Callable[[], McpServers | None]
+    mcp_wait: Callable[[], float]
+    loop_deps: Callable[[Turn], LoopDeps]
 
-async def _run(session: AgentSession, turn: Turn) -> None:
-    if turn.action is not None:
-        await _run_local(session, turn, turn.action)
-        return
-    session.transcript.write(TurnBegan(turn.turn_id))
-    if turn.continued:
-        start_continuation(session, turn)
-    elif not await start_with_message(session, turn):
-        return
-    if not await approve_mcp_servers(session, turn):
-        return
-    if session.mcp is not None:
-        await session.mcp.wait_started(session.settings.mcp_startup_timeout)
-    state = QueryState(turn.turn_id, session.history)
-    deps = loop_deps(session, turn)
-    async for event in run_turn(state, deps):
-        session.events.send(event, turn)
+    async def run_to_end(self, turn: Turn) -> None:
+        """Run a turn; whatever fails inside it, the turn ends and the session stays usable."""
+        try:
+            await self._run(turn)
+        except asyncio.CancelledError:
+            self.events.end_broken_turn(turn, "aborted", None)
+            raise
+        except Exception as exc:
+            log.error("turn %s failed", turn.turn_id, exc_info=exc)
+            message = f"Internal error: {type(exc).__name__}: {exc}"
+            self.events.end_broken_turn(turn, "error", TurnError("internal_error", message, False))
 
+    async def _run(self, turn: Turn) -> None:
+        if turn.action is not None:
+            await self._run_local(turn, turn.action)
+            return
+        self.transcript.write(TurnBegan(turn.turn_id))
+        if turn.continued:
+            self.opening.continuation(turn)
+        elif not await self.opening.with_message(turn):
+            return
+        if not await self.approve_mcp(turn):
+            return
+        mcp = self.mcp()
+        if mcp is not None:
+            await mcp.wait_started(self.mcp_wait())
+        state = QueryState(turn.turn_id, self.conversation.history)
+        async for event in run_turn(state, self.loop_deps(turn)):
+            self.events.send(event, turn)
 
-async def _run_local(session: AgentSession, turn: Turn, action: LocalAction) -> None:
-    """A local command's turn: its output, then its end; no message, no model call."""
-    command = turn.command or ""
-    # Let the answer to the submit (which names this turn) go out before the turn's
-    # events, as it does for a model turn: the action may not wait for anything.
-    await asyncio.sleep(0)
-    emit = session.events.emit
-    try:
-        text = await action(turn.turn_id)
-    except AgentError as exc:
-        emit(CommandOutput(command, exc.message, is_error=True), turn.turn_id)
-        error = TurnError("command_failed", exc.message, False)
-        completed = TurnCompleted(turn.turn_id, "error", 0, Usage(), error)
-    else:
-        emit(CommandOutput(command, text), turn.turn_id)
-        completed = TurnCompleted(turn.turn_id, "end_turn", 0, Usage())
-    turn.ended = True
-    emit(completed, turn.turn_id)
+    async def _run_local(self, turn: Turn, action: LocalAction) -> None:
+        """A local command's turn: its output, then its end; no message, no model call."""
+        command = turn.command or ""
+        # Let the answer to the submit (which names this turn) go out before the turn's
+        # events, as it does for a model turn: the action may not wait for anything.
+        await asyncio.sleep(0)
+        emit = self.events.emit
+        try:
+            text = await action(turn.turn_id)
+        except AgentError as exc:
+            emit(CommandOutput(command, exc.message, is_error=True), turn.turn_id)
+            error = TurnError("command_failed", exc.message, False)
+            completed = TurnCompleted(turn.turn_id, "error", 0, Usage(), error)
+        else:
+            emit(CommandOutput(command, text), turn.turn_id)
+            completed = TurnCompleted(turn.turn_id, "end_turn", 0, Usage())
+        turn.ended = True
+        emit(completed, turn.turn_id)

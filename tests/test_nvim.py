@@ -27,7 +27,11 @@ from editor_tcp_daemon import tcp_daemon
 
 pynvim = pytest.importorskip("pynvim", reason="pynvim is not installed (pip install '.[test]')")
 
-PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
+# AGENTLS_TEST_NVIM_PLUGIN loads another copy of the plugin (to see a test fail without a fix).
+PLUGIN = Path(
+    os.environ.get("AGENTLS_TEST_NVIM_PLUGIN")
+    or Path(__file__).resolve().parent.parent / "clients" / "nvim"
+)
 # AGENTLS_TEST_NVIM points the tests at another Neovim (an older one, say).
 NVIM = (
     os.environ.get("AGENTLS_TEST_NVIM")
@@ -115,6 +119,13 @@ end
 
 @pytest.fixture
 def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    with open_editor(tmp_path, monkeypatch) as opened:
+        yield opened
+
+
+@contextlib.contextmanager
+def open_editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    """A headless Neovim in `tmp_path`/ws (a git root), quit (`:qa!`) when done."""
     root = tmp_path / "ws"
     root.mkdir()
     (root / ".git").mkdir()

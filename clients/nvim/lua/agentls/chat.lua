@@ -618,19 +618,31 @@ function Chat:on_turn_completed(event)
   self.stream_id = nil
   self:spinner(false)
   local usage = self.usage
-  local summary = ("%s · %d in · %d out · %d%% context"):format(
+  local parts = {
     event.stopReason,
-    usage.input,
-    usage.output,
-    usage.window > 0 and math.floor(usage.context * 100 / usage.window) or 0
-  )
-  if usage.cost then summary = summary .. (" · $%.4f"):format(usage.cost) end
-  if event.error then summary = summary .. " · " .. event.error.message end
+    ("%d in"):format(usage.input),
+    ("%d out"):format(usage.output),
+    ("%d%% context"):format(usage.window > 0 and math.floor(usage.context * 100 / usage.window) or 0),
+  }
+  if usage.cost then table.insert(parts, ("$%.4f"):format(usage.cost)) end
+  if event.error then table.insert(parts, event.error.message) end
+  -- Virtual lines do not wrap: the parts go on as many lines as the window needs.
+  local hl = event.error and "AgentlsFooterError" or "AgentlsFooter"
+  local width, lines, line = self:text_width(), {}, "──"
+  for _, part in ipairs(parts) do
+    local next_line = line == "──" and (line .. " " .. part) or (line .. " · " .. part)
+    if line ~= "──" and vim.fn.strdisplaywidth(next_line) > width then
+      table.insert(lines, { { line, hl } })
+      next_line = "   " .. part
+    end
+    line = next_line
+  end
+  table.insert(lines, { { line, hl } })
   -- Under the answer's last line: the buffer's last line, unless a block left it empty.
   local row = self.buffer:tail()
   local last = vim.api.nvim_buf_get_lines(self.buffer.bufnr, row, row + 1, false)[1] or ""
   if last == "" and row > 0 then row = row - 1 end
-  self.buffer:mark(row, 0, { virt_lines = { { { "── " .. summary, event.error and "AgentlsFooterError" or "AgentlsFooter" } } } })
+  self.buffer:mark(row, 0, { virt_lines = lines })
   vim.cmd.redrawstatus()
 end
 

@@ -60,7 +60,17 @@ function M.complete(findstart, base)
   return items
 end
 
+-- What the chat's and the prompt's status lines say (instead of their buffer names).
+M.PROMPT_STATUS = " Enter sends · / then <C-x><C-o>: commands"
+
+function M.chat_status()
+  local line = require("agentls").statusline()
+  return " " .. (line ~= "" and line or "agentls")
+end
+
 local function style(win, chat_window)
+  vim.wo[win].fillchars = "fold: ,eob: "
+  vim.wo[win].statusline = chat_window and "%{v:lua.require'agentls.window'.chat_status()}" or M.PROMPT_STATUS
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
   vim.wo[win].number = false
@@ -74,15 +84,18 @@ local function style(win, chat_window)
     vim.wo[win].foldexpr = "v:lua.require'agentls.window'.fold_level(v:lnum)"
     vim.wo[win].foldlevel = 0
     vim.wo[win].foldtext = "v:lua.require'agentls.window'.fold_text()"
-    vim.wo[win].fillchars = "fold: "
   end
 end
 
-local FOLDED = "^  [│┊] "
+-- Tool output and thinking (chat.lua's OUTPUT_PREFIX and THINKING_PREFIX).
+local FOLDED = { "  │ ", "  ┊ " }
 
 --- 'foldexpr' of the chat: 1 for a line of a run of two or more output or thinking lines.
 function M.fold_level(lnum)
-  local function folded(n) return (vim.fn.getline(n):find(FOLDED)) ~= nil end
+  local function folded(n)
+    local line = vim.fn.getline(n)
+    return vim.startswith(line, FOLDED[1]) or vim.startswith(line, FOLDED[2])
+  end
   if not folded(lnum) then return 0 end
   return (folded(lnum - 1) or folded(lnum + 1)) and 1 or 0
 end
@@ -171,10 +184,20 @@ function M.focus_prompt(root)
   end
 end
 
+local group = vim.api.nvim_create_augroup("agentls-window", { clear = true })
 -- A resized window lays its pending permission's choices out again.
 vim.api.nvim_create_autocmd({ "WinResized", "VimResized" }, {
-  group = vim.api.nvim_create_augroup("agentls-window", { clear = true }),
+  group = group,
   callback = function() require("agentls.chat").relayout() end,
+})
+-- :q and :qa decide on unsaved changes after this: a half-typed message is not one.
+vim.api.nvim_create_autocmd({ "QuitPre", "ExitPre" }, {
+  group = group,
+  callback = function()
+    for _, bufnr in pairs(prompts) do
+      if vim.api.nvim_buf_is_valid(bufnr) then vim.bo[bufnr].modified = false end
+    end
+  end,
 })
 
 return M

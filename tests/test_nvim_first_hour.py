@@ -50,7 +50,7 @@ def go_to(editor: Editor, what: str) -> None:
     editor.lua(
         """
         local what = ...
-        local chat = require('agentls.chat').get()
+        local chat = require('agentls.chat').all()[1]
         for _, win in ipairs(vim.api.nvim_list_wins()) do
           local buf = vim.api.nvim_win_get_buf(win)
           local match = what == 'chat' and buf == chat.buffer.bufnr
@@ -156,7 +156,10 @@ def test_the_permission_shows_its_diff_and_is_answered_from_the_source_window(
     editor.nvim.command("edit app.py")
     editor.nvim.command("Agent")
     editor.nvim.input("<Esc>")
-    screen.save(ARTIFACTS, "empty-chat", "agentls in Neovim: the chat, empty")
+    empty = "\n".join(screen.save(ARTIFACTS, "empty-chat", "agentls in Neovim: the chat, empty"))
+    # The empty chat says what to do (and the prompt's status line how to send).
+    for hint in ("Write in the prompt below; Enter sends.", "y  Allow once", "Enter sends"):
+        assert hint in empty, empty
     go_to(editor, "app.py")
     editor.nvim.command("AgentAsk change the port to 9000")
     editor.wait("require('agentls.chat').get():pending_permission() ~= nil")
@@ -179,7 +182,11 @@ def test_the_permission_shows_its_diff_and_is_answered_from_the_source_window(
     assert highlights["  +PORT = 9000"] == "AgentlsDiffAdd", highlights
     # The cursor is in the source window: the message says how to answer from there.
     assert any("asks for permission" in text for text, _ in notes(editor)), notes(editor)
-    screen.save(ARTIFACTS, "permission", "agentls in Neovim: a permission with its diff")
+    shown = "\n".join(
+        screen.save(ARTIFACTS, "permission", "agentls in Neovim: a permission with its diff")
+    )
+    assert "+PORT = 9000" in shown and "[y] Allow once" in shown, shown
+    assert "Write in the prompt below" not in shown, shown
     assert editor.lua("return vim.api.nvim_buf_get_name(0)") == str(editor.root / "app.py")
     editor.nvim.input("\\apy")  # <leader>ap, then y: allow once
     [ended] = editor.turn_ended()

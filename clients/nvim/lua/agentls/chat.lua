@@ -69,6 +69,7 @@ function M.new(root)
   vim.b[chat.buffer.bufnr].agentls_root = root
   chat:keymaps()
   chat:load_commands()
+  chat:welcome()
   return chat
 end
 
@@ -180,7 +181,34 @@ function Chat:on_turn_started(event)
   self:spinner(true)
 end
 
+--- The empty chat says what to do (virtual lines, gone with the first message).
+function Chat:welcome()
+  local keys = config.options.keymaps
+  local lines = {
+    { { ("  agentls · %s · %s"):format(self.model or "", self.mode or ""), "AgentlsAgent" } },
+    { { "" } },
+    { { "  Write in the prompt below; Enter sends.", "AgentlsFooter" } },
+  }
+  local answers = {}
+  for _, kind in ipairs({ "allow_once", "allow_always", "reject_once", "reject_always" }) do
+    if keys[kind] then table.insert(answers, { keys[kind], words.OPTION_LABELS[kind] }) end
+  end
+  if keys.view_diff then table.insert(answers, { keys.view_diff, "Review the change" }) end
+  if #answers > 0 then
+    table.insert(lines, { { "  When a change asks for permission:", "AgentlsFooter" } })
+    for _, answer in ipairs(answers) do
+      table.insert(lines, { { "    " }, { answer[1], "AgentlsPermissionKey" }, { "  " .. answer[2], "AgentlsFooter" } })
+    end
+  end
+  table.insert(lines, { { "  :help agentls", "AgentlsFooter" } })
+  self.welcome_mark = self.buffer:mark(0, 0, { virt_lines = lines })
+end
+
 function Chat:on_message_completed(event)
+  if self.welcome_mark then
+    pcall(vim.api.nvim_buf_del_extmark, self.buffer.bufnr, render.ns, self.welcome_mark)
+    self.welcome_mark = nil
+  end
   if event.role ~= "user" then
     self.stream_id = nil
     return

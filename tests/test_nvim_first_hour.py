@@ -303,3 +303,22 @@ def test_checkhealth_gives_install_advice_that_works_and_no_internal_values(
     report = "\n".join(editor.nvim.current.buffer[:])
     assert "(nil)" not in report and "provider: scripted, but no script to play" in report, report
     assert "0 daemons running" in report, report
+
+
+def test_a_missing_daemon_is_a_message_with_install_advice(editor: Editor) -> None:
+    editor.lua(
+        "vim.opt.runtimepath:prepend(...) vim.cmd('runtime plugin/agentls.lua') "
+        "require('agentls').setup({ cmd = { 'agentls-not-installed', '--stdio' } })",
+        str(PLUGIN),
+    )
+    editor.lua(RECORD_NOTES)
+    editor.nvim.command("Agent")  # no Lua error reaches the user
+    said = notes(editor)
+    assert said == [
+        (
+            'agentls: the daemon command "agentls-not-installed" is not on PATH. Install '
+            "agentls from a checkout (pipx install /path/to/agentls) or set cmd in setup(); "
+            "see :checkhealth agentls",
+            4,
+        )
+    ], said

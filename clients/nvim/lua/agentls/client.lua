@@ -57,6 +57,10 @@ function M.get(root)
   local cmd, init_options, address = opts.cmd, config.init_options(), nil
   -- A joined daemon's progress: "initializing", then "running" or "closed".
   local join = { state = "initializing" }
+  if not opts.connect and type(cmd) == "table" and vim.fn.executable(cmd[1]) == 0 then
+    error(("agentls: the daemon command %q is not on PATH. Install agentls from a checkout "
+      .. "(pipx install /path/to/agentls) or set cmd in setup(); see :checkhealth agentls"):format(cmd[1]), 0)
+  end
   if opts.connect then
     address = M.join_address(opts.connect)
     cmd = M.join_cmd(address, join)

@@ -115,7 +115,12 @@ function M.sessions()
       return ("%s  (%s, %s)"):format(s.title ~= "" and s.title or "(no message)", turns, s.updatedAt:sub(1, 16))
     end,
   }, function(choice)
-    if choice then require("agentls.window").open(require("agentls.chat").resume(chat.root, choice.sessionId)) end
+    if not choice then return end
+    -- A callback: what goes wrong is a message here too, not a traceback.
+    local ok, err = pcall(function()
+      require("agentls.window").open(require("agentls.chat").resume(chat.root, choice.sessionId))
+    end)
+    if not ok then vim.notify(tostring(err):match("agentls: .*$") or ("agentls: " .. tostring(err)), vim.log.levels.ERROR) end
   end)
 end
 

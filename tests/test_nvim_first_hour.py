@@ -322,3 +322,25 @@ def test_a_missing_daemon_is_a_message_with_install_advice(editor: Editor) -> No
             4,
         )
     ], said
+
+
+def test_highlight_groups_are_default_links_a_colour_scheme_can_replace(editor: Editor) -> None:
+    start(editor, [])
+    got = editor.lua(
+        """
+        local function hl(name) return vim.api.nvim_get_hl(0, { name = name }) end
+        local out = { diff = hl('AgentlsDiffAdd'), key = hl('AgentlsPermissionKey') }
+        -- A scheme's own definition wins over the default link.
+        vim.cmd('hi AgentlsDiffAdd guifg=#123456')
+        require('agentls.highlights').define()
+        out.own = hl('AgentlsDiffAdd').fg
+        -- :colorscheme clears every group; the links come back.
+        vim.cmd('colorscheme default')
+        out.after = hl('AgentlsDiffAdd')
+        return out
+        """
+    )
+    assert got["diff"] == {"link": "DiffAdd", "default": True}, got
+    assert got["key"] == {"link": "Special", "default": True}, got
+    assert got["own"] == 0x123456, got
+    assert got["after"] == {"link": "DiffAdd", "default": True}, got

@@ -62,7 +62,10 @@ function M.new(root)
     permissions = {},
     stream_id = nil,
   }, Chat)
-  if previous then chat.buffer:clear() end
+  if previous then
+    chat.buffer:clear()
+    vim.api.nvim_buf_clear_namespace(chat.buffer.bufnr, keys_ns, 0, -1)
+  end
   by_session[chat.session_id] = chat
   shown[root] = chat
   -- Commands typed in the chat window act on this root, never on the cwd's.
@@ -96,6 +99,7 @@ function M.resume(root, session_id)
     permissions = {},
   }, Chat)
   chat.buffer:clear()
+  vim.api.nvim_buf_clear_namespace(chat.buffer.bufnr, keys_ns, 0, -1)
   by_session[chat.session_id] = chat
   shown[root] = chat
   -- Commands typed in the chat window act on this root, never on the cwd's.

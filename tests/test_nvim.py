@@ -204,8 +204,11 @@ def test_a_turn_reads_an_unsaved_buffer_and_an_allowed_edit_lands_saved(editor: 
     )
     assert headers == ["▍You", "▍agentls"]
     assert "You" not in chat.replace("you", "")
-    # The permission went through vim.ui.select: the chat was not on screen.
+    # The permission went through vim.ui.select: the chat was not on screen. It opened
+    # with the request, so the diff was in sight, and the cursor stayed in app.py.
     assert editor.lua("return _G.agentls_selects") == ["agentls: Edit app.py"]
+    assert "  +PORT = 9000" in chat and editor.lua("return require('agentls.chat').get():visible()")
+    assert editor.lua("return vim.api.nvim_buf_get_name(0)") == str(editor.root / "app.py")
     lines, modified = editor.buffer("app.py")
     assert lines == ["PORT = 9000", "HOST = 'unsaved'"]
     assert not modified

@@ -455,7 +455,14 @@ function Chat:on_permission_request(event)
   self.permissions[event.requestId] = permission
   self.last_permission = event.requestId
   self:layout_permission(permission)
-  if not self:visible() then
+  if not self:visible() or self.opened_for_permission then
+    -- The change is seen before it is allowed: a hidden chat opens beside the source (the
+    -- cursor stays there), and while the user has not gone to it the choices come through
+    -- vim.ui.select, as for a chat that stays hidden.
+    if event.diff and not self:visible() then
+      require("agentls.window").open(self)
+      self.opened_for_permission = true
+    end
     self:ask_in_select(permission)
   elseif vim.api.nvim_get_current_buf() ~= self.buffer.bufnr then
     -- The cursor is elsewhere (the source window): say how to answer from there.

@@ -56,7 +56,10 @@ function M.ask(text, opts)
       range = { start = { line = opts.range[1] - 1, character = 0 }, ["end"] = { line = opts.range[2] - 1, character = #last } },
     })
   end
-  if config.options.chat.open_on_ask then window().open(chat) end
+  if config.options.chat.open_on_ask then
+    chat.opened_for_permission = nil
+    window().open(chat)
+  end
   chat:send(text, attachments)
   return chat
 end

@@ -152,6 +152,7 @@ function M.open(chat)
 end
 
 function M.close(chat)
+  chat.opened_for_permission = nil
   for _, win in ipairs(vim.fn.win_findbuf(chat.buffer.bufnr)) do pcall(vim.api.nvim_win_close, win, false) end
   local prompt = prompts[chat.root]
   if prompt then
@@ -175,6 +176,7 @@ end
 function M.focus_prompt(root)
   local chat = require("agentls.chat").get(root, true)
   root = chat.root
+  chat.opened_for_permission = nil -- the user's own now: its keys answer
   M.open(chat)
   local prompt = prompt_buffer(root)
   local win = vim.fn.win_findbuf(prompt)[1]

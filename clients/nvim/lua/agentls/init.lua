@@ -89,6 +89,17 @@ function M.permission(key)
     if item.key then table.insert(shown, { item.key, "AgentlsPermissionKey" }) end
     table.insert(shown, { " " .. item.label .. "  " })
   end
+  -- One screen line: a longer echo would stop at a hit-enter prompt before the key is read.
+  local room = vim.o.columns - 12
+  for i, chunk in ipairs(shown) do
+    local width = vim.fn.strdisplaywidth(chunk[1])
+    if width > room then
+      shown[i] = { vim.fn.strcharpart(chunk[1], 0, math.max(0, room - 1)) .. "…", chunk[2] }
+      shown = vim.list_slice(shown, 1, i)
+      break
+    end
+    room = room - width
+  end
   vim.api.nvim_echo(shown, false, {})
   local ok, typed = pcall(vim.fn.getcharstr)
   vim.api.nvim_echo({ { "" } }, false, {})

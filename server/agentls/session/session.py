@@ -45,13 +45,14 @@ from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
-from agentls.session import manual_compaction, mcp_wiring
+from agentls.session import manual_compaction
 from agentls.session.background_notes import BackgroundReports
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import EventOut, EventSink, SessionEvents
 from agentls.session.inbox import Inbox
 from agentls.session.loop_deps import context_window, loop_deps, make_hooks
+from agentls.session.mcp_wiring import McpWiring
 from agentls.session.permission_answers import PendingAnswers
 from agentls.session.records import StateSaved
 from agentls.session.store import Transcript
@@ -128,6 +129,16 @@ class AgentSession:
         self.system = system_prompt(settings.append_system_prompt, memory)
         self.context = context_window(self)
         self.hooks = make_hooks(self, callbacks or LoopCallbacks())
+        self.mcp_wiring = McpWiring(
+            lambda: self.settings,
+            cwd,
+            transcript.path.with_suffix("") / "mcp",
+            self.toolbox,
+            self.commands,
+            self.events,
+            self.answers,
+            self.announce_commands,
+        )
         self.turns = TurnQueue(self._turn_runner().run_to_end, self._steering_left)
         reports = BackgroundReports(
             self.events, self.inbox, self.turns, self.submit, lambda: self.closing
@@ -151,7 +162,7 @@ class AgentSession:
             self.events,
             self.transcript,
             self.conversation,
-            lambda turn: mcp_wiring.approve_mcp_servers(self, turn),
+            self.mcp_wiring.approve,
             lambda: self.mcp,
             lambda: self.settings.mcp_startup_timeout,
             lambda turn: loop_deps(self, turn),
@@ -194,7 +205,7 @@ class AgentSession:
     def start_mcp_servers(self) -> None:
         """Start the configured MCP servers in the background (their tools join the
         session's once ready; a turn waits a little for servers still starting)."""
-        mcp_wiring.start_mcp_servers(self)
+        self.mcp_wiring.start()
 
     @property
     def model(self) -> str:
@@ -373,7 +384,17 @@ class AgentSession:
     async def summarise(self, instructions: str | None, turn_id: str | None) -> tuple[int, int]:
         """Compact the history now (AgentError when it fails): for agent/compact outside
         turns, or in `turn_id`, the turn of a /compact command."""
-        return await manual_compaction.summarise(self, instructions, turn_id)
+        deps = loop_deps(self, None)
+        return await manual_compaction.summarise(
+            self.id,
+            self.history,
+            deps,
+            self.context,
+            self.events.emit,
+            lambda: self.busy,
+            instructions,
+            turn_id,
+        )
 
     def _cost(self, usage: Usage) -> float | None:
         """What `usage` cost at the current model's price; None without a known price."""

@@ -246,6 +246,31 @@ def _proposed(
         return None
 
 
+def _why_replacement_fails(
+    ctx: ToolContext, file_path: str, creates: bool, replace: Callable[[str, str], object]
+) -> str | None:
+    """Why an Edit or MultiEdit would fail whatever the user answers, by the checks its run
+    makes, in their order (so the user is never asked to allow a change that cannot apply):
+    the path, a missing file, unreadable or binary text, a stale read, old_string not found
+    or not unique. None when it would apply."""
+    try:
+        path = resolve_in_workspace(ctx, file_path)
+        _refuse_directory(path, ctx.cwd)
+        if not ctx.workspace.exists(path):
+            if not creates:
+                raise missing_file_error(path, ctx.cwd)
+            current = ""
+        else:
+            current = read_current_text(ctx, path, _CHANGE_REFUSAL)
+            _check_not_stale(ctx, path, current)
+        replace(current, display_path(path, ctx.cwd))
+    except ToolError as exc:
+        return str(exc)
+    except OSError:
+        return None  # the run says what is wrong
+    return None
+
+
 def _refuse_directory(path: Path, cwd: Path) -> None:
     if path.is_dir():
         raise ToolError(f"{display_path(path, cwd)} is a directory, not a file.")
@@ -361,6 +386,16 @@ class EditTool(ChangesReadFile[EditInput]):
         """The current text (buffer first) and the text after the replacement."""
         return _proposed(ctx, args.file_path, lambda old: apply_edit(old or "", args, "")[0])
 
+    def refusal_before_asking(self, args: EditInput, ctx: ToolContext) -> str | None:
+        if args.old_string == args.new_string:
+            return "No changes to make: old_string and new_string are exactly the same."
+        return _why_replacement_fails(
+            ctx,
+            args.file_path,
+            args.old_string == "",
+            lambda text, shown: apply_edit(text, args, shown),
+        )
+
     def revised_input(self, args: EditInput, old_text: str | None, accepted: str) -> EditInput:
         """One replacement of the whole reviewed text: it still fails if the file moved on."""
         return EditInput(file_path=args.file_path, old_string=old_text or "", new_string=accepted)
@@ -441,6 +476,12 @@ class MultiEditTool(ChangesReadFile[MultiEditInput]):
     def proposed_change(self, args: MultiEditInput, ctx: ToolContext) -> FileDiff | None:
         """The current text (buffer first) and the text after every edit."""
         return _proposed(ctx, args.file_path, lambda old: apply_edits(old or "", args, "")[0])
+
+    def refusal_before_asking(self, args: MultiEditInput, ctx: ToolContext) -> str | None:
+        creates = args.edits[0].old_string == ""
+        return _why_replacement_fails(
+            ctx, args.file_path, creates, lambda text, shown: apply_edits(text, args, shown)
+        )
 
     def revised_input(
         self, args: MultiEditInput, old_text: str | None, accepted: str

@@ -240,7 +240,7 @@ def test_a_terminal_is_asked_to_go_on_at_the_turn_limit(project: Path, mode: str
         )
     finally:
         stop_daemon(env)
-    assert shown.count("Reached the turn limit (1 model calls). Go on? [y/N]:") == 2, shown
+    assert shown.count("Reached the turn limit (1 model call). Go on? [y/N]:") == 2, shown
     assert code == 0 and "The port is 8000." in out, (out, shown)
 
 

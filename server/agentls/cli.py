@@ -320,6 +320,7 @@ def _replay(args: argparse.Namespace) -> int:
     from agentls import replay
     from agentls import sessions_cli as cli
     from agentls.cli_print import HumanPrinter, JsonPrinter
+    from agentls.plural import counted
     from agentls.session.store import list_metas, transcript_path
 
     try:
@@ -352,7 +353,8 @@ def _replay(args: argparse.Namespace) -> int:
         verdict = f"{len(result.mismatches)} of {recorded} tool results differ"
     else:
         verdict = f"all {recorded} tool results match the recording"
-    sys.stderr.write(f"\n{len(result.stop_reasons)} turns replayed ({ends}); {verdict}\n")
+    turns = counted(len(result.stop_reasons), "turn")
+    sys.stderr.write(f"\n{turns} replayed ({ends}); {verdict}\n")
     return 1 if result.mismatches else 0
 
 

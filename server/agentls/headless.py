@@ -152,7 +152,7 @@ class _FrontEnd:
 
     async def _answer(self, session_id: str, request: dict[str, Any]) -> None:
         option = await _on_own_thread(lambda: self.answers.permission(request))
-        self.printer.answered(option)
+        self.printer.answered(request, option)
         self.manager.get(session_id).respond_permission(request["requestId"], option)
 
     async def _reply(self, session_id: str, request: dict[str, Any]) -> None:

@@ -262,7 +262,7 @@ class Turn:
         kind = event.get("type")
         if kind == "permission_request":
             option = self.answers.permission(event)
-            self.printer.answered(option)
+            self.printer.answered(event, option)
             self.conn.request(
                 "agent/respondPermission",
                 {"sessionId": self.session_id, "requestId": event["requestId"], "optionId": option},

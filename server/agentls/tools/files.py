@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agentls.images import ImageRefused, image_block, sniff_image
+from agentls.plural import counted
 from agentls.textfile import BinaryContent, UnencodableText, decode_bytes
 from agentls.tools.base import (
     ChangesReadFile,
@@ -118,7 +119,10 @@ def format_numbered(text: str, offset: int | None, limit: int | None) -> tuple[s
     start = max(offset or 1, 1)
     count = limit or DEFAULT_READ_LIMIT
     if start > len(lines):
-        return f"(The file has {len(lines)} lines; offset {start} is past the end.)", False
+        return (
+            f"(The file has {counted(len(lines), 'line')}; offset {start} is past the end.)",
+            False,
+        )
     window = lines[start - 1 : start - 1 + count]
     body = "\n".join(_numbered(start + i, line) for i, line in enumerate(window))
     end = start + len(window) - 1
@@ -504,8 +508,8 @@ class MultiEditTool(ChangesReadFile[MultiEditInput]):
         new_text, count = apply_edits(current, args, shown)
         diff = await _write(ctx, path, new_text)
         return ToolOutput(
-            f"The file {shown} has been updated ({len(args.edits)} edits, {count} "
-            f"replacement{'' if count == 1 else 's'}).",
+            f"The file {shown} has been updated ({counted(len(args.edits), 'edit')}, "
+            f"{counted(count, 'replacement')}).",
             diff=diff,
         )
 

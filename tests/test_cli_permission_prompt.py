@@ -152,3 +152,22 @@ def test_counts_agree_with_their_nouns(tmp_path: Path) -> None:
     done = run("--no-daemon", "hi", cwd=project, env=env)
     assert done.returncode == 0, done.stderr
     assert "[end_turn after 1 model call, " in done.stdout
+
+
+@pytest.mark.parametrize("mode", ["warm", "in process"])
+@pytest.mark.parametrize("scope", [None, "project"])
+def test_always_allow_goes_to_the_local_file_or_where_the_command_line_says(
+    tmp_path: Path, mode: str, scope: str | None
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    write = {"name": "Write", "input": {"file_path": "new.txt", "content": "x\n"}}
+    env = environment(tmp_path, [{"tool_calls": [write]}, {"text": "Written."}], idle="3")
+    extra = ["--no-daemon"] if mode == "in process" else []
+    extra += ["--permission-rules-scope", scope] if scope else []
+    code, out, shown = on_a_terminal([*extra, "write it"], "a", project, env, False)
+    assert code == 0, shown
+    assert "→ Always allow Edit(./new.txt)" in out
+    saved = project / ".agentls" / ("settings.json" if scope else "settings.local.json")
+    assert json.loads(saved.read_text()) == {"permissions": {"allow": ["Edit(./new.txt)"]}}
+    assert [p.name for p in (project / ".agentls").glob("settings*.json")] == [saved.name]

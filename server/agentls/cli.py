@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         return _sessions(args)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "stop":
+        return _stop_daemons()
     if args.command == "acp":
         from agentls.acp.serve import serve_acp
 
@@ -114,6 +116,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--provider", choices=_Names("PROVIDERS"))
     run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
     run.add_argument("--cwd", type=_path, default=None, help="workspace (default: current dir)")
+    run.add_argument(
+        "--permission-rules-scope",
+        choices=_Names("RULES_SCOPES"),
+        help="where an always-allow or always-reject answer is saved: local "
+        "(.agentls/settings.local.json, git-ignored; the default), project "
+        "(.agentls/settings.json, shared), user, or session (nowhere)",
+    )
     earlier = run.add_mutually_exclusive_group()
     earlier.add_argument("--resume", metavar="ID", help="go on in an earlier session")
     earlier.add_argument(
@@ -164,6 +173,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
     demo.add_argument("--json", action="store_true", help="print one agent/event object per line")
+    commands.add_parser(
+        "stop",
+        help="stop the warm daemons `agentls run` leaves (each also exits after 10 minutes "
+        "without a connection)",
+    )
     return parser
 
 
@@ -203,6 +217,7 @@ def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
         ("model", args.model),
         ("provider", args.provider),
         ("maxTurns", args.max_turns),
+        ("permissionRulesScope", args.permission_rules_scope),
     ):
         if value is not None:
             overrides[key] = value
@@ -290,6 +305,28 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+DEMO_NEXT = """
+The demo's folder and session are gone now. Next, in a project of your own, with a model
+configured (ANTHROPIC_API_KEY, or OPENAI_API_KEY, or OPENAI_BASE_URL for a local server
+such as Ollama's http://localhost:11434/v1):
+
+    agentls run "what does this project do?"
+"""
+
+
+def _stop_daemons() -> int:
+    from agentls.plural import counted
+    from agentls.warm_stop import stop_daemons
+
+    stopped = stop_daemons()
+    if stopped:
+        pids = ", ".join(str(pid) for pid in stopped)
+        sys.stdout.write(f"stopped {counted(len(stopped), 'warm daemon')} (pid {pids})\n")
+    else:
+        sys.stdout.write("no warm daemon was running\n")
+    return 0
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
@@ -299,17 +336,23 @@ def _run_demo(args: argparse.Namespace) -> int:
     from agentls.headless import TurnRequest, one_turn
 
     with tempfile.TemporaryDirectory(prefix="agentls-demo-") as tmp:
-        root = _path(tmp)
+        root = _path(tmp) / "project"
+        root.mkdir()
         make_workspace(root)
+        # The demo's session, settings and answers live and go with its folder: nothing of
+        # it joins the user's session list, and the user's settings do not change it.
+        os.environ["AGENTLS_HOME"] = str(_path(tmp) / "home")
         overrides = {"provider": "scripted", "script": str(SCRIPT)}
         out = sys.stdout
         if not args.json:
             out.write(f"agentls demo: a scripted agent turn in {root}\n\n")
         request = TurnRequest("Make the server honour the PORT variable.")
-        code = asyncio.run(one_turn(root, request, overrides, args.json, DemoAnswers()))
+        turn = one_turn(root, request, overrides, args.json, DemoAnswers(), resume_hint=False)
+        code = asyncio.run(turn)
         if not args.json:
             out.write("\n--- server.py after the turn ---\n")
             out.write((root / "server.py").read_text(encoding="utf-8"))
+            out.write(DEMO_NEXT)
         return code
 
 

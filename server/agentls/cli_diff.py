@@ -41,10 +41,12 @@ def diff_lines(diff: dict[str, Any], cwd: str | None = None) -> list[str]:
     path = str(diff.get("path", "file"))
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
         path = path[len(cwd.rstrip("/")) + 1 :]
+    # git's a/ and b/ for a path in the workspace; a path outside it stays as it is.
+    after = path if path.startswith("/") else f"b/{path}"
     old, new = diff.get("oldText"), str(diff.get("newText", ""))
-    before = "/dev/null" if old is None else f"a/{path}"
+    before = "/dev/null" if old is None else (path if path.startswith("/") else f"a/{path}")
     lines = difflib.unified_diff(
-        (old or "").splitlines(), new.splitlines(), before, f"b/{path}", lineterm=""
+        (old or "").splitlines(), new.splitlines(), before, after, lineterm=""
     )
     return list(lines)
 

@@ -53,8 +53,10 @@ class JsonPrinter:
 class HumanPrinter:
     """Text as it streams, one line per tool call and result, the stop reason at the end."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, cwd: str | None = None) -> None:
         self._out = out
+        # Diffs name files relative to the workspace.
+        self.cwd = cwd or os.getcwd()
         self._colour = wants_colour(out)
         self._in_text = False
         # Turns of local slash commands: their output says it all, no stop-reason line.
@@ -77,7 +79,7 @@ class HumanPrinter:
             self._line(f"    {line.strip()}" if child else line)
         if kind == "permission_request" and event.get("diff"):
             # The change comes with the question, so the user sees what they allow.
-            write(self._out, render_diff(event["diff"], self._colour, os.getcwd()))
+            write(self._out, render_diff(event["diff"], self._colour, self.cwd))
 
     def answered(self, request: Event, option: str) -> None:
         self._line(f"  → {answer_words(request, option)}")

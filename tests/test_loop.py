@@ -11,7 +11,6 @@ import pytest
 
 from agentls.context.prompt import system_prompt
 from agentls.events import LoopEvent, PermissionRequest, TurnCompleted
-from agentls.loop.executor import PermissionAnswer
 from agentls.loop.run import (
     CONTINUE_TEXT,
     LoopDeps,
@@ -22,6 +21,7 @@ from agentls.loop.run import (
 )
 from agentls.messages import Message, TextBlock, ToolResultBlock, user_text
 from agentls.pairing import pairing_problems
+from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.providers.scripted import ScriptedProvider
 from agentls.tools.base import ToolContext

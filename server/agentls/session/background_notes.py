@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from agentls.events import ShellStatus
 from agentls.session.subagents import TaskRecord
+from agentls.tools.background import BackgroundShell, exit_note
 from agentls.tools.base import ToolOutput
-from agentls.tools.shells import BackgroundShell, exit_note
 
 if TYPE_CHECKING:
     from agentls.session.session import AgentSession

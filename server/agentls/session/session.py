@@ -34,12 +34,12 @@ from agentls.events import (
     TurnStopReason,
 )
 from agentls.hooks.callbacks import LoopCallbacks
-from agentls.loop.executor import PermissionAnswer
 from agentls.loop.guards import Budget
 from agentls.mcp_servers.servers import McpServers
 from agentls.messages import Message, new_id
 from agentls.names import Delivery, PermissionMode
 from agentls.pairing import repair_pairing
+from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
 from agentls.permissions.rules import Rule, parse_rule
@@ -57,9 +57,9 @@ from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
 from agentls.session.turns import LocalAction, Turn, work
 from agentls.subagents.types import agent_types
+from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
 from agentls.tools.read_cache import FileReadCache
-from agentls.tools.shells import BackgroundShells
 from agentls.usage import Usage
 from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView

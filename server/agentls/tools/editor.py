@@ -14,13 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentls.tool_values import ToolKind
 from agentls.tools.base import (
     PathTool,
     ReadOnlyTool,
     Tool,
     ToolContext,
     ToolError,
-    ToolKind,
     ToolOutput,
     display_path,
 )

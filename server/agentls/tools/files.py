@@ -19,15 +19,13 @@ from pydantic import BaseModel, Field
 from agentls.images import ImageRefused, image_block, sniff_image
 from agentls.plural import counted
 from agentls.textfile import BinaryContent, UnencodableText, decode_bytes
+from agentls.tool_values import FileDiff, Location, ToolKind
 from agentls.tools.base import (
     ChangesReadFile,
-    FileDiff,
-    Location,
     PathTool,
     ReadOnlyTool,
     ToolContext,
     ToolError,
-    ToolKind,
     ToolOutput,
     absolute_path,
     display_path,

@@ -12,15 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from agentls.tools.base import (
-    ChangesReadFile,
-    FileDiff,
-    ToolContext,
-    ToolError,
-    ToolKind,
-    ToolOutput,
-    display_path,
-)
+from agentls.tool_values import FileDiff, ToolKind
+from agentls.tools.base import ChangesReadFile, ToolContext, ToolError, ToolOutput, display_path
 from agentls.tools.files import proposed_rewrite, resolve_in_workspace, rewrite_file
 from agentls.tools.notebook_format import (
     CellType,

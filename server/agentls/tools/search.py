@@ -23,12 +23,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentls.textfile import BinaryContent, decode_bytes
+from agentls.tool_values import ToolKind
 from agentls.tools.base import (
     PathTool,
     ReadOnlyTool,
     ToolContext,
     ToolError,
-    ToolKind,
     ToolOutput,
     display_path,
 )

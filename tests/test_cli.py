@@ -128,6 +128,8 @@ def test_the_demo_leaves_no_session_behind_and_its_closing_hint_runs(tmp_path: P
     assert "--resume" not in done.stdout + done.stderr
     listed = agentls("sessions", "list", "--all", "--json", cwd=tmp_path, AGENTLS_HOME=home)
     assert json.loads(listed.stdout) == []
+    shown = agentls("sessions", "list", "--all", cwd=tmp_path, AGENTLS_HOME=home)
+    assert shown.stdout == "no sessions\n"
     # The command the demo suggests, run as suggested in a project, with a model configured.
     hint = next(line.strip() for line in done.stdout.splitlines() if "agentls run" in line)
     command = hint.split()

@@ -96,6 +96,38 @@ def _parser() -> argparse.ArgumentParser:
         help="with --socket: exit after this many seconds without a connection (default 600)",
     )
     commands = parser.add_subparsers(dest="command")
+    _add_run(commands)
+    _add_sessions(commands)
+    replay = commands.add_parser(
+        "replay",
+        help="run a recorded session again offline (the model's replies from its transcript)",
+        epilog="The tools run again, against the current code: by default in a scratch copy "
+        "of the session's directory. Exit code 0 when every tool result matches the "
+        "recording, 1 when one differs (each difference is printed).",
+    )
+    replay.add_argument("id", help="the session id (or a unique prefix)")
+    replay.add_argument("--cwd", type=_path, help="replay in this directory instead of a copy")
+    replay.add_argument("--json", action="store_true", help="print one agent/event per line")
+    replay.add_argument(
+        "--script", type=_path, metavar="FILE.jsonl", help="only write the scripted model's script"
+    )
+    commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol on stdio (Zed, JetBrains, ACP clients in "
+        "Neovim and Emacs)",
+    )
+    demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
+    demo.add_argument("--json", action="store_true", help="print one agent/event object per line")
+    commands.add_parser(
+        "stop",
+        help="stop the warm daemons `agentls run` leaves (each also exits after 10 minutes "
+        "without a connection)",
+    )
+    return parser
+
+
+def _add_run(commands: Any) -> None:
+    """`agentls run` and its options."""
     run = commands.add_parser(
         "run",
         help="run one headless turn in the current directory",
@@ -139,6 +171,10 @@ def _parser() -> argparse.ArgumentParser:
         help="run in this process instead of through the warm per-user daemon "
         "(also AGENTLS_NO_DAEMON=1)",
     )
+
+
+def _add_sessions(commands: Any) -> None:
+    """`agentls sessions list|show|rename|rm|export`."""
     sessions = commands.add_parser("sessions", help="list, show, rename, remove, export sessions")
     actions = sessions.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="this directory's sessions, newest first")
@@ -153,32 +189,6 @@ def _parser() -> argparse.ArgumentParser:
     exporting.add_argument("id")
     exporting.add_argument("--format", choices=["md", "json"], default="md")
     exporting.add_argument("-o", "--output", type=_path, help="file to write (default: stdout)")
-    replay = commands.add_parser(
-        "replay",
-        help="run a recorded session again offline (the model's replies from its transcript)",
-        epilog="The tools run again, against the current code: by default in a scratch copy "
-        "of the session's directory. Exit code 0 when every tool result matches the "
-        "recording, 1 when one differs (each difference is printed).",
-    )
-    replay.add_argument("id", help="the session id (or a unique prefix)")
-    replay.add_argument("--cwd", type=_path, help="replay in this directory instead of a copy")
-    replay.add_argument("--json", action="store_true", help="print one agent/event per line")
-    replay.add_argument(
-        "--script", type=_path, metavar="FILE.jsonl", help="only write the scripted model's script"
-    )
-    commands.add_parser(
-        "acp",
-        help="serve the Agent Client Protocol on stdio (Zed, JetBrains, ACP clients in "
-        "Neovim and Emacs)",
-    )
-    demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
-    demo.add_argument("--json", action="store_true", help="print one agent/event object per line")
-    commands.add_parser(
-        "stop",
-        help="stop the warm daemons `agentls run` leaves (each also exits after 10 minutes "
-        "without a connection)",
-    )
-    return parser
 
 
 def _run_command(argv: list[str] | None) -> int:

@@ -24,7 +24,7 @@ from agentls.tools.base import (
     ToolOutput,
     display_path,
 )
-from agentls.tools.files import resolve_in_workspace
+from agentls.tools.file_text import resolve_in_workspace
 from agentls.workspace.intel import Diagnostic, EditorIntel
 
 # Files and problems listed at most, so a broken build cannot flood the context.

@@ -32,7 +32,7 @@ from agentls.tools.base import (
     ToolOutput,
     display_path,
 )
-from agentls.tools.files import resolve_in_workspace
+from agentls.tools.file_text import resolve_in_workspace
 from agentls.tools.filters import FileFilter, glob_regex, glob_walk, newest_first, split_glob
 from agentls.workspace.view import OpenDocument
 

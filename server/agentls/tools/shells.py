@@ -9,6 +9,7 @@ import re
 
 from pydantic import BaseModel, Field
 
+from agentls.plural import counted
 from agentls.tool_values import ToolKind
 from agentls.tools.background import MAX_UNREAD_CHARS, BackgroundShell, BackgroundShells
 from agentls.tools.base import ReadOnlyTool, Tool, ToolContext, ToolError, ToolOutput
@@ -41,7 +42,8 @@ def render_new_output(shell: BackgroundShell, pattern: re.Pattern[str] | None) -
     lines = [f"Shell {shell.shell_id}: {shell.status_line()}"]
     if dropped_chars:
         lines.append(
-            f"[{dropped_chars} earlier characters ({dropped_lines} lines) were dropped: the "
+            f"[{counted(dropped_chars, 'earlier character')} "
+            f"({counted(dropped_lines, 'line')}) were dropped: the "
             f"shell wrote more than {MAX_UNREAD_CHARS} characters since the last read]"
         )
     buffer = OutputBuffer(MAX_OUTPUT_CHARS)

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import agentls.tools.bash as bash_module
+import agentls.tools.process as process_module
 from agentls.tools.base import ToolContext
 from agentls.tools.bash import BashInput, BashTool
 from agentls.tools.process_guard import ProcessGuard, guard_group
@@ -49,11 +49,11 @@ async def _bash_calls(runs: int) -> tuple[list[float], list[float]]:
         await tool.run(args, ctx)  # the watchdog starts here, outside the samples
         for _ in range(runs):
             for guard, samples in ((guard_group, guarded), (lambda _pgid: None, bare)):
-                bash_module.guard_group = guard
+                process_module.guard_group = guard
                 start = time.perf_counter()
                 await tool.run(args, ctx)
                 samples.append(time.perf_counter() - start)
-        bash_module.guard_group = guard_group
+        process_module.guard_group = guard_group
     return guarded, bare
 
 

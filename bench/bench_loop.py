@@ -22,9 +22,9 @@ from typing import Any
 from agentls.context.prompt import system_prompt
 from agentls.events import AskUserRequest, PermissionRequest
 from agentls.loop.deps import LoopDeps, LoopSettings
-from agentls.loop.executor import PermissionAnswer
 from agentls.loop.run import QueryState, run_turn
 from agentls.messages import Message, Role, TextBlock, user_text
+from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.providers.scripted import ScriptedProvider
 from agentls.session.manager import SessionManager

@@ -104,6 +104,12 @@ def run(quick: bool) -> list[Row]:
                 time.sleep(0.01)
             baseline = _type_keys(nvim, 50 if quick else 200, until_done=False)
             nvim.command("Agent")
+            # :Agent puts the cursor in the chat's prompt: type in the source buffer again.
+            nvim.command("stopinsert")
+            nvim.command("wincmd p")
+            nvim.input("i")
+            while nvim.api.get_mode()["mode"] != "i":
+                time.sleep(0.01)
             nvim.exec_lua("require('agentls').ask('write a long answer')")
             nvim.exec_lua(COUNT_WRITES)
             cpu_before, wall_before = _cpu_seconds(pid), time.perf_counter()

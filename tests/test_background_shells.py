@@ -21,17 +21,16 @@ from agent_client import (
     read_requests,
     running_daemon,
 )
-from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
-from agentls.tools.bash import BashTool
-from agentls.tools.read_cache import FileReadCache
-from agentls.tools.shells import (
+from agentls.tools.background import (
     MAX_UNREAD_CHARS,
     BackgroundShell,
     BackgroundShells,
-    BashOutputTool,
-    KillShellTool,
     UnreadOutput,
 )
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.bash import BashTool
+from agentls.tools.read_cache import FileReadCache
+from agentls.tools.shells import BashOutputTool, KillShellTool
 from agentls.workspace.view import WorkspaceView
 
 # Prints `tick N` every 0.1 s, 50 times (5 s): long enough to be read while it runs.

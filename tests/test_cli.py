@@ -119,3 +119,26 @@ def test_run_says_when_printed_text_was_cut_short_by_the_error(tmp_path: Path) -
     cut = lines.index("[the text above was cut short by the error below]")
     assert lines[cut - 1] == "The answer is forty"
     assert "asked for again" not in done.stdout
+
+
+def test_the_demo_leaves_no_session_behind_and_its_closing_hint_runs(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    done = agentls("demo", cwd=tmp_path, AGENTLS_HOME=home)
+    assert done.returncode == 0, done.stderr
+    assert "--resume" not in done.stdout + done.stderr
+    listed = agentls("sessions", "list", "--all", "--json", cwd=tmp_path, AGENTLS_HOME=home)
+    assert json.loads(listed.stdout) == []
+    shown = agentls("sessions", "list", "--all", cwd=tmp_path, AGENTLS_HOME=home)
+    assert shown.stdout == "no sessions\n"
+    # The command the demo suggests, run as suggested in a project, with a model configured.
+    hint = next(line.strip() for line in done.stdout.splitlines() if "agentls run" in line)
+    command = hint.split()
+    assert command[:2] == ["agentls", "run"]
+    project = tmp_path / "mine"
+    project.mkdir()
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"text": "A demo project."}) + "\n")
+    prompt = hint.split(" ", 2)[2].strip('"')
+    tried = agentls("run", prompt, cwd=project, AGENTLS_HOME=home, AGENTLS_SCRIPT=str(script))
+    assert tried.returncode == 0, tried.stderr
+    assert "A demo project." in tried.stdout

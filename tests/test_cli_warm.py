@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -240,7 +242,7 @@ def test_a_terminal_is_asked_to_go_on_at_the_turn_limit(project: Path, mode: str
         )
     finally:
         stop_daemon(env)
-    assert shown.count("Reached the turn limit (1 model calls). Go on? [y/N]:") == 2, shown
+    assert shown.count("Reached the turn limit (1 model call). Go on? [y/N]:") == 2, shown
     assert code == 0 and "The port is 8000." in out, (out, shown)
 
 
@@ -253,3 +255,48 @@ def test_no_at_the_turn_limit_ends_the_run(project: Path) -> None:
         stop_daemon(env)
     assert "Go on? [y/N]:" in shown and code == 1
     assert "unreached" not in out
+
+
+def test_agentls_stop_ends_the_warm_daemon_run_left(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A runtime folder of this test's own: `stop` ends every daemon of the user found there.
+    runtime = tempfile.mkdtemp(prefix="rt")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+    env = {**environment(project.parent, [{"text": "One."}], idle="600")}
+    try:
+        assert run("hi", cwd=project, env=env).returncode == 0
+        path = socket_path(env)
+        assert os.path.exists(path)
+        done = subprocess.run(
+            [sys.executable, "-m", "agentls", "stop"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("stopped 1 warm daemon (pid ")
+        pid = int(done.stdout.split("pid ")[1].rstrip(")\n"))
+        assert not os.path.exists(path)
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid)
+        again = subprocess.run(
+            [sys.executable, "-m", "agentls", "stop"], env=env, capture_output=True, text=True
+        )
+        assert again.stdout == "no warm daemon was running\n"
+    finally:
+        stop_daemon(env)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie awaiting its reaper counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat_file:
+            return stat_file.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -37,14 +37,14 @@ def test_the_daemon_passes_over_tcp_too() -> None:
     for only in ("a turn:", "delivery:", "in utf-16", "before the handshake", "HTTP input"):
         done = kit(tcp, "--tcp", "--only", only)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "1 of 1 checks passed" in done.stdout, done.stdout
+        assert "1 of 1 check passed" in done.stdout, done.stdout
 
 
 def test_a_server_that_does_not_answer_fails_the_kit() -> None:
     done = kit(f"{sys.executable} -c pass", "--only", "initialize")
     assert done.returncode == 1
     assert done.stdout.startswith("FAIL  initialize advertises the agentls protocol")
-    assert "0 of 1 checks passed" in done.stdout
+    assert "0 of 1 check passed" in done.stdout
 
 
 def test_positions_are_counted_in_the_negotiated_encoding() -> None:

@@ -180,6 +180,10 @@ async def test_always_allow_is_remembered_for_the_next_call(tmp_path: Path) -> N
     assert answer.stop_reason == "end_turn"
     assert len(client.permission_requests) == 1
     assert (ws / "a.py").read_text(encoding="utf-8") == "a = 2\nb = 2\n"
+    # Kept for the next sessions in the project's personal, git-ignored settings file.
+    saved = json.loads((ws / ".agentls" / "settings.local.json").read_text(encoding="utf-8"))
+    assert saved == {"permissions": {"allow": ["Edit(./a.py)"]}}
+    assert (ws / ".agentls" / ".gitignore").read_text(encoding="utf-8") == "settings.local.json\n"
 
 
 def _edit(call_id: str, old: str, new: str) -> dict[str, Any]:

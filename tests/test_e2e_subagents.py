@@ -65,8 +65,7 @@ async def test_a_task_runs_a_child_loop_and_returns_its_report(
     assert result["status"] == "completed"
     assert result["content"].startswith("app.py:1 sets port = 8000.")
     assert (
-        f"[explore agent {agent}: end_turn after 2 model calls and 1 tool calls"
-        in result["content"]
+        f"[explore agent {agent}: end_turn after 2 model calls and 1 tool call" in result["content"]
     )
     # The parent's turn counts what the child spent.
     assert done["usage"]["inputTokens"] >= finished["usage"]["inputTokens"] > 0

@@ -13,7 +13,8 @@ from agentls.loop.assemble import ToolCallReady
 from agentls.loop.executor import ToolExecutor
 from agentls.messages import ToolUseBlock
 from agentls.permissions.gate import PermissionGate
-from agentls.tools.base import Location, Tool, ToolContext, ToolError, ToolOutput
+from agentls.tool_values import Location
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry
 from agentls.workspace.view import WorkspaceView

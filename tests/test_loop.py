@@ -11,7 +11,6 @@ import pytest
 
 from agentls.context.prompt import system_prompt
 from agentls.events import LoopEvent, PermissionRequest, TurnCompleted
-from agentls.loop.executor import PermissionAnswer
 from agentls.loop.run import (
     CONTINUE_TEXT,
     LoopDeps,
@@ -22,6 +21,7 @@ from agentls.loop.run import (
 )
 from agentls.messages import Message, TextBlock, ToolResultBlock, user_text
 from agentls.pairing import pairing_problems
+from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.providers.scripted import ScriptedProvider
 from agentls.tools.base import ToolContext
@@ -489,8 +489,8 @@ async def test_a_file_change_asks_with_the_change_it_would_make(tmp_path: Path) 
     assert diffs[0] is not None and (diffs[0].old_text, diffs[0].new_text) == ("alpha\n", "beta\n")
     assert diffs[0].path == str(tmp_path / "a.txt")
     assert diffs[1] is not None and (diffs[1].old_text, diffs[1].new_text) == (None, "new")
-    # A call that will fail carries no diff; the failure is its result.
-    assert diffs[2] is None
+    # A call that cannot apply is not asked about at all; the failure is its result.
+    assert len(diffs) == 2
     # "Always" names the exact rule it would save.
     rules = {o.kind: o.rule for o in answers.asked[0].options}
     assert rules == {

@@ -27,7 +27,11 @@ from editor_tcp_daemon import tcp_daemon
 
 pynvim = pytest.importorskip("pynvim", reason="pynvim is not installed (pip install '.[test]')")
 
-PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
+# AGENTLS_TEST_NVIM_PLUGIN loads another copy of the plugin (to see a test fail without a fix).
+PLUGIN = Path(
+    os.environ.get("AGENTLS_TEST_NVIM_PLUGIN")
+    or Path(__file__).resolve().parent.parent / "clients" / "nvim"
+)
 # AGENTLS_TEST_NVIM points the tests at another Neovim (an older one, say).
 NVIM = (
     os.environ.get("AGENTLS_TEST_NVIM")
@@ -115,6 +119,13 @@ end
 
 @pytest.fixture
 def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    with open_editor(tmp_path, monkeypatch) as opened:
+        yield opened
+
+
+@contextlib.contextmanager
+def open_editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    """A headless Neovim in `tmp_path`/ws (a git root), quit (`:qa!`) when done."""
     root = tmp_path / "ws"
     root.mkdir()
     (root / ".git").mkdir()
@@ -193,8 +204,11 @@ def test_a_turn_reads_an_unsaved_buffer_and_an_allowed_edit_lands_saved(editor: 
     )
     assert headers == ["▍You", "▍agentls"]
     assert "You" not in chat.replace("you", "")
-    # The permission went through vim.ui.select: the chat was not on screen.
+    # The permission went through vim.ui.select: the chat was not on screen. It opened
+    # with the request, so the diff was in sight, and the cursor stayed in app.py.
     assert editor.lua("return _G.agentls_selects") == ["agentls: Edit app.py"]
+    assert "  +PORT = 9000" in chat and editor.lua("return require('agentls.chat').get():visible()")
+    assert editor.lua("return vim.api.nvim_buf_get_name(0)") == str(editor.root / "app.py")
     lines, modified = editor.buffer("app.py")
     assert lines == ["PORT = 9000", "HOST = 'unsaved'"]
     assert not modified
@@ -274,17 +288,21 @@ def test_agent_abort_stops_a_slow_turn(editor: Editor) -> None:
 def test_review_accepts_what_the_user_wrote_with_w(editor: Editor) -> None:
     (editor.root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
     start(editor, EDIT)
-    # The chat is on screen: its keys answer; `d` opens the review.
+    # The chat is on screen: its keys answer; `v` opens the review.
     editor.nvim.command("Agent")
+    editor.nvim.input("<Esc>")
     editor.nvim.command("AgentAsk change the port")
     editor.wait("require('agentls.chat').all()[1]:pending_permission() ~= nil")
     editor.lua(
         "local chat = require('agentls.chat').all()[1] "
         "vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.buffer.bufnr)[1])"
     )
-    editor.nvim.feedkeys("d")
+    editor.nvim.feedkeys("v")
     editor.wait("vim.api.nvim_buf_get_name(0):find('agentls://review/') ~= nil")
     assert editor.lua("return vim.wo.diff")
+    # The review says how to accept and reject, where the eye is.
+    winbar = editor.lua("return vim.wo.winbar")
+    assert ":w accepts it" in winbar and ":q rejects it" in winbar, winbar
     editor.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, {'PORT = 9001'})")
     editor.nvim.command("write")
     [ended] = editor.turn_ended()
@@ -388,7 +406,7 @@ def test_the_plan_agents_and_the_turn_limit_show_in_the_chat(editor: Editor) -> 
     chat = editor.chat_text()
     assert "Plan 0/2\n  [~] Find the port\n  [ ] Report it" in chat
     assert "↳ explore agent: find the port" in chat and "    · Grep" in chat
-    assert "↳ agent end_turn: 2 model calls, 1 tool calls" in chat
+    assert "↳ agent end_turn: 2 model calls, 1 tool call," in chat
     assert ":AgentContinue goes on" in chat
     # The agent's answer is not streamed into the chat; the Task call's result is.
     assert chat.count("app.py:1 sets it.") == 1
@@ -520,9 +538,11 @@ def test_headers_and_the_usage_are_virtual_text_and_the_buffer_is_the_markdown(
     ], lines
     virtual = editor.lua(VIRTUAL_LINES)
     above = [(v["row"], v["text"], v["hl"]) for v in virtual if v["above"]]
-    assert above == [(0, "▍You", "Title"), (3, "▍agentls", "Title")], virtual
+    assert above == [(0, "▍You", "AgentlsUser"), (3, "▍agentls", "AgentlsAgent")], virtual
     [usage] = [v for v in virtual if not v["above"]]
-    assert usage["hl"] == "Comment"
+    assert usage["hl"] == "AgentlsFooter"
+    # Under the answer's last line, not above it.
+    assert usage["row"] == len(lines) - 1, virtual
     assert usage["text"].startswith("── end_turn · 1200 in · 34 out · ")
     assert usage["text"].endswith("% context"), usage
     text = "\n".join(lines)
@@ -576,7 +596,7 @@ def test_sessions_resume_renders_the_history_and_goes_on(editor: Editor) -> None
     editor.wait(f"require('agentls.chat').get(nil, false).session_id == '{first_session}'")
     assert editor.lua("return _G.agentls_selects") == ["Resume a session"]
     assert any(
-        o.startswith("what port?  (1 turns") for o in editor.lua("return _G.agentls_offered")
+        o.startswith("what port?  (1 turn,") for o in editor.lua("return _G.agentls_offered")
     )
     chat = editor.chat_text()
     for expected in (
@@ -648,7 +668,8 @@ def test_slash_commands_complete_in_the_prompt_and_a_local_answer_shows(editor: 
     prompt = editor.lua(
         "local chat = require('agentls.chat').all()[1] "
         "for _, b in ipairs(vim.api.nvim_list_bufs()) do "
-        "  if vim.b[b].agentls_root == chat.root then return b end end"
+        "  if vim.b[b].agentls_root == chat.root and vim.bo[b].buftype == 'prompt' then "
+        "    return b end end"
     )
     items = editor.lua(
         "local buf = ... "

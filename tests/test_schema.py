@@ -46,7 +46,7 @@ from agentls.events import (
 )
 from agentls.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentls.session.manager import SessionManager
-from agentls.tools.base import FileDiff, Location, PlanEntry
+from agentls.tool_values import FileDiff, Location, PlanEntry
 from agentls.usage import Usage
 from agentls.wire import json_sink, to_wire
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import psutil  # type: ignore[import-untyped]
 import pytest
 
+from agentls.permissions.read_only_bash import is_read_only_command
 from agentls.tools.base import ToolContext, ToolError, ToolOutput
-from agentls.tools.bash import BashInput, BashTool, OutputBuffer, is_read_only_command
+from agentls.tools.bash import BashInput, BashTool
+from agentls.tools.process import OutputBuffer
 from agentls.tools.read_cache import FileReadCache
 from agentls.workspace.view import WorkspaceView
 
@@ -219,7 +221,7 @@ async def test_cancellation_kills_a_child_that_ignores_sigterm(root: Path) -> No
 def test_a_group_of_zombies_counts_as_gone() -> None:
     import subprocess
 
-    from agentls.tools.bash import _group_alive
+    from agentls.tools.process import _group_alive
 
     # Exited but not yet reaped, as children handed to a slow init are: killpg still
     # reaches them, yet nothing runs, so the kill must not wait for them.

@@ -171,7 +171,7 @@ async def test_a_fault_in_a_compaction_ends_the_turn(
     async def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("injected fault")
 
-    monkeypatch.setattr(run, "_prepare_context", broken, raising=True)
+    monkeypatch.setattr(run, "prepare_context", broken, raising=True)
     turn, _ = session.submit("hello")
     internal_error(await sink.completed(turn))
     monkeypatch.undo()

@@ -340,7 +340,7 @@ async def test_fetch_asks_per_domain_and_always_remembers_the_domain(
         assert always["rule"] == "WebFetch(domain:127.0.0.1)"
         [result] = tool_results(log)
         assert "# Version 2.0" in json.dumps(result)
-        saved = json.loads((tmp_path / "ws" / ".agentls" / "settings.json").read_text())
+        saved = json.loads((tmp_path / "ws" / ".agentls" / "settings.local.json").read_text())
         assert saved["permissions"] == {"allow": ["WebFetch(domain:127.0.0.1)"]}
 
         # The same host again: no question. Another host (localhost): asked again.

@@ -92,6 +92,7 @@ class NewSessionParams(ParamsModel):
     max_budget_usd: float | None = Field(default=None, gt=0)
     append_system_prompt: str | None = None
     mcp_servers: list[dict[str, Any]] | None = None
+    permission_rules_scope: RulesScope | None = None
     # Additions to the fixed core: a scripted model and where to log its requests.
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None

@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         return _sessions(args)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "stop":
+        return _stop_daemons()
     if args.command == "acp":
         from agentls.acp.serve import serve_acp
 
@@ -94,56 +96,8 @@ def _parser() -> argparse.ArgumentParser:
         help="with --socket: exit after this many seconds without a connection (default 600)",
     )
     commands = parser.add_subparsers(dest="command")
-    run = commands.add_parser(
-        "run",
-        help="run one headless turn in the current directory",
-        epilog="Exit codes: 0 the turn ended normally (end_turn), 1 it failed or stopped "
-        "otherwise, 2 usage or configuration error, 130 interrupted (Ctrl-C aborts the turn "
-        "cleanly first).",
-    )
-    run.add_argument(
-        "prompt", nargs="?", help="what to ask the agent (default: read from stdin; - too)"
-    )
-    run.add_argument("--json", action="store_true", help="print one agent/event object per line")
-    run.add_argument(
-        "--permission-mode",
-        choices=_Names("PERMISSION_MODES"),
-        help="how tool calls are approved (default: default)",
-    )
-    run.add_argument("--model", help="model name (default: AGENTLS_MODEL or the provider's)")
-    run.add_argument("--provider", choices=_Names("PROVIDERS"))
-    run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
-    run.add_argument("--cwd", type=_path, default=None, help="workspace (default: current dir)")
-    earlier = run.add_mutually_exclusive_group()
-    earlier.add_argument("--resume", metavar="ID", help="go on in an earlier session")
-    earlier.add_argument(
-        "--continue",
-        dest="continue_",
-        action="store_true",
-        help="go on in this directory's newest session",
-    )
-    run.add_argument("--data", type=_path, metavar="FILE.json", help="structured data for the turn")
-    run.add_argument("--intent", help="what the user wants done with the data")
-    run.add_argument(
-        "--no-daemon",
-        action="store_true",
-        help="run in this process instead of through the warm per-user daemon "
-        "(also AGENTLS_NO_DAEMON=1)",
-    )
-    sessions = commands.add_parser("sessions", help="list, show, rename, remove, export sessions")
-    actions = sessions.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="this directory's sessions, newest first")
-    listing.add_argument("--all", action="store_true", help="every directory's sessions")
-    listing.add_argument("--json", action="store_true", help="as JSON")
-    actions.add_parser("show", help="a session as markdown").add_argument("id")
-    renaming = actions.add_parser("rename", help="give a session a title")
-    renaming.add_argument("id")
-    renaming.add_argument("title")
-    actions.add_parser("rm", help="delete a session's transcript").add_argument("id")
-    exporting = actions.add_parser("export", help="a session as markdown or JSON")
-    exporting.add_argument("id")
-    exporting.add_argument("--format", choices=["md", "json"], default="md")
-    exporting.add_argument("-o", "--output", type=_path, help="file to write (default: stdout)")
+    _add_run(commands)
+    _add_sessions(commands)
     replay = commands.add_parser(
         "replay",
         help="run a recorded session again offline (the model's replies from its transcript)",
@@ -164,7 +118,77 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo = commands.add_parser("demo", help="an offline agent turn on the scripted model")
     demo.add_argument("--json", action="store_true", help="print one agent/event object per line")
+    commands.add_parser(
+        "stop",
+        help="stop the warm daemons `agentls run` leaves (each also exits after 10 minutes "
+        "without a connection)",
+    )
     return parser
+
+
+def _add_run(commands: Any) -> None:
+    """`agentls run` and its options."""
+    run = commands.add_parser(
+        "run",
+        help="run one headless turn in the current directory",
+        epilog="Exit codes: 0 the turn ended normally (end_turn), 1 it failed or stopped "
+        "otherwise, 2 usage or configuration error, 130 interrupted (Ctrl-C aborts the turn "
+        "cleanly first).",
+    )
+    run.add_argument(
+        "prompt", nargs="?", help="what to ask the agent (default: read from stdin; - too)"
+    )
+    run.add_argument("--json", action="store_true", help="print one agent/event object per line")
+    run.add_argument(
+        "--permission-mode",
+        choices=_Names("PERMISSION_MODES"),
+        help="how tool calls are approved (default: default)",
+    )
+    run.add_argument("--model", help="model name (default: AGENTLS_MODEL or the provider's)")
+    run.add_argument("--provider", choices=_Names("PROVIDERS"))
+    run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
+    run.add_argument("--cwd", type=_path, default=None, help="workspace (default: current dir)")
+    run.add_argument(
+        "--permission-rules-scope",
+        choices=_Names("RULES_SCOPES"),
+        help="where an always-allow or always-reject answer is saved: local "
+        "(.agentls/settings.local.json, git-ignored; the default), project "
+        "(.agentls/settings.json, shared), user, or session (nowhere)",
+    )
+    earlier = run.add_mutually_exclusive_group()
+    earlier.add_argument("--resume", metavar="ID", help="go on in an earlier session")
+    earlier.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="go on in this directory's newest session",
+    )
+    run.add_argument("--data", type=_path, metavar="FILE.json", help="structured data for the turn")
+    run.add_argument("--intent", help="what the user wants done with the data")
+    run.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run in this process instead of through the warm per-user daemon "
+        "(also AGENTLS_NO_DAEMON=1)",
+    )
+
+
+def _add_sessions(commands: Any) -> None:
+    """`agentls sessions list|show|rename|rm|export`."""
+    sessions = commands.add_parser("sessions", help="list, show, rename, remove, export sessions")
+    actions = sessions.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="this directory's sessions, newest first")
+    listing.add_argument("--all", action="store_true", help="every directory's sessions")
+    listing.add_argument("--json", action="store_true", help="as JSON")
+    actions.add_parser("show", help="a session as markdown").add_argument("id")
+    renaming = actions.add_parser("rename", help="give a session a title")
+    renaming.add_argument("id")
+    renaming.add_argument("title")
+    actions.add_parser("rm", help="delete a session's transcript").add_argument("id")
+    exporting = actions.add_parser("export", help="a session as markdown or JSON")
+    exporting.add_argument("id")
+    exporting.add_argument("--format", choices=["md", "json"], default="md")
+    exporting.add_argument("-o", "--output", type=_path, help="file to write (default: stdout)")
 
 
 def _run_command(argv: list[str] | None) -> int:
@@ -203,6 +227,7 @@ def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
         ("model", args.model),
         ("provider", args.provider),
         ("maxTurns", args.max_turns),
+        ("permissionRulesScope", args.permission_rules_scope),
     ):
         if value is not None:
             overrides[key] = value
@@ -290,6 +315,28 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+DEMO_NEXT = """
+The demo's folder and session are gone now. Next, in a project of your own, with a model
+configured (ANTHROPIC_API_KEY, or OPENAI_API_KEY, or OPENAI_BASE_URL for a local server
+such as Ollama's http://localhost:11434/v1):
+
+    agentls run "what does this project do?"
+"""
+
+
+def _stop_daemons() -> int:
+    from agentls.plural import counted
+    from agentls.warm_stop import stop_daemons
+
+    stopped = stop_daemons()
+    if stopped:
+        pids = ", ".join(str(pid) for pid in stopped)
+        sys.stdout.write(f"stopped {counted(len(stopped), 'warm daemon')} (pid {pids})\n")
+    else:
+        sys.stdout.write("no warm daemon was running\n")
+    return 0
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
@@ -299,17 +346,23 @@ def _run_demo(args: argparse.Namespace) -> int:
     from agentls.headless import TurnRequest, one_turn
 
     with tempfile.TemporaryDirectory(prefix="agentls-demo-") as tmp:
-        root = _path(tmp)
+        root = _path(tmp) / "project"
+        root.mkdir()
         make_workspace(root)
+        # The demo's session, settings and answers live and go with its folder: nothing of
+        # it joins the user's session list, and the user's settings do not change it.
+        os.environ["AGENTLS_HOME"] = str(_path(tmp) / "home")
         overrides = {"provider": "scripted", "script": str(SCRIPT)}
         out = sys.stdout
         if not args.json:
             out.write(f"agentls demo: a scripted agent turn in {root}\n\n")
         request = TurnRequest("Make the server honour the PORT variable.")
-        code = asyncio.run(one_turn(root, request, overrides, args.json, DemoAnswers()))
+        turn = one_turn(root, request, overrides, args.json, DemoAnswers(), resume_hint=False)
+        code = asyncio.run(turn)
         if not args.json:
             out.write("\n--- server.py after the turn ---\n")
             out.write((root / "server.py").read_text(encoding="utf-8"))
+            out.write(DEMO_NEXT)
         return code
 
 
@@ -320,6 +373,7 @@ def _replay(args: argparse.Namespace) -> int:
     from agentls import replay
     from agentls import sessions_cli as cli
     from agentls.cli_print import HumanPrinter, JsonPrinter
+    from agentls.plural import counted
     from agentls.session.store import list_metas, transcript_path
 
     try:
@@ -352,7 +406,8 @@ def _replay(args: argparse.Namespace) -> int:
         verdict = f"{len(result.mismatches)} of {recorded} tool results differ"
     else:
         verdict = f"all {recorded} tool results match the recording"
-    sys.stderr.write(f"\n{len(result.stop_reasons)} turns replayed ({ends}); {verdict}\n")
+    turns = counted(len(result.stop_reasons), "turn")
+    sys.stderr.write(f"\n{turns} replayed ({ends}); {verdict}\n")
     return 1 if result.mismatches else 0
 
 

@@ -12,6 +12,9 @@ import os
 import sys
 import time
 
+from agentls.cli_diff import render_diff, wants_colour
+from agentls.plural import counted
+
 # `typing` costs the warm path milliseconds at every start: names for the checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,15 +46,18 @@ class JsonPrinter:
             return
         write(self._out, json.dumps(event, ensure_ascii=False) + "\n")
 
-    def answered(self, option: str) -> None:
+    def answered(self, request: Event, option: str) -> None:
         """The answer shows up as its permission_resolved event."""
 
 
 class HumanPrinter:
     """Text as it streams, one line per tool call and result, the stop reason at the end."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, cwd: str | None = None) -> None:
         self._out = out
+        # Diffs name files relative to the workspace.
+        self.cwd = cwd or os.getcwd()
+        self._colour = wants_colour(out)
         self._in_text = False
         # Turns of local slash commands: their output says it all, no stop-reason line.
         self._command_turns: set[str] = set()
@@ -71,9 +77,12 @@ class HumanPrinter:
         if line:
             # A sub-agent's steps are indented under its Task call; its text is not shown.
             self._line(f"    {line.strip()}" if child else line)
+        if kind == "permission_request" and event.get("diff"):
+            # The change comes with the question, so the user sees what they allow.
+            write(self._out, render_diff(event["diff"], self._colour, self.cwd))
 
-    def answered(self, option: str) -> None:
-        self._line(f"  → {option}")
+    def answered(self, request: Event, option: str) -> None:
+        self._line(f"  → {answer_words(request, option)}")
 
     def _line(self, line: str) -> None:
         write(self._out, ("\n" if self._in_text else "") + line + "\n")
@@ -113,16 +122,49 @@ def summary_line(event: Event) -> str | None:
     if kind == "subagent_completed":
         seconds = event["durationMs"] / 1000
         return (
-            f"  ↳ agent {event['stopReason']}: {event['turns']} model calls, "
-            f"{event['toolCalls']} tool calls, {seconds:.1f} s"
+            f"  ↳ agent {event['stopReason']}: {counted(event['turns'], 'model call')}, "
+            f"{counted(event['toolCalls'], 'tool call')}, {seconds:.1f} s"
         )
     if kind == "turn_completed":
         error = event.get("error")
         detail = f": {error['message']}" if error else ""
         usage = event.get("usage") or {}
-        tokens = f"{usage.get('inputTokens', 0)} in / {usage.get('outputTokens', 0)} out tokens"
-        return f"\n[{event['stopReason']} after {event['turns']} model calls, {tokens}]{detail}"
+        tokens = f"{usage.get('inputTokens', 0):,} in / {usage.get('outputTokens', 0):,} out tokens"
+        calls = counted(event["turns"], "model call")
+        return f"\n[{event['stopReason']} after {calls}, {tokens}]{detail}"
     return None
+
+
+# What each kind of answer is called where a user reads it (the same words in every client).
+ANSWER_WORDS = {
+    "allow_once": "Allow once",
+    "allow_always": "Always allow",
+    "reject_once": "Reject",
+    "reject_always": "Always reject",
+}
+# The keys, the same in every client.
+ANSWER_KEYS = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "d": "reject_always"}
+
+
+def answer_words(request: Event, option: str) -> str:
+    """The answer as the request names it, with the rule an "always" answer saves
+    (`Always allow Edit(a.py)`)."""
+    for offered in request.get("options") or ():
+        if offered.get("optionId") == option:
+            name = str(offered.get("name") or ANSWER_WORDS.get(option, option))
+            rule = offered.get("rule")
+            return f"{name} {rule}" if rule else name
+    return ANSWER_WORDS.get(option, option)
+
+
+def answer_keys(request: Event) -> str:
+    """`[y] Allow once · [a] Always allow Edit(a.py) · …`: the keys and what each answers."""
+    offered = {str(o.get("optionId")) for o in request.get("options") or ()}
+    return " · ".join(
+        f"[{key}] {answer_words(request, option)}"
+        for key, option in ANSWER_KEYS.items()
+        if option in offered or not offered
+    )
 
 
 class Answers:
@@ -155,11 +197,11 @@ class NoTerminal(Answers):
 
 class Terminal(Answers):
     def permission(self, request: Event) -> str:
-        choices = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "d": "reject_always"}
+        keys = answer_keys(request)
         while True:
-            reply = _ask(f"Allow {request['title']}? [y]es / [a]lways / [n]o / [d]eny always: ")
-            if reply[:1].lower() in choices:
-                return choices[reply[:1].lower()]
+            reply = _ask(f"Allow {request['title']}?  {keys}: ")
+            if reply[:1].lower() in ANSWER_KEYS:
+                return ANSWER_KEYS[reply[:1].lower()]
             if not reply:
                 return "reject_once"
 
@@ -169,8 +211,8 @@ class Terminal(Answers):
         return _ask(f"{request['question']}{hint}: ")
 
     def go_on(self, completed: Event) -> bool:
-        calls = completed.get("turns", 0)
-        reply = _ask(f"Reached the turn limit ({calls} model calls). Go on? [y/N]: ")
+        calls = counted(completed.get("turns", 0), "model call")
+        reply = _ask(f"Reached the turn limit ({calls}). Go on? [y/N]: ")
         return reply[:1].lower() == "y"
 
 

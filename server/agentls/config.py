@@ -81,8 +81,9 @@ class Settings:
     stuck_threshold: int = 3
     # Whether the model gets the TodoWrite tool (its plan reaches clients as `plan` events).
     todo_write: bool = True
-    # Where "always" answers are kept: the project's settings file, the user's, or nowhere.
-    permission_rules_scope: RulesScope = "project"
+    # Where "always" answers are kept: the project's personal file (settings.local.json,
+    # never committed), its shared one, the user's, or nowhere.
+    permission_rules_scope: RulesScope = "local"
     # Sub-agents (Task): how deep they nest, and how many run at once in a session.
     subagent_depth: int = 3
     max_subagents: int = 20
@@ -328,6 +329,12 @@ def apply_layer(
                         f"{source}: permissions.{rule_kind}",
                         problems,
                     )
+                if rule_kind in changes:
+                    # Rules add up across layers: the shared file's and the personal one's
+                    # both hold (deny beats ask beats allow whatever their layer).
+                    earlier: tuple[str, ...] = getattr(settings, rule_kind)
+                    added = (r for r in changes[rule_kind] if r not in earlier)
+                    changes[rule_kind] = (*earlier, *added)
             continue
         if key == "hooks":
             changes["hook_layers"] = (*settings.hook_layers, (source, value))
@@ -366,6 +373,22 @@ def project_settings_file(cwd: Path) -> Path:
     return cwd / ".agentls" / "settings.json"
 
 
+def local_settings_file(cwd: Path) -> Path:
+    """The project's personal settings file (git-ignored), read after the shared one."""
+    return cwd / ".agentls" / "settings.local.json"
+
+
+def _local_layer(cwd: Path, problems: list[str]) -> Mapping[str, Any]:
+    """The personal file's settings. Its hooks are not read: a repository could commit the
+    file all the same, and only the shared file's hooks wait for the user's trust."""
+    path = local_settings_file(cwd)
+    layer = _read_json(path, problems)
+    if "hooks" in layer:
+        problems.append(f"{path}: hooks are read from {project_settings_file(cwd)} only; ignored")
+        layer = {key: value for key, value in layer.items() if key != "hooks"}
+    return layer
+
+
 def load_settings(
     cwd: Path,
     env: Mapping[str, str],
@@ -385,6 +408,8 @@ def load_settings(
         settings = apply_layer(settings, servers, str(cwd / ".mcp.json"), found)
     project = project_settings_file(cwd)
     settings = apply_layer(settings, _read_json(project, found), str(project), found)
+    local = str(local_settings_file(cwd))
+    settings = apply_layer(settings, _local_layer(cwd, found), local, found)
     env_changes = {}
     for var, name in _ENV.items():
         if env.get(var):

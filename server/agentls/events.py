@@ -6,12 +6,13 @@ The session stamps `sessionId`, `seq` and `turnId`; `wire.to_wire` turns an even
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from agentls.messages import ContentBlock
 from agentls.names import HookEvent
-from agentls.tools.base import FileDiff, Location, PlanEntry, ToolKind
+from agentls.tool_values import FileDiff, Location, PlanEntry, ToolKind
 from agentls.usage import Usage
 
 TurnStopReason = Literal[
@@ -333,6 +334,8 @@ LoopEvent: TypeAlias = (
     | CommandOutput
     | AvailableCommands
 )
+# Where a turn's events go (the session's sink, a test's list).
+Emit: TypeAlias = Callable[[LoopEvent], None]
 
 
 @dataclass(frozen=True, slots=True)

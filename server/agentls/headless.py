@@ -89,12 +89,14 @@ async def one_turn(
     answers: Answers,
     progress: bool = False,
     ctrl_c: CtrlC | None = None,
+    resume_hint: bool = True,
 ) -> int:
     """Run one turn (in a new session or an earlier one); the exit code says how it ended.
 
     With `ctrl_c`, its presses stop the turn (Abandoned after a second one); without it a
-    cancellation (asyncio.run's Ctrl-C) is the first press."""
-    front = _FrontEnd(as_json, answers, progress)
+    cancellation (asyncio.run's Ctrl-C) is the first press. `resume_hint`: say at the end
+    how to go on in the session (not for one that will not outlive the run)."""
+    front = _FrontEnd(as_json, answers, progress, resume_hint)
     presses = asyncio.Queue[int]()
     if ctrl_c is not None:
         ctrl_c.deliver_to(asyncio.get_running_loop(), presses.put_nowait)
@@ -119,13 +121,16 @@ async def one_turn(
 class _FrontEnd:
     """The printer, the answers and the session manager of one headless turn."""
 
-    def __init__(self, as_json: bool, answers: Answers, progress: bool) -> None:
+    def __init__(
+        self, as_json: bool, answers: Answers, progress: bool, resume_hint: bool = True
+    ) -> None:
         self.printer: JsonPrinter | HumanPrinter = (
             JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout)
         )
         self.answers = answers
         self.status = ProgressLine(sys.stderr) if progress else None
         self.as_json = as_json
+        self.resume_hint = resume_hint and not as_json
         self.ended: asyncio.Queue[tuple[TurnCompleted, dict[str, Any]]] = asyncio.Queue()
         self.manager = SessionManager(self.on_event)
         self._asking: set[asyncio.Task[None]] = set()
@@ -152,7 +157,7 @@ class _FrontEnd:
 
     async def _answer(self, session_id: str, request: dict[str, Any]) -> None:
         option = await _on_own_thread(lambda: self.answers.permission(request))
-        self.printer.answered(option)
+        self.printer.answered(request, option)
         self.manager.get(session_id).respond_permission(request["requestId"], option)
 
     async def _reply(self, session_id: str, request: dict[str, Any]) -> None:
@@ -162,6 +167,8 @@ class _FrontEnd:
     async def turn(self, cwd: Path, request: TurnRequest, overrides: dict[str, Any]) -> int:
         """Open the session, submit the message, wait for the turn's end."""
         manager = self.manager
+        if isinstance(self.printer, HumanPrinter):
+            self.printer.cwd = str(cwd)
         try:
             session = await _session(manager, cwd, request, overrides)
         except (ProviderNotConfigured, UnknownSession, InvalidParams) as exc:
@@ -194,7 +201,7 @@ class _FrontEnd:
             if status is not None:
                 status.clear()
         await manager.close_all()
-        if not self.as_json:
+        if self.resume_hint:
             sys.stderr.write(f"session {session.id} (agentls run --resume {session.id} goes on)\n")
         return EXIT_OK if completed.stop_reason == "end_turn" else EXIT_FAILED
 

@@ -17,8 +17,11 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 ProviderName = Literal["anthropic", "openai", "azure", "scripted"]
 PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
 
-# Where an "always" answer's permission rule is kept.
-RulesScope = Literal["session", "project", "user"]
+# Where an "always" answer's permission rule is kept: the project's personal, git-ignored
+# `.agentls/settings.local.json` (local), its shared `.agentls/settings.json` (project), the
+# user's settings (user), or the session only.
+RulesScope = Literal["session", "local", "project", "user"]
+RULES_SCOPES: tuple[RulesScope, ...] = get_args(RulesScope)
 
 Delivery = Literal["queue", "steer", "interrupt"]
 DELIVERIES: tuple[Delivery, ...] = get_args(Delivery)

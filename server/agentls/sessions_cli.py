@@ -59,8 +59,10 @@ def list_sessions(cwd: Path | None, as_json: bool, out: TextIO) -> int:
         out.write(json.dumps([m.to_json() for m in metas], ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
     if not metas:
-        where = f" in {cwd}" if cwd is not None else ""
-        out.write(f"no sessions{where} (--all lists every directory's)\n")
+        if cwd is None:
+            out.write("no sessions\n")
+        else:
+            out.write(f"no sessions in {cwd} (--all lists every directory's)\n")
         return EXIT_OK
     for meta in metas:
         when = dt.datetime.fromtimestamp(meta.updated_at).strftime("%Y-%m-%d %H:%M")

@@ -262,7 +262,7 @@ class Turn:
         kind = event.get("type")
         if kind == "permission_request":
             option = self.answers.permission(event)
-            self.printer.answered(option)
+            self.printer.answered(event, option)
             self.conn.request(
                 "agent/respondPermission",
                 {"sessionId": self.session_id, "requestId": event["requestId"], "optionId": option},
@@ -335,7 +335,7 @@ def run_warm(
     (KeyboardInterrupt) at any point aborts the turn and returns 130; before the connection
     is made it propagates, as nothing needs stopping yet."""
     conn = connect(dict(os.environ))
-    printer = JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout)
+    printer = JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout, cwd)
     turn = Turn(conn, printer, answers)
     turn.progress = ProgressLine(sys.stderr) if progress else None
     try:

@@ -2,27 +2,54 @@
 if vim.g.loaded_agentls then return end
 vim.g.loaded_agentls = true
 
+require("agentls.highlights").setup()
+
 local function agentls()
   return require("agentls")
 end
 
-vim.api.nvim_create_user_command("Agent", function() agentls().toggle() end, { desc = "agentls: toggle the chat" })
-vim.api.nvim_create_user_command("AgentAsk", function(cmd)
+--- A command's body, run so that what goes wrong is a message, never a Lua traceback.
+local function guarded(fn)
+  return function(cmd)
+    local ok, err = xpcall(fn, function(e)
+      -- A message the plugin raised says it all; anything else keeps its place for a report.
+      local own = type(e) == "string" and e:match("agentls: .*$")
+      return own or ("agentls: " .. tostring(e))
+    end, cmd)
+    if not ok then vim.notify(err, vim.log.levels.ERROR) end
+  end
+end
+
+local function command(name, fn, opts)
+  vim.api.nvim_create_user_command(name, guarded(fn), opts)
+end
+
+command("Agent", function() agentls().toggle() end, { desc = "agentls: open the chat and write in its prompt (or close it)" })
+command("AgentAsk", function(cmd)
   local text = cmd.args
   local range = cmd.range > 0 and { cmd.line1, cmd.line2 } or nil
   if text == "" then
     vim.ui.input({ prompt = "agentls: " }, function(input)
-      if input and input ~= "" then agentls().ask(input, { range = range }) end
+      if input and input ~= "" then guarded(function() agentls().ask(input, { range = range }) end)() end
     end)
     return
   end
   agentls().ask(text, { range = range })
 end, { nargs = "*", range = true, desc = "agentls: send a message (a range attaches those lines)" })
-vim.api.nvim_create_user_command("AgentAbort", function() agentls().abort() end, { desc = "agentls: stop the turn" })
-vim.api.nvim_create_user_command("AgentNew", function() agentls().new() end, { desc = "agentls: a new session" })
-vim.api.nvim_create_user_command("AgentSessions", function() agentls().sessions() end, { desc = "agentls: resume a session" })
-vim.api.nvim_create_user_command("AgentModel", function() agentls().model() end, { desc = "agentls: pick the model" })
-vim.api.nvim_create_user_command("AgentMode", function() agentls().mode() end, { desc = "agentls: pick the permission mode" })
-vim.api.nvim_create_user_command("AgentContinue", function() agentls().continue() end, { desc = "agentls: go on after the turn limit" })
-vim.api.nvim_create_user_command("AgentTasks", function() agentls().tasks() end, { desc = "agentls: background agents" })
-vim.api.nvim_create_user_command("AgentCompact", function(cmd) agentls().compact(cmd.args) end, { nargs = "*", desc = "agentls: compact the context" })
+command("AgentAbort", function() agentls().abort() end, { desc = "agentls: stop the turn" })
+command("AgentNew", function() agentls().new() end, { desc = "agentls: a new session" })
+command("AgentSessions", function() agentls().sessions() end, { desc = "agentls: resume a session" })
+command("AgentModel", function() agentls().model() end, { desc = "agentls: pick the model" })
+command("AgentMode", function() agentls().mode() end, { desc = "agentls: pick the permission mode" })
+command("AgentContinue", function() agentls().continue() end, { desc = "agentls: go on after the turn limit" })
+command("AgentTasks", function() agentls().tasks() end, { desc = "agentls: background agents" })
+command("AgentCompact", function(cmd) agentls().compact(cmd.args) end, { nargs = "*", desc = "agentls: compact the context" })
+command("AgentPermission", function(cmd) agentls().permission(cmd.args) end, {
+  nargs = "?",
+  desc = "agentls: answer the pending permission request (y, a, n, d or v)",
+  complete = function()
+    local keys = require("agentls.config").options.keymaps
+    return vim.tbl_filter(function(k) return type(k) == "string" end,
+      { keys.allow_once, keys.allow_always, keys.reject_once, keys.reject_always, keys.view_diff })
+  end,
+})

@@ -310,6 +310,7 @@ export interface NewSessionParams {
   mcpServers?: Array<Record<string, unknown>> | null;
   model?: string | null;
   permissionMode?: "default" | "acceptEdits" | "plan" | "bypassPermissions" | null;
+  permissionRulesScope?: "session" | "local" | "project" | "user" | null;
   provider?: "anthropic" | "openai" | "azure" | "scripted" | null;
   requestLog?: string | null;
   script?: string | Array<Record<string, unknown>> | null;
@@ -382,7 +383,7 @@ export interface PermissionResolved {
 export interface PermissionRuleInfo {
   behavior: "allow" | "deny" | "ask";
   rule: string;
-  scope: "session" | "project" | "user";
+  scope: "session" | "local" | "project" | "user";
 }
 
 export interface PermissionRulesResult {

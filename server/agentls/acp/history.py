@@ -31,7 +31,7 @@ from agentls.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from agentls.tools.base import FileDiff, PlanEntry
+from agentls.tool_values import FileDiff, PlanEntry
 from agentls.tools.registry import ToolRegistry
 
 USER_CONTEXT = "<userContext>"

@@ -31,7 +31,7 @@ from agentls.events import (
     TurnStopReason,
     UsageEvent,
 )
-from agentls.tools.base import FileDiff, Location, PlanEntry
+from agentls.tool_values import FileDiff, Location, PlanEntry
 
 Update: TypeAlias = (
     acp.AgentMessageChunk

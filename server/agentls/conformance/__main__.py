@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from agentls.conformance.suite import CHECKS, Context, command_of
+from agentls.plural import counted
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
                     traceback.print_exc()
             seconds = time.monotonic() - started
             print(f"{verdict}  {name:<{width}}  {seconds:5.2f} s  {detail}".rstrip(), flush=True)
-    print(f"\n{len(checks) - failed} of {len(checks)} checks passed")
+    print(f"\n{len(checks) - failed} of {counted(len(checks), 'check')} passed")
     return 1 if failed else 0
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 from xml.sax.saxutils import escape
 
 from agentls.config import project_settings_file
-from agentls.events import Compaction, HookResult, LoopEvent, PermissionRequest
+from agentls.events import Compaction, Emit, HookResult, PermissionRequest
 from agentls.hooks.callbacks import (
     ContextCompact,
     IterationComplete,
@@ -35,14 +35,13 @@ from agentls.hooks.decisions import (
     tool_verdict,
 )
 from agentls.hooks.runner import run_hooks
-from agentls.loop.executor import PermissionPrompter, ask_permission
 from agentls.messages import Message, ToolUseBlock, new_id
 from agentls.names import HookEvent
 from agentls.permissions import trust
+from agentls.permissions.asking import PermissionPrompter, ask_permission
 from agentls.usage import Usage
 
 log = logging.getLogger(__name__)
-Emit = Callable[[LoopEvent], None]
 T = TypeVar("T")
 
 

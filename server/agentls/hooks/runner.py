@@ -16,7 +16,7 @@ from typing import Any
 
 from agentls.hooks.config import HookCommand
 from agentls.redact import without_provider_keys
-from agentls.tools.bash import kill_process_group
+from agentls.tools.process import kill_process_group
 from agentls.tools.process_guard import guard_group, guarded_environ
 
 # What is kept of a hook's stdout and stderr (each); the rest is cut with a note.

@@ -11,9 +11,9 @@ from agentls.context.prompt import SystemPrompt
 from agentls.context.window import ContextWindow
 from agentls.events import Compaction
 from agentls.hooks.points import LoopHooks
-from agentls.loop.executor import PermissionPrompter
 from agentls.loop.guards import Budget
 from agentls.messages import Message
+from agentls.permissions.asking import PermissionPrompter
 from agentls.permissions.gate import PermissionGate
 from agentls.pricing import Price
 from agentls.providers.base import Provider

@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -22,10 +21,9 @@ from agentls.events import (
     PERMISSION_OPTIONS,
     AskUserRequest,
     AskUserResolved,
-    LoopEvent,
+    Emit,
     PermissionOption,
     PermissionRequest,
-    PermissionResolved,
     PlanEvent,
     ToolCallEvent,
     ToolCallStatus,
@@ -35,9 +33,11 @@ from agentls.loop.assemble import ToolCallReady
 from agentls.loop.review import revision_note
 from agentls.messages import TextBlock, ToolResultBlock, ToolUseBlock, new_id
 from agentls.pairing import INTERRUPTED
+from agentls.permissions.asking import PermissionPrompter, ask_permission
 from agentls.permissions.gate import Decision, PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
-from agentls.tools.base import FileDiff, ProposesChange, Tool, ToolContext, ToolError, ToolOutput
+from agentls.tool_values import FileDiff
+from agentls.tools.base import ProposesChange, Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.editor import ProblemsWatch
 from agentls.tools.registry import ToolRegistry, validate_input
 from agentls.usage import Usage
@@ -46,26 +46,6 @@ if TYPE_CHECKING:
     from agentls.hooks.points import LoopHooks
 
 log = logging.getLogger(__name__)
-Emit = Callable[[LoopEvent], None]
-
-
-@dataclass(frozen=True, slots=True)
-class PermissionAnswer:
-    option_id: str
-    message: str | None = None
-    updated_input: dict[str, Any] | None = None
-    # The file text the user accepted after reviewing the proposed change.
-    accepted_text: str | None = None
-
-
-class PermissionPrompter(Protocol):
-    """The session's side of the questions a turn asks the user."""
-
-    async def wait_for_answer(self, request: PermissionRequest) -> PermissionAnswer:
-        """Wait for the user's answer to a permission request that was just emitted."""
-
-    async def wait_for_user_answer(self, request: AskUserRequest) -> str:
-        """Wait for the user's answer to an AskUser question that was just emitted."""
 
 
 @dataclass(slots=True)
@@ -358,20 +338,6 @@ class ToolExecutor:
         if status == "declined":
             self.declined.add(block.id)
         return ToolResultBlock(block.id, text, is_error)
-
-
-async def ask_permission(
-    prompter: PermissionPrompter, emit: Emit, request: PermissionRequest
-) -> PermissionAnswer:
-    """Send a permission request and wait for the answer; its resolution is sent either way."""
-    emit(request)
-    try:
-        answer = await prompter.wait_for_answer(request)
-    except asyncio.CancelledError:
-        emit(PermissionResolved(request.request_id, "cancelled"))
-        raise
-    emit(PermissionResolved(request.request_id, "selected", answer.option_id))
-    return answer
 
 
 def tool_call_event(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from agentls.tools.base import FileDiff
+from agentls.tool_values import FileDiff
 
 # A longer revision is cut: the model can Read the file for the rest.
 MAX_NOTE_LINES = 200

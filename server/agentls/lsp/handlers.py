@@ -117,6 +117,12 @@ class AgentHandlers:
         except (JsonRpcException, AgentError) as exc:
             log.warning("agent/didChangeEditorState ignored: %s", exc)
 
+    def abort_turn(self, session_id: str, turn_id: str) -> None:
+        """$/cancelRequest of an agent/submitMessage: abort its turn, if the session is open."""
+        session = self.manager.sessions.get(session_id)
+        if session is not None:
+            session.abort(turn_id)
+
     async def close_quietly(self, session_id: str) -> None:
         """Close a session no connection sees any more (it stays resumable from disk)."""
         if session_id in self.manager.sessions:

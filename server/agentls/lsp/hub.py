@@ -14,10 +14,7 @@ import asyncio
 import importlib
 import logging
 import weakref
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from agentls.lsp.handlers import AgentHandlers
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -26,22 +23,37 @@ class Connection(Protocol):
     def send_event(self, payload: dict[str, Any]) -> None: ...
 
 
+class AgentCore(Protocol):
+    """What the connections ask of the shared core (agentls.lsp.handlers.AgentHandlers,
+    imported by name so that nothing heavy loads before a connection needs it)."""
+
+    async def dispatch(self, method: str, params: Any, client: Any) -> Any: ...
+
+    def editor_state(self, params: Any, client: Any) -> None: ...
+
+    def announce_commands(self, session_id: str) -> None: ...
+
+    def abort_turn(self, session_id: str, turn_id: str) -> None: ...
+
+    async def close_quietly(self, session_id: str) -> None: ...
+
+
 class Hub:
     """The shared core (loaded off the event loop on first use) and session attachments."""
 
     def __init__(self) -> None:
         self.attached: dict[str, list[Connection]] = {}
-        self._handlers: AgentHandlers | None = None
-        self._loading: asyncio.Task[AgentHandlers] | None = None
+        self._handlers: AgentCore | None = None
+        self._loading: asyncio.Task[AgentCore] | None = None
         # Connections that went away; a request of theirs may still be opening a session.
         self._gone: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._closing: set[asyncio.Task[None]] = set()
 
     @property
-    def loaded(self) -> AgentHandlers | None:
+    def loaded(self) -> AgentCore | None:
         return self._handlers
 
-    async def handlers(self) -> AgentHandlers:
+    async def handlers(self) -> AgentCore:
         """The core, imported in a thread the first time any connection needs it."""
         if self._handlers is not None:
             return self._handlers
@@ -49,9 +61,9 @@ class Hub:
             self._loading = asyncio.get_running_loop().create_task(self._load())
         return await asyncio.shield(self._loading)
 
-    async def _load(self) -> AgentHandlers:
+    async def _load(self) -> AgentCore:
         module = await asyncio.to_thread(importlib.import_module, "agentls.lsp.handlers")
-        handlers: AgentHandlers = module.AgentHandlers(self)
+        handlers: AgentCore = module.AgentHandlers(self)
         self._handlers = handlers
         return handlers
 

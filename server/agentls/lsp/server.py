@@ -16,7 +16,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import cattrs
 from cattrs.cols import (
@@ -46,16 +46,11 @@ from pygls.protocol.language_server import lsp_method
 from agentls import PROTOCOL_VERSION, __version__
 from agentls.errors import AgentError
 from agentls.json_text import is_unicode
-from agentls.lsp.hub import Hub
+from agentls.lsp.hub import AgentCore, Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.progress import ToolProgress
 from agentls.names import DELIVERIES, PERMISSION_MODES, PROVIDERS
 from agentls.workspace.view import EditorState, OpenDocument
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agentls.lsp.handlers import AgentHandlers
 
 log = logging.getLogger(__name__)
 EVENT_METHOD = "agent/event"
@@ -164,10 +159,7 @@ class AgentProtocol(LanguageServerProtocol):
         server = self._server
         handlers = server.hub.loaded if isinstance(server, AgentServer) else None
         if turn is not None and handlers is not None:
-            session_id, turn_id = turn
-            session = handlers.manager.sessions.get(session_id)
-            if session is not None:
-                session.abort(turn_id)
+            handlers.abort_turn(*turn)
             return
         super()._handle_cancel_notification(msg_id)
 
@@ -353,7 +345,7 @@ class AgentServer(LanguageServer):
         if payload["type"].startswith("tool_call") and self.tool_progress.supported():
             self.tool_progress.on_event(payload)
 
-    async def handlers(self) -> AgentHandlers:
+    async def handlers(self) -> AgentCore:
         """The core, imported off the event loop the first time it is needed."""
         return await self.hub.handlers()
 

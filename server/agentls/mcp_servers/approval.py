@@ -15,10 +15,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from agentls.events import LoopEvent, PermissionRequest
-from agentls.loop.executor import PermissionPrompter, ask_permission
 from agentls.mcp_servers.config import McpServerConfig
 from agentls.messages import new_id
 from agentls.permissions import trust
+from agentls.permissions.asking import PermissionPrompter, ask_permission
 
 
 def project_servers(configs: Sequence[McpServerConfig], cwd: Path) -> list[McpServerConfig]:

@@ -20,15 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agentls.mcp_servers.connection import McpConnection, McpUnavailable
 from agentls.mcp_servers.state import McpToolInfo, tool_name
 from agentls.messages import ImageBlock
-from agentls.tools.base import (
-    ReadOnlyTool,
-    Tool,
-    ToolContext,
-    ToolError,
-    ToolKind,
-    ToolOutput,
-    short_title,
-)
+from agentls.tool_values import ToolKind
+from agentls.tools.base import ReadOnlyTool, Tool, ToolContext, ToolError, ToolOutput, short_title
 from agentls.tools.registry import clean_schema
 
 # What one result may put into the context; more is cut (the model is told).

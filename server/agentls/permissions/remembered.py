@@ -2,8 +2,10 @@
 the next session does not ask again.
 
 Rules live where the settings already read them (`permissions.allow` / `deny` / `ask`):
-the project's `.agentls/settings.json` by default, the user's `$AGENTLS_HOME/settings.json`
-with the `permissionRulesScope` setting "user" ("session" keeps them in the session only).
+by default the project's personal `.agentls/settings.local.json`, which the daemon keeps
+out of git (`.agentls/.gitignore`) so an answer of one user is never committed; the shared
+`.agentls/settings.json` with the `permissionRulesScope` setting "project", the user's
+`$AGENTLS_HOME/settings.json` with "user" ("session" keeps them in the session only).
 The rest of the file is kept as it was; the file is replaced whole, never half written.
 """
 
@@ -19,7 +21,9 @@ from agentls.names import RulesScope
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import PermissionBehavior, Rule, parse_rule
 
-FILE_SCOPES: tuple[RulesScope, ...] = ("user", "project")
+# In the order the settings read them.
+FILE_SCOPES: tuple[RulesScope, ...] = ("user", "project", "local")
+LOCAL_FILE_NAME = "settings.local.json"
 
 
 def settings_path(scope: RulesScope, cwd: Path, home: Path) -> Path | None:
@@ -28,7 +32,24 @@ def settings_path(scope: RulesScope, cwd: Path, home: Path) -> Path | None:
         return home / "settings.json"
     if scope == "project":
         return cwd / ".agentls" / "settings.json"
+    if scope == "local":
+        return cwd / ".agentls" / LOCAL_FILE_NAME
     return None
+
+
+def keep_out_of_git(folder: Path) -> None:
+    """Make `folder/.gitignore` name the personal settings file (added once, the rest kept)."""
+    ignore = folder / ".gitignore"
+    try:
+        text = ignore.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if LOCAL_FILE_NAME in (line.strip().lstrip("/") for line in text.splitlines()):
+        return
+    if text and not text.endswith("\n"):
+        text += "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore.write_text(text + LOCAL_FILE_NAME + "\n", encoding="utf-8")
 
 
 def read_rules(path: Path) -> list[Rule]:
@@ -118,8 +139,11 @@ class RuleFiles:
     def keep(self, rule: Rule, scope: RulesScope) -> None:
         """Save an "always" answer's rule in the scope's file (ValueError, OSError)."""
         path = settings_path(scope, self.cwd, self.home)
-        if path is not None:
-            save_rule(path, rule)
+        if path is None:
+            return
+        if scope == "local":
+            keep_out_of_git(path.parent)
+        save_rule(path, rule)
 
     def in_force(self) -> list[tuple[Rule, RulesScope]]:
         """The rules in force, with where each is kept: user file, project file, session."""

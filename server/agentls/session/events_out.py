@@ -1,18 +1,16 @@
 """What a session sends: the stamping of every event, and the book-keeping turn events pass.
 
 `EventOut` is the one place that numbers a session's events (`seq`) and masks them, so the
-order clients see is the order of `emit` calls. `on_event` is what a turn's events go
-through first: it notes what they change (the turn's end, finished steps, declined calls)
-in the session and its transcript before they are sent. Like the session's other helper
-modules, `on_event` works on the session's private state: it is the session's own code.
+order clients see is the order of `emit` calls. `SessionEvents.send` is what a turn's
+events go through first: it notes what they change (the turn's end and spend, finished
+steps, the plan) in the session's books and transcript before they are sent, and
+`end_broken_turn` gives a turn that broke off its one end.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agentls.events import (
     LoopEvent,
@@ -21,23 +19,19 @@ from agentls.events import (
     ToolCallEvent,
     ToolCallUpdate,
     TurnCompleted,
+    TurnError,
+    TurnStopReason,
 )
 from agentls.redact import Masker
+from agentls.session.conversation import Conversation
 from agentls.session.records import TurnEnded
-
-if TYPE_CHECKING:
-    from agentls.session.session import AgentSession
-    from agentls.session.turns import Turn
+from agentls.session.store import Transcript
+from agentls.session.turn import Turn
+from agentls.usage import Usage
 
 log = logging.getLogger(__name__)
 EventSink = Callable[[SessionEvent], None]
 _CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
-
-
-@dataclass(frozen=True, slots=True)
-class Denial:
-    tool_call_id: str
-    reason: str
 
 
 class EventOut:
@@ -62,36 +56,78 @@ class EventOut:
             log.exception("could not deliver an event of session %s", self._session_id)
 
 
-def on_event(
-    session: AgentSession,
-    event: LoopEvent,
-    turn: Turn | None,
-    origin: tuple[str, str] | None = None,
-) -> None:
-    """Book-keep and send one event of the turn; `origin`, for a sub-agent's events, is
-    the Task call and the agent's id (a background agent's events have no turn)."""
-    if isinstance(event, TurnCompleted) and turn is not None and origin is None:
-        session.last_stop = event.stop_reason
-        session.usage = session.usage + event.usage
-        session.transcript.touch(turn_done=True, spent=event.usage, cost=session._cost(event.usage))
-        code = event.error.code if event.error else None
-        session.transcript.write(TurnEnded(turn.turn_id, event.stop_reason, event.turns, code))
+class SessionEvents:
+    """A session's events on their way out, and the books they keep: what the session
+    spent, how its last turn ended, which of its calls changed something and finished."""
+
+    def __init__(
+        self,
+        out: EventOut,
+        transcript: Transcript,
+        conversation: Conversation,
+        cost: Callable[[Usage], float | None],
+    ) -> None:
+        self.out = out
+        self._transcript = transcript
+        self._conversation = conversation
+        self._cost = cost
+        self.usage = Usage()
+        # How the last turn ended: agent/continueTurn goes on only after `max_turns`.
+        self.last_stop: TurnStopReason | None = None
+        # Calls that change something, by id, until they finish: finished ones become steps.
+        self._changing_calls: dict[str, str] = {}
+
+    def emit(
+        self, event: LoopEvent, turn_id: str | None, origin: tuple[str, str] | None = None
+    ) -> None:
+        """Send an event that changes nothing in the books."""
+        self.out.emit(event, turn_id, origin)
+
+    def send(
+        self, event: LoopEvent, turn: Turn | None, origin: tuple[str, str] | None = None
+    ) -> None:
+        """Book-keep and send one event of the turn; `origin`, for a sub-agent's events, is
+        the Task call and the agent's id (a background agent's events have no turn)."""
+        if isinstance(event, TurnCompleted) and turn is not None and origin is None:
+            self.last_stop = event.stop_reason
+            self.usage = self.usage + event.usage
+            cost = self._cost(event.usage)
+            self._transcript.touch(turn_done=True, spent=event.usage, cost=cost)
+            code = event.error.code if event.error else None
+            self._transcript.write(TurnEnded(turn.turn_id, event.stop_reason, event.turns, code))
+            turn.ended = True
+        elif isinstance(event, ToolCallEvent) and event.kind in _CHANGING_KINDS:
+            self._changing_calls[event.tool_call_id] = event.title
+        elif isinstance(event, ToolCallUpdate):
+            self._call_updated(event)
+        elif isinstance(event, PlanEvent):
+            self._conversation.save_state()
+        self.out.emit(event, turn.turn_id if turn is not None else None, origin)
+
+    def spent(self, usage: Usage) -> None:
+        """Work outside the turns (a background agent) spent `usage`."""
+        self.usage = self.usage + usage
+        self._transcript.touch(spent=usage, cost=self._cost(usage))
+
+    def end_broken_turn(self, turn: Turn, reason: TurnStopReason, error: TurnError | None) -> None:
+        """Pair the history, record the turn's end and send its one turn_completed."""
+        added = self._conversation.repair()
+        if turn.ended:
+            return
         turn.ended = True
-    elif isinstance(event, ToolCallEvent) and event.kind in _CHANGING_KINDS:
-        session._changing_calls[event.tool_call_id] = event.title
-    elif isinstance(event, ToolCallUpdate):
-        _on_tool_update(session, event)
-    elif isinstance(event, PlanEvent):
-        session._save_state()
-    session._out.emit(event, turn.turn_id if turn is not None else None, origin)
+        self.last_stop = reason
+        try:
+            for message in added:
+                self._transcript.record_message(message, turn.turn_id)
+            code = error.code if error else None
+            self._transcript.write(TurnEnded(turn.turn_id, reason, 0, code))
+        except Exception as exc:
+            log.error("the end of turn %s was not recorded: %s", turn.turn_id, exc)
+        self.out.emit(TurnCompleted(turn.turn_id, reason, 0, Usage(), error), turn.turn_id)
 
-
-def _on_tool_update(session: AgentSession, event: ToolCallUpdate) -> None:
-    if event.status == "declined":
-        session.denials.append(Denial(event.tool_call_id, event.content or ""))
-    title = session._changing_calls.get(event.tool_call_id)
-    if title is not None and event.status not in ("pending", "in_progress"):
-        del session._changing_calls[event.tool_call_id]
-        if event.status == "completed":
-            session.data.completed_steps.append(title)
-            session._save_state()
+    def _call_updated(self, event: ToolCallUpdate) -> None:
+        title = self._changing_calls.get(event.tool_call_id)
+        if title is not None and event.status not in ("pending", "in_progress"):
+            del self._changing_calls[event.tool_call_id]
+            if event.status == "completed":
+                self._conversation.step_done(title)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
-from agentls.config import project_settings_file
+from agentls.config import Settings, project_settings_file
 from agentls.context.budget import context_window_for
+from agentls.context.prompt import SystemPrompt
 from agentls.context.results import write_spill_file
 from agentls.context.window import ContextWindow, overhead_tokens
 from agentls.hooks.callbacks import LoopCallbacks
@@ -19,33 +21,72 @@ from agentls.hooks.config import parse_hooks
 from agentls.hooks.points import LoopHooks, command_hooks
 from agentls.loop.guards import Budget
 from agentls.loop.run import LoopDeps, LoopSettings
+from agentls.messages import Message
 from agentls.output_limits import output_limit_for
+from agentls.permissions.asking import PermissionPrompter
+from agentls.permissions.gate import PermissionGate
 from agentls.permissions.scoped import TurnGate
 from agentls.pricing import price_for
-from agentls.session.events_out import on_event
-from agentls.session.subagents import SubagentLimits, SubagentRunner
-from agentls.tools.base import ToolContext
-from agentls.tools.editor import editor_tools
-from agentls.tools.registry import ToolRegistry, default_tools
-from agentls.tools.task import TaskTool
-
-if TYPE_CHECKING:
-    from agentls.session.session import AgentSession
-    from agentls.session.turns import Turn
+from agentls.providers.base import Provider
+from agentls.redact import Masker
+from agentls.session.checkpoints import CheckpointStore
+from agentls.session.events_out import SessionEvents
+from agentls.session.inbox import Inbox
+from agentls.session.store import Transcript
+from agentls.session.subagents import BackgroundTasks, SubagentLimits, SubagentRunner
+from agentls.session.toolbox import Toolbox
+from agentls.session.turn import Turn
+from agentls.subagents.types import AgentType
+from agentls.tools.background import BackgroundShells
+from agentls.tools.base import SessionData, ToolContext
+from agentls.tools.read_cache import FileReadCache
+from agentls.tools.registry import ToolRegistry
+from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
 
 
-def tool_registry(session: AgentSession) -> ToolRegistry:
-    """The session's tools: built-in, the editor's, Task, and its MCP servers' tools."""
-    mcp_tools = session.mcp.tools() if session.mcp is not None else []
-    settings = session.settings
-    builtin = default_tools(todo=settings.todo_write, sandbox=session.sandbox, web=session._web)
-    editor = editor_tools(session.workspace.intel)
-    return ToolRegistry([*builtin, *editor, TaskTool(session.agent_types), *mcp_tools])
+class SessionParts(Protocol):
+    """The parts of a session that the loop's deps are built from (AgentSession has them)."""
+
+    id: str
+    cwd: Path
+    settings: Settings
+    provider: Provider
+    workspace: WorkspaceView
+    transcript: Transcript
+    system: SystemPrompt
+    context: ContextWindow
+    hooks: LoopHooks
+    gate: PermissionGate
+    read_cache: FileReadCache
+    checkpoints: CheckpointStore
+    shells: BackgroundShells
+    tasks: BackgroundTasks
+    toolbox: Toolbox
+    inbox: Inbox
+    events: SessionEvents
+    masker: Masker
+    agent_types: list[AgentType]
+    subagent_slots: asyncio.Semaphore
+
+    @property
+    def answers(self) -> PermissionPrompter: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def registry(self) -> ToolRegistry: ...
+
+    @property
+    def history(self) -> list[Message]: ...
+
+    @property
+    def data(self) -> SessionData: ...
 
 
-def context_window(session: AgentSession) -> ContextWindow:
+def context_window(session: SessionParts) -> ContextWindow:
     """The current model's window, less what the system prompt and tool specs take."""
     window = context_window_for(session.model, session.settings.context_window)
     prompt = session.system.static + session.system.dynamic
@@ -53,7 +94,7 @@ def context_window(session: AgentSession) -> ContextWindow:
     return ContextWindow(window, overhead_tokens(prompt, session.registry.specs()), spill=spill)
 
 
-def make_hooks(session: AgentSession, callbacks: LoopCallbacks) -> LoopHooks:
+def make_hooks(session: SessionParts, callbacks: LoopCallbacks) -> LoopHooks:
     """The session's hooks: those the settings configure, and an embedder's callbacks."""
     problems: list[str] = []
     project = str(project_settings_file(session.cwd))
@@ -71,7 +112,7 @@ def make_hooks(session: AgentSession, callbacks: LoopCallbacks) -> LoopHooks:
     return LoopHooks(commands, callbacks)
 
 
-def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
+def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
     """What the loop needs for `turn` (None: a manual compaction outside turns)."""
     _sync_mcp_tools(session)
     settings = session.settings
@@ -93,7 +134,7 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
         registry=session.registry,
         tool_context=context,
         gate=gate,
-        prompter=session._answers,
+        prompter=session.answers,
         system=session.system,
         settings=LoopSettings(
             model=model,
@@ -113,7 +154,7 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
             stuck_threshold=settings.stuck_threshold,
         ),
         abort=turn.abort if turn is not None else asyncio.Event(),
-        take_steering=session._steering_and_notes,
+        take_steering=session.inbox.take_for_step,
         journal=session.transcript,
         context=session.context,
         hooks=session.hooks,
@@ -122,23 +163,20 @@ def loop_deps(session: AgentSession, turn: Turn | None) -> LoopDeps:
         deps.tool_context.subagents = SubagentRunner(
             deps,
             {t.name: t for t in session.agent_types},
-            lambda event, agent_id, call_id, background: on_event(
-                session, event, None if background else turn, (call_id, agent_id)
+            lambda event, agent_id, call_id, background: session.events.send(
+                event, None if background else turn, (call_id, agent_id)
             ),
             session.transcript.path.with_suffix("") / "agents",
-            session._subagent_slots,
+            session.subagent_slots,
             SubagentLimits(settings.subagent_depth, settings.max_subagents),
-            session._masker,
+            session.masker,
             session.tasks,
             lambda: session.history,
         )
     return deps
 
 
-def _sync_mcp_tools(session: AgentSession) -> None:
+def _sync_mcp_tools(session: SessionParts) -> None:
     """Take the MCP servers' tools when their set changed (between turns' calls)."""
-    if session.mcp is None or session.mcp.version == session._mcp_version:
-        return
-    session._mcp_version = session.mcp.version
-    session.registry = tool_registry(session)
-    session.context = context_window(session)
+    if session.toolbox.refresh():
+        session.context = context_window(session)

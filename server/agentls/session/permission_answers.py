@@ -14,7 +14,7 @@ from typing import Any
 
 from agentls.errors import InvalidParams, UnknownPermissionRequest
 from agentls.events import AskUserRequest, PermissionRequest
-from agentls.loop.executor import PermissionAnswer
+from agentls.permissions.asking import PermissionAnswer
 from agentls.tools.base import SessionData
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
 from agentls.messages import Message, message_from_dict, message_to_dict
-from agentls.tools.base import PlanEntry, PlanPriority, PlanStatus
+from agentls.tool_values import PlanEntry, PlanPriority, PlanStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,7 +89,7 @@ async def rewind(
         # The model no longer remembers the reads of the removed turns.
         session.read_cache = FileReadCache()
         session.context.compacted()
-        session.last_stop = None
+        session.events.last_stop = None
         outcome.removed_messages = cut.removed
     if what != "conversation":
         await restore_files(session.checkpoints, session.workspace, turns, force, outcome)

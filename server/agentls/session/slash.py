@@ -28,7 +28,7 @@ from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
-from agentls.session.turns import LocalAction
+from agentls.session.turn import LocalAction
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,7 @@ from agentls.events import (
 )
 from agentls.loop.run import LoopDeps, QueryState, run_turn
 from agentls.messages import Message, TextBlock, ToolUseBlock, is_id, new_id
+from agentls.plural import counted
 from agentls.redact import Masker
 from agentls.session.records import SessionStarted
 from agentls.session.store import SessionMeta, Transcript, load_transcript
@@ -325,8 +326,9 @@ def _report(
     usage = ended.usage
     tokens = usage.context_tokens
     footer = (
-        f"[{agent.name} agent {agent_id}: {ended.stop_reason} after {ended.turns} model calls "
-        f"and {calls} tool calls, {tokens:,} tokens, {duration_ms / 1000:.1f} s]"
+        f"[{agent.name} agent {agent_id}: {ended.stop_reason} after "
+        f"{counted(ended.turns, 'model call')} and {counted(calls, 'tool call')}, "
+        f"{counted(tokens, 'token')}, {duration_ms / 1000:.1f} s]"
     )
     failed = ended.stop_reason not in ("end_turn", "max_turns", "budget_exceeded")
     if ended.error is not None:

@@ -9,107 +9,102 @@ needs to know whether the turn may go on to the model.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
 
-from agentls.context.prompt import Recap, attachment_images, user_context
+from agentls.context.prompt import attachment_images, user_context
 from agentls.events import MessageCompleted, TurnError, TurnStarted
-from agentls.hooks.points import Aborted, PromptVerdict, unless_aborted
+from agentls.hooks.points import Aborted, LoopHooks, PromptVerdict, unless_aborted
 from agentls.messages import Message, TextBlock, new_id
-from agentls.session.events_out import on_event
-from agentls.session.store import title_from
-
-if TYPE_CHECKING:
-    from agentls.session.session import AgentSession
-    from agentls.session.turns import Turn
+from agentls.permissions.asking import PermissionPrompter
+from agentls.session.conversation import Conversation
+from agentls.session.events_out import SessionEvents
+from agentls.session.inbox import Inbox
+from agentls.session.store import Transcript, title_from
+from agentls.session.turn import Turn
+from agentls.workspace.view import WorkspaceView
 
 GO_ON_TEXT = "The user asked you to go on: continue the task from where you stopped."
 
 
-def start_continuation(session: AgentSession, turn: Turn) -> None:
-    """agent/continueTurn: the model answers the history's last user message (tool
-    results, usually); after a reply that was cut at the limit it is asked to go on."""
-    emit = session._out.emit
-    last = session.history[-1] if session.history else None
-    if last is not None and last.role == "user":
-        emit(TurnStarted(turn.turn_id, last.id, continued=True), turn.turn_id)
-        return
-    user = Message("user", (TextBlock(GO_ON_TEXT),))
-    emit(TurnStarted(turn.turn_id, user.id, continued=True), turn.turn_id)
-    session.history.append(user)
-    session.transcript.record_message(user, turn.turn_id)
-    on_event(session, MessageCompleted(user.id, "user", user.content), turn)
+@dataclass(frozen=True, slots=True)
+class TurnOpening:
+    events: SessionEvents
+    conversation: Conversation
+    transcript: Transcript
+    inbox: Inbox
+    hooks: LoopHooks
+    answers: PermissionPrompter
+    workspace: WorkspaceView
+    cwd: Path
 
+    def continuation(self, turn: Turn) -> None:
+        """agent/continueTurn: the model answers the history's last user message (tool
+        results, usually); after a reply that was cut at the limit it is asked to go on."""
+        history = self.conversation.history
+        last = history[-1] if history else None
+        if last is not None and last.role == "user":
+            self.events.emit(TurnStarted(turn.turn_id, last.id, continued=True), turn.turn_id)
+            return
+        user = Message("user", (TextBlock(GO_ON_TEXT),))
+        self.events.emit(TurnStarted(turn.turn_id, user.id, continued=True), turn.turn_id)
+        self._add(user, turn)
 
-async def start_with_message(session: AgentSession, turn: Turn) -> bool:
-    """Add the turn's user message (False: hooks refused it, or the turn was aborted
-    while they ran, and the turn has ended)."""
-    user_id = new_id("msg")
-    session._out.emit(TurnStarted(turn.turn_id, user_id), turn.turn_id)
-    hooked = await _prompt_hooks(session, turn)
-    if hooked is None:
-        return False
-    first = not session.history
-    if turn.data is not None or turn.intent is not None:
-        if turn.data is not None:
-            session.data.structured_data = turn.data
-        if turn.intent is not None:
-            session.data.user_intent = turn.intent
-        session._save_state()
-    session.transcript.touch(title=title_from(turn.text))
-    recap = _take_resume_recap(session)
-    actions, session._user_actions = session._user_actions, []
-    notes, session._shell_notes = session._shell_notes, []
-    context = await asyncio.to_thread(
-        user_context,
-        session.workspace,
-        session.cwd,
-        first=first,
-        data=turn.data,
-        intent=turn.intent,
-        attachments=turn.attachments,
-        recap=recap,
-        user_actions=actions,
-        hook_context=hooked.context,
-        notes=notes,
-    )
-    images = await asyncio.to_thread(
-        attachment_images, session.workspace, session.cwd, turn.attachments
-    )
-    user = Message("user", (TextBlock(context), TextBlock(turn.text), *images), user_id)
-    session.history.append(user)
-    session.transcript.record_message(user, turn.turn_id)
-    on_event(session, MessageCompleted(user.id, "user", user.content), turn)
-    return True
+    async def with_message(self, turn: Turn) -> bool:
+        """Add the turn's user message (False: hooks refused it, or the turn was aborted
+        while they ran, and the turn has ended)."""
+        user_id = new_id("msg")
+        self.events.emit(TurnStarted(turn.turn_id, user_id), turn.turn_id)
+        hooked = await self._prompt_hooks(turn)
+        if hooked is None:
+            return False
+        first = not self.conversation.history
+        self.conversation.hand_over(turn.data, turn.intent)
+        self.transcript.touch(title=title_from(turn.text))
+        recap = self.conversation.take_recap()
+        actions, notes = self.inbox.take_for_message()
+        context = await asyncio.to_thread(
+            user_context,
+            self.workspace,
+            self.cwd,
+            first=first,
+            data=turn.data,
+            intent=turn.intent,
+            attachments=turn.attachments,
+            recap=recap,
+            user_actions=actions,
+            hook_context=hooked.context,
+            notes=notes,
+        )
+        images = await asyncio.to_thread(
+            attachment_images, self.workspace, self.cwd, turn.attachments
+        )
+        self._add(
+            Message("user", (TextBlock(context), TextBlock(turn.text), *images), user_id), turn
+        )
+        return True
 
+    def _add(self, user: Message, turn: Turn) -> None:
+        self.conversation.history.append(user)
+        self.transcript.record_message(user, turn.turn_id)
+        self.events.send(MessageCompleted(user.id, "user", user.content), turn)
 
-async def _prompt_hooks(session: AgentSession, turn: Turn) -> PromptVerdict | None:
-    """The hooks before a message (trust, SessionStart, UserPromptSubmit); None when
-    they refused it or the turn was aborted meanwhile (the turn is then ended)."""
-    if session.hooks.commands is None:
-        return PromptVerdict()
-    source = "resume" if session._resumed else "startup"
-    work = session.hooks.before_prompt(
-        turn.text, source, lambda event: on_event(session, event, turn), session._answers
-    )
-    try:
-        verdict = await unless_aborted(turn.abort, work)
-    except Aborted:
-        session._end_broken_turn(turn, "aborted", None)
+    async def _prompt_hooks(self, turn: Turn) -> PromptVerdict | None:
+        """The hooks before a message (trust, SessionStart, UserPromptSubmit); None when
+        they refused it or the turn was aborted meanwhile (the turn is then ended)."""
+        if self.hooks.commands is None:
+            return PromptVerdict()
+        source = "resume" if self.conversation.resumed else "startup"
+        work = self.hooks.before_prompt(
+            turn.text, source, lambda event: self.events.send(event, turn), self.answers
+        )
+        try:
+            verdict = await unless_aborted(turn.abort, work)
+        except Aborted:
+            self.events.end_broken_turn(turn, "aborted", None)
+            return None
+        if verdict.blocked is None:
+            return verdict
+        message = f"A UserPromptSubmit hook refused the message: {verdict.blocked}"
+        self.events.end_broken_turn(turn, "error", TurnError("prompt_blocked", message, False))
         return None
-    if verdict.blocked is None:
-        return verdict
-    message = f"A UserPromptSubmit hook refused the message: {verdict.blocked}"
-    session._end_broken_turn(turn, "error", TurnError("prompt_blocked", message, False))
-    return None
-
-
-def _take_resume_recap(session: AgentSession) -> Recap | None:
-    """After a resume: the steps done and the questions a crash or close left open."""
-    if not session._resumed:
-        return None
-    session._resumed = False
-    unanswered = [str(q.get("question", "")) for q in session.data.pending_questions]
-    if unanswered:
-        session.data.pending_questions.clear()
-        session._save_state()
-    return Recap(tuple(session.data.completed_steps), tuple(unanswered))

@@ -8,11 +8,11 @@ import json
 
 from pydantic import BaseModel, Field
 
+from agentls.tool_values import ToolKind
 from agentls.tools.base import (
     ReadOnlyTool,
     ToolContext,
     ToolError,
-    ToolKind,
     ToolOutput,
     UserQuestionCancelled,
     short_title,

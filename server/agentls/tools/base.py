@@ -9,46 +9,20 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from agentls.messages import ImageBlock
+from agentls.tool_values import FileDiff, Location, PlanEntry, ToolKind
+from agentls.tools.errors import ToolError as ToolError
 from agentls.tools.read_cache import FileReadCache
 from agentls.usage import Usage
 from agentls.workspace.paths import PathOutsideWorkspace
 from agentls.workspace.view import FileEdit, WorkspaceView
 
 if TYPE_CHECKING:
-    from agentls.tools.shells import BackgroundShells
-
-ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    path: str
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FileDiff:
-    path: str
-    old_text: str | None
-    new_text: str
-
-
-PlanStatus = Literal["pending", "in_progress", "completed"]
-PlanPriority = Literal["high", "medium", "low"]
-
-
-@dataclass(frozen=True, slots=True)
-class PlanEntry:
-    """One item of the model's plan (TodoWrite), as clients show it."""
-
-    content: str
-    status: PlanStatus
-    priority: PlanPriority = "medium"
+    from agentls.tools.background import BackgroundShells
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +37,6 @@ class ToolOutput:
     plan: tuple[PlanEntry, ...] | None = None
     # What a sub-agent spent (Task): it counts in the turn's usage and budget.
     usage: Usage | None = None
-
-
-class ToolError(Exception):
-    """A failure the model should read: it becomes an `is_error` tool_result."""
 
 
 @dataclass(slots=True)

@@ -16,14 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentls.json_summary import brief, describe, plural
-from agentls.tools.base import (
-    ReadOnlyTool,
-    ToolContext,
-    ToolError,
-    ToolKind,
-    ToolOutput,
-    short_title,
-)
+from agentls.tool_values import ToolKind
+from agentls.tools.base import ReadOnlyTool, ToolContext, ToolError, ToolOutput, short_title
 
 # jmespath and jsonschema (about 13 MB and 60 ms together) load on a data tool's first call.
 if TYPE_CHECKING:

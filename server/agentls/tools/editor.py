@@ -14,17 +14,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentls.tool_values import ToolKind
 from agentls.tools.base import (
     PathTool,
     ReadOnlyTool,
     Tool,
     ToolContext,
     ToolError,
-    ToolKind,
     ToolOutput,
     display_path,
 )
-from agentls.tools.files import resolve_in_workspace
+from agentls.tools.file_text import resolve_in_workspace
 from agentls.workspace.intel import Diagnostic, EditorIntel
 
 # Files and problems listed at most, so a broken build cannot flood the context.

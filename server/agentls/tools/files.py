@@ -9,125 +9,39 @@ shows an image file to the model as an image.
 
 from __future__ import annotations
 
-import difflib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from agentls.images import ImageRefused, image_block, sniff_image
-from agentls.textfile import BinaryContent, UnencodableText, decode_bytes
+from agentls.plural import counted
+from agentls.textfile import BinaryContent, UnencodableText
+from agentls.tool_values import FileDiff, Location, ToolKind
 from agentls.tools.base import (
     ChangesReadFile,
-    FileDiff,
-    Location,
     PathTool,
     ReadOnlyTool,
     ToolContext,
     ToolError,
-    ToolKind,
     ToolOutput,
     absolute_path,
     display_path,
+)
+from agentls.tools.file_text import (
+    READ_REFUSAL,
+    decoded,
+    disk_bytes,
+    format_numbered,
+    missing_file_error,
+    read_current_text,
+    resolve_in_workspace,
 )
 from agentls.tools.notebook_format import render_notebook
 from agentls.workspace.paths import PathOutsideWorkspace
 from agentls.workspace.view import EditRejected
 
-DEFAULT_READ_LIMIT = 2000
-MAX_LINE_CHARS = 2000
-_READ_REFUSAL = "Read shows text files and images (PNG, JPEG, GIF, WebP) only."
 _CHANGE_REFUSAL = "Write and Edit change text files only."
-
-
-def resolve_in_workspace(ctx: ToolContext, raw: str) -> Path:
-    """Resolve a model-given path through the workspace policy, as a ToolError if refused."""
-    try:
-        return ctx.workspace.policy.resolve(raw, ctx.cwd)
-    except PathOutsideWorkspace as exc:
-        raise ToolError(str(exc)) from exc
-
-
-def _similar_names(path: Path) -> list[str]:
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return []
-    return difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
-
-
-def missing_file_error(path: Path, cwd: Path) -> ToolError:
-    """A 'does not exist' error that suggests similarly named files in the same directory."""
-    message = f"File does not exist: {display_path(path, cwd)}."
-    similar = [display_path(path.parent / name, cwd) for name in _similar_names(path)]
-    if similar:
-        message += " Did you mean " + " or ".join(similar) + "?"
-    return ToolError(f"{message} Current working directory: {cwd}")
-
-
-def disk_bytes(ctx: ToolContext, path: Path) -> bytes:
-    """The bytes of a file on disk; a directory, a missing file or an OSError as a ToolError."""
-    if path.is_dir():
-        raise ToolError(
-            f"{display_path(path, ctx.cwd)} is a directory, not a file. "
-            "Use Glob, or `ls` with Bash, to list it."
-        )
-    if not path.exists():
-        raise missing_file_error(path, ctx.cwd)
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ToolError(f"Cannot read {display_path(path, ctx.cwd)}: {exc.strerror}") from exc
-
-
-def _decoded(data: bytes, path: Path, cwd: Path, refusal: str) -> str:
-    try:
-        return decode_bytes(data).text
-    except BinaryContent as exc:
-        raise ToolError(f"{display_path(path, cwd)} is a binary file ({exc}). {refusal}") from exc
-
-
-def read_current_text(ctx: ToolContext, path: Path, refusal: str = _READ_REFUSAL) -> str:
-    """The text the model would see for an existing file (buffer first), as a ToolError.
-
-    `refusal` finishes the error for a binary file: what the calling tool handles instead.
-    """
-    if path in ctx.workspace.documents:
-        return ctx.workspace.read_text(path)
-    return _decoded(disk_bytes(ctx, path), path, ctx.cwd, refusal)
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as an editor numbers them: split on \\n only, a final newline ends the last line."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
-def _numbered(line_number: int, line: str) -> str:
-    if len(line) > MAX_LINE_CHARS:
-        line = line[:MAX_LINE_CHARS] + " [... line truncated]"
-    return f"{line_number:>6}\t{line}"
-
-
-def format_numbered(text: str, offset: int | None, limit: int | None) -> tuple[str, bool]:
-    """`cat -n` style text for a window of lines, and whether lines were left out."""
-    lines = split_lines(text)
-    start = max(offset or 1, 1)
-    count = limit or DEFAULT_READ_LIMIT
-    if start > len(lines):
-        return f"(The file has {len(lines)} lines; offset {start} is past the end.)", False
-    window = lines[start - 1 : start - 1 + count]
-    body = "\n".join(_numbered(start + i, line) for i, line in enumerate(window))
-    end = start + len(window) - 1
-    if end < len(lines):
-        body += (
-            f"\n\n(Showing lines {start}-{end} of {len(lines)}. Use offset={end + 1} to read more.)"
-        )
-        return body, True
-    return body, False
 
 
 class ReadInput(BaseModel):
@@ -178,7 +92,7 @@ class ReadTool(ReadOnlyTool[ReadInput], PathTool[ReadInput]):
             image = _image_output(data, display_path(path, ctx.cwd))
             if image is not None:
                 return image
-            text = _decoded(data, path, ctx.cwd, _READ_REFUSAL)
+            text = decoded(data, path, ctx.cwd, READ_REFUSAL)
         ctx.read_cache.record(path, text)
         if text == "":
             return ToolOutput(f"(The file {display_path(path, ctx.cwd)} exists but is empty.)")
@@ -244,6 +158,31 @@ def _proposed(
         return FileDiff(str(path), old, change(old))
     except (ToolError, PathOutsideWorkspace, OSError):
         return None
+
+
+def _why_replacement_fails(
+    ctx: ToolContext, file_path: str, creates: bool, replace: Callable[[str, str], object]
+) -> str | None:
+    """Why an Edit or MultiEdit would fail whatever the user answers, by the checks its run
+    makes, in their order (so the user is never asked to allow a change that cannot apply):
+    the path, a missing file, unreadable or binary text, a stale read, old_string not found
+    or not unique. None when it would apply."""
+    try:
+        path = resolve_in_workspace(ctx, file_path)
+        _refuse_directory(path, ctx.cwd)
+        if not ctx.workspace.exists(path):
+            if not creates:
+                raise missing_file_error(path, ctx.cwd)
+            current = ""
+        else:
+            current = read_current_text(ctx, path, _CHANGE_REFUSAL)
+            _check_not_stale(ctx, path, current)
+        replace(current, display_path(path, ctx.cwd))
+    except ToolError as exc:
+        return str(exc)
+    except OSError:
+        return None  # the run says what is wrong
+    return None
 
 
 def _refuse_directory(path: Path, cwd: Path) -> None:
@@ -361,6 +300,16 @@ class EditTool(ChangesReadFile[EditInput]):
         """The current text (buffer first) and the text after the replacement."""
         return _proposed(ctx, args.file_path, lambda old: apply_edit(old or "", args, "")[0])
 
+    def refusal_before_asking(self, args: EditInput, ctx: ToolContext) -> str | None:
+        if args.old_string == args.new_string:
+            return "No changes to make: old_string and new_string are exactly the same."
+        return _why_replacement_fails(
+            ctx,
+            args.file_path,
+            args.old_string == "",
+            lambda text, shown: apply_edit(text, args, shown),
+        )
+
     def revised_input(self, args: EditInput, old_text: str | None, accepted: str) -> EditInput:
         """One replacement of the whole reviewed text: it still fails if the file moved on."""
         return EditInput(file_path=args.file_path, old_string=old_text or "", new_string=accepted)
@@ -442,6 +391,12 @@ class MultiEditTool(ChangesReadFile[MultiEditInput]):
         """The current text (buffer first) and the text after every edit."""
         return _proposed(ctx, args.file_path, lambda old: apply_edits(old or "", args, "")[0])
 
+    def refusal_before_asking(self, args: MultiEditInput, ctx: ToolContext) -> str | None:
+        creates = args.edits[0].old_string == ""
+        return _why_replacement_fails(
+            ctx, args.file_path, creates, lambda text, shown: apply_edits(text, args, shown)
+        )
+
     def revised_input(
         self, args: MultiEditInput, old_text: str | None, accepted: str
     ) -> MultiEditInput:
@@ -463,8 +418,8 @@ class MultiEditTool(ChangesReadFile[MultiEditInput]):
         new_text, count = apply_edits(current, args, shown)
         diff = await _write(ctx, path, new_text)
         return ToolOutput(
-            f"The file {shown} has been updated ({len(args.edits)} edits, {count} "
-            f"replacement{'' if count == 1 else 's'}).",
+            f"The file {shown} has been updated ({counted(len(args.edits), 'edit')}, "
+            f"{counted(count, 'replacement')}).",
             diff=diff,
         )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,10 +111,13 @@ def split_glob(pattern: str) -> tuple[str, str]:
     return prefix, "/".join(parts[len(literal) :])
 
 
-def glob_walk(base: Path, matcher: re.Pattern[str], max_depth: int | None) -> list[Path]:
-    """Files under `base` whose relative path matches, skipping VCS dirs and symlinked dirs."""
-    found: list[Path] = []
-    stack: list[tuple[Path, int]] = [(base, 0)]
+def walk_files(
+    root: Path, enter: Callable[[Path, int], bool], keep: Callable[[Path], bool]
+) -> Iterator[Path]:
+    """The regular files under `root` that `keep` accepts, in the directories `enter` lets
+    the walk into (given each one's depth below `root`, counting from 1). Symlinks are
+    never followed: a link to a directory could loop or leave the workspace."""
+    stack: list[tuple[Path, int]] = [(root, 0)]
     while stack:
         directory, depth = stack.pop()
         try:
@@ -124,13 +127,22 @@ def glob_walk(base: Path, matcher: re.Pattern[str], max_depth: int | None) -> li
         for entry in entries:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in VCS_DIRS and (max_depth is None or depth < max_depth):
+                if enter(path, depth + 1):
                     stack.append((path, depth + 1))
-            elif entry.is_file(follow_symlinks=False) and matcher.fullmatch(
-                path.relative_to(base).as_posix()
-            ):
-                found.append(path)
-    return found
+            elif entry.is_file(follow_symlinks=False) and keep(path):
+                yield path
+
+
+def glob_walk(base: Path, matcher: re.Pattern[str], max_depth: int | None) -> list[Path]:
+    """Files under `base` whose relative path matches, skipping VCS dirs and symlinked dirs."""
+
+    def enter(directory: Path, depth: int) -> bool:
+        return directory.name not in VCS_DIRS and (max_depth is None or depth <= max_depth)
+
+    def keep(path: Path) -> bool:
+        return matcher.fullmatch(path.relative_to(base).as_posix()) is not None
+
+    return list(walk_files(base, enter, keep))
 
 
 def newest_first(paths: list[Path]) -> list[Path]:
@@ -264,17 +276,9 @@ class FileFilter:
 
     def walk(self) -> Iterator[Path]:
         """Every regular file under the root the filter lets through (symlinks not followed)."""
-        stack = [self.root]
-        while stack:
-            directory = stack.pop()
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            for entry in entries:
-                path = Path(entry.path)
-                if entry.is_dir(follow_symlinks=False):
-                    if self.include(path, True):
-                        stack.append(path)
-                elif entry.is_file(follow_symlinks=False) and self.include(path, False):
-                    yield path
+        return walk_files(
+            self.root, lambda directory, _depth: self.include(directory, True), self.include_file
+        )
+
+    def include_file(self, path: Path) -> bool:
+        return self.include(path, False)

@@ -12,16 +12,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from agentls.tools.base import (
-    ChangesReadFile,
-    FileDiff,
-    ToolContext,
-    ToolError,
-    ToolKind,
-    ToolOutput,
-    display_path,
-)
-from agentls.tools.files import proposed_rewrite, resolve_in_workspace, rewrite_file
+from agentls.tool_values import FileDiff, ToolKind
+from agentls.tools.base import ChangesReadFile, ToolContext, ToolError, ToolOutput, display_path
+from agentls.tools.file_text import resolve_in_workspace
+from agentls.tools.files import proposed_rewrite, rewrite_file
 from agentls.tools.notebook_format import (
     CellType,
     EditMode,

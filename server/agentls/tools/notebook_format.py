@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentls.plural import counted
 from agentls.tools.base import ToolError
 
 CellType = Literal["code", "markdown", "raw"]
@@ -268,7 +269,7 @@ def render_notebook(text: str, shown: str) -> str | None:
     cells = notebook["cells"]
     version = f"{notebook['nbformat']}.{notebook.get('nbformat_minor', 0)}"
     language = _language(notebook)
-    head = f"Notebook {shown}: {len(cells)} cells, nbformat {version}"
+    head = f"Notebook {shown}: {counted(len(cells), 'cell')}, nbformat {version}"
     lines = [head + (f", {language}" if language else "")]
     for number, cell in enumerate(cells):
         lines += _render_cell(cell, number)

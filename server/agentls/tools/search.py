@@ -23,16 +23,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentls.textfile import BinaryContent, decode_bytes
+from agentls.tool_values import ToolKind
 from agentls.tools.base import (
     PathTool,
     ReadOnlyTool,
     ToolContext,
     ToolError,
-    ToolKind,
     ToolOutput,
     display_path,
 )
-from agentls.tools.files import resolve_in_workspace
+from agentls.tools.file_text import resolve_in_workspace
 from agentls.tools.filters import FileFilter, glob_regex, glob_walk, newest_first, split_glob
 from agentls.workspace.view import OpenDocument
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agentls.subagents.types import AgentType
-from agentls.tools.base import SubagentCall, Tool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tool_values import ToolKind
+from agentls.tools.base import SubagentCall, Tool, ToolContext, ToolError, ToolOutput
 
 
 class TaskInput(BaseModel):

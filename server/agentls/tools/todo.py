@@ -9,15 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agentls.tools.base import (
-    PlanEntry,
-    PlanPriority,
-    PlanStatus,
-    ReadOnlyTool,
-    ToolContext,
-    ToolKind,
-    ToolOutput,
-)
+from agentls.tool_values import PlanEntry, PlanPriority, PlanStatus, ToolKind
+from agentls.tools.base import ReadOnlyTool, ToolContext, ToolOutput
 
 MAX_ITEMS = 100
 _MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from agentls.context.results import ResultBudget
-from agentls.tools.base import ReadOnlyTool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tool_values import ToolKind
+from agentls.tools.base import ReadOnlyTool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
     import httpx2

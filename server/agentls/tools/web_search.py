@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from agentls.tools.base import ReadOnlyTool, ToolContext, ToolError, ToolKind, ToolOutput
+from agentls.tool_values import ToolKind
+from agentls.tools.base import ReadOnlyTool, ToolContext, ToolError, ToolOutput
 from agentls.web_config import SearchBackend
 
 TIMEOUT_SECONDS = 20.0

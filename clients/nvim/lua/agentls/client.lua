@@ -15,9 +15,13 @@ local by_root = {}
 --- The project root of a buffer: the nearest folder with a root marker, else the cwd.
 function M.root_of(bufnr)
   bufnr = bufnr or 0
+  -- The chat, its prompt and a review belong to their session's root.
+  local own = vim.b[bufnr].agentls_root
+  if type(own) == "string" and own ~= "" then return own end
   local name = vim.api.nvim_buf_get_name(bufnr)
-  -- A special buffer (:checkhealth's "health://", a help page) goes by the cwd.
-  local start = name ~= "" and vim.bo[bufnr].buftype == "" and vim.fs.dirname(name) or vim.fn.getcwd()
+  -- A special buffer (:checkhealth's "health://", a help page, a URI) goes by the cwd.
+  local is_file = name ~= "" and vim.bo[bufnr].buftype == "" and not name:find("^%a[%w+.-]*://")
+  local start = is_file and vim.fs.dirname(vim.fn.fnamemodify(name, ":p")) or vim.fn.getcwd()
   local found = vim.fs.find(config.options.root_markers, { path = start, upward = true })[1]
   return vim.fs.normalize(found and vim.fs.dirname(found) or vim.fn.getcwd())
 end
@@ -53,6 +57,10 @@ function M.get(root)
   local cmd, init_options, address = opts.cmd, config.init_options(), nil
   -- A joined daemon's progress: "initializing", then "running" or "closed".
   local join = { state = "initializing" }
+  if not opts.connect and type(cmd) == "table" and vim.fn.executable(cmd[1]) == 0 then
+    error(("agentls: the daemon command %q is not on PATH. Install agentls from a checkout "
+      .. "(pipx install /path/to/agentls) or set cmd in setup(); see :checkhealth agentls"):format(cmd[1]), 0)
+  end
   if opts.connect then
     address = M.join_address(opts.connect)
     cmd = M.join_cmd(address, join)

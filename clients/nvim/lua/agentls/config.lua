@@ -3,7 +3,7 @@
 local M = {}
 
 M.defaults = {
-  -- The daemon: the `agentls` on PATH (pip install agentls), over stdio.
+  -- The daemon: the `agentls` on PATH (pipx install /path/to/agentls), over stdio.
   cmd = { "agentls", "--stdio" },
   -- Join a running `agentls --tcp` instead of spawning `cmd`: "discover" (the newest live
   -- discovery file of this user) or a discovery file's path (".../agentls-<uid>/tcp-<pid>.json").
@@ -35,12 +35,15 @@ M.defaults = {
     -- Global (normal mode); false turns one off.
     toggle = "<leader>aa",
     ask = "<leader>aq",
-    -- In the chat buffer.
-    allow_once = "a",
-    allow_always = "A",
-    reject_once = "r",
-    reject_always = "R",
-    view_diff = "d",
+    -- Global (normal mode): answer the pending permission from any window, then one of
+    -- the keys below (`<leader>ap` then `y`); :AgentPermission does the same.
+    permission = "<leader>ap",
+    -- In the chat buffer, while a permission is asked (otherwise they do what they did).
+    allow_once = "y",
+    allow_always = "a",
+    reject_once = "n",
+    reject_always = "d",
+    view_diff = "v",
     abort = "<C-c>",
   },
 }

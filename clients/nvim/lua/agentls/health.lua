@@ -4,6 +4,14 @@ local M = {}
 
 local health = vim.health
 
+-- How to get the daemon (it is not on PyPI): the same words as the READMEs.
+M.INSTALL = {
+  "from a checkout of agentls: pipx install /path/to/agentls",
+  "or into a virtualenv: python3 -m pip install /path/to/agentls",
+  "or from a git remote: pipx install git+<your clone's URL>",
+  "or set cmd in require('agentls').setup() to the daemon's full path",
+}
+
 function M.check()
   health.start("agentls")
   if vim.fn.has("nvim-0.10") == 1 then
@@ -19,8 +27,10 @@ function M.check()
   end
   M.provider(options)
   local running = require("agentls.client").all()
-  local what = options.connect and "connection(s) to the joined daemon" or "daemon(s) running"
-  health.info(("%d %s in this Neovim"):format(#running, what))
+  local words = require("agentls.text")
+  local what = options.connect and words.count(#running, "connection") .. " to the joined daemon"
+    or words.count(#running, "daemon") .. " running"
+  health.info(what .. " in this Neovim")
   for _, chat in ipairs(require("agentls.chat").all()) do
     M.session(chat)
   end
@@ -30,7 +40,7 @@ end
 function M.command(cmd)
   local exe = cmd[1]
   if vim.fn.executable(exe) == 0 then
-    health.error(("the daemon command %q is not on PATH"):format(exe), { "pip install agentls", "or set cmd in require('agentls').setup()" })
+    health.error(("the daemon command %q is not on PATH"):format(exe), M.INSTALL)
     return false
   end
   local version = vim.fn.system(vim.list_extend(vim.deepcopy(cmd), { "--version" }))
@@ -72,7 +82,13 @@ function M.provider(options)
   local provider = options.provider or vim.env.AGENTLS_PROVIDER
   local keys = { anthropic = "ANTHROPIC_API_KEY", openai = "OPENAI_API_KEY", azure = "AZURE_OPENAI_API_KEY" }
   if provider == "scripted" then
-    health.ok("provider: scripted (" .. tostring(options.script) .. ")")
+    if options.script then
+      health.ok("provider: scripted, playing " .. options.script)
+    elseif (vim.env.AGENTLS_SCRIPT or "") ~= "" then
+      health.ok("provider: scripted, playing " .. vim.env.AGENTLS_SCRIPT .. " (AGENTLS_SCRIPT)")
+    else
+      health.error("provider: scripted, but no script to play", { "setup({ script = '/path/to/script.jsonl' })", "or export AGENTLS_SCRIPT" })
+    end
   elseif options.connect then
     health.info(("provider: %s, with the API keys of the joined daemon's environment"):format(provider or "chosen by the daemon"))
   elseif provider and keys[provider] then
@@ -104,7 +120,7 @@ function M.session(chat)
   end
   for name, status in pairs(chat.mcp_servers or {}) do
     if status.status == "ready" then
-      health.ok(("MCP server %s: ready, %d tools"):format(name, status.toolCount or 0))
+      health.ok(("MCP server %s: ready, %s"):format(name, require("agentls.text").count(status.toolCount or 0, "tool")))
     elseif status.status == "failed" then
       health.error(("MCP server %s: failed: %s"):format(name, status.error or "no reason given"))
     else

@@ -15,6 +15,7 @@ end
 
 function M.setup(opts)
   config.set(opts)
+  require("agentls.highlights").setup()
   local group = vim.api.nvim_create_augroup("agentls", { clear = true })
   -- Every file buffer of a root with a running daemon is attached, whatever its filetype.
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
@@ -31,6 +32,9 @@ function M.setup(opts)
   })
   local keys = config.options.keymaps
   if keys.toggle then vim.keymap.set("n", keys.toggle, M.toggle, { desc = "agentls: toggle the chat" }) end
+  if keys.permission then
+    vim.keymap.set("n", keys.permission, function() M.permission() end, { desc = "agentls: answer the pending permission request" })
+  end
   if keys.ask then
     vim.keymap.set("n", keys.ask, function() window().focus_prompt() end, { desc = "agentls: ask" })
     vim.keymap.set("x", keys.ask, ":AgentAsk<CR>", { desc = "agentls: ask about the selection" })
@@ -43,7 +47,8 @@ function M.ask(text, opts)
   opts = opts or {}
   local chat = chat_of(opts.root, true)
   local attachments = {}
-  if opts.range then
+  -- Lines of a file are attached; a range in the chat or the prompt is not a file's.
+  if opts.range and vim.bo.buftype == "" and vim.api.nvim_buf_get_name(0) ~= "" then
     local bufnr = vim.api.nvim_get_current_buf()
     local last = vim.api.nvim_buf_get_lines(bufnr, opts.range[2] - 1, opts.range[2], false)[1] or ""
     table.insert(attachments, {
@@ -51,7 +56,10 @@ function M.ask(text, opts)
       range = { start = { line = opts.range[1] - 1, character = 0 }, ["end"] = { line = opts.range[2] - 1, character = #last } },
     })
   end
-  if config.options.chat.open_on_ask then window().open(chat) end
+  if config.options.chat.open_on_ask then
+    chat.opened_for_permission = nil
+    window().open(chat)
+  end
   chat:send(text, attachments)
   return chat
 end
@@ -63,6 +71,40 @@ end
 
 function M.toggle()
   window().toggle(chat_of(nil, true))
+end
+
+--- Answer the pending permission request from any window: with `key` (y, a, n, d, v, or
+--- an option kind), or, without one, the key typed next (the choices shown meanwhile).
+function M.permission(key)
+  local chat_mod = require("agentls.chat")
+  local root = require("agentls.client").root_of(0)
+  if key and key ~= "" then return chat_mod.answer(root, key) end
+  local chat, permission = chat_mod.pending(root)
+  if not chat then
+    vim.notify("agentls: no permission request is waiting", vim.log.levels.WARN)
+    return false
+  end
+  local shown = { { "agentls: " .. permission.event.title .. "  ", "AgentlsPermission" } }
+  for _, item in ipairs(chat:permission_items(permission.event)) do
+    if item.key then table.insert(shown, { item.key, "AgentlsPermissionKey" }) end
+    table.insert(shown, { " " .. item.label .. "  " })
+  end
+  -- One screen line: a longer echo would stop at a hit-enter prompt before the key is read.
+  local room = vim.o.columns - 12
+  for i, chunk in ipairs(shown) do
+    local width = vim.fn.strdisplaywidth(chunk[1])
+    if width > room then
+      shown[i] = { vim.fn.strcharpart(chunk[1], 0, math.max(0, room - 1)) .. "…", chunk[2] }
+      shown = vim.list_slice(shown, 1, i)
+      break
+    end
+    room = room - width
+  end
+  vim.api.nvim_echo(shown, false, {})
+  local ok, typed = pcall(vim.fn.getcharstr)
+  vim.api.nvim_echo({ { "" } }, false, {})
+  if not ok or typed == "\27" then return false end
+  return chat_mod.answer(root, typed)
 end
 
 --- A new session in the chat window (the old one stays resumable from :AgentSessions).
@@ -83,10 +125,16 @@ function M.sessions()
   vim.ui.select(result.sessions, {
     prompt = "Resume a session",
     format_item = function(s)
-      return ("%s  (%d turns, %s)"):format(s.title ~= "" and s.title or "(no message)", s.turns, s.updatedAt:sub(1, 16))
+      local turns = require("agentls.text").count(s.turns, "turn")
+      return ("%s  (%s, %s)"):format(s.title ~= "" and s.title or "(no message)", turns, s.updatedAt:sub(1, 16))
     end,
   }, function(choice)
-    if choice then require("agentls.window").open(require("agentls.chat").resume(chat.root, choice.sessionId)) end
+    if not choice then return end
+    -- A callback: what goes wrong is a message here too, not a traceback.
+    local ok, err = pcall(function()
+      require("agentls.window").open(require("agentls.chat").resume(chat.root, choice.sessionId))
+    end)
+    if not ok then vim.notify(tostring(err):match("agentls: .*$") or ("agentls: " .. tostring(err)), vim.log.levels.ERROR) end
   end)
 end
 

@@ -5,6 +5,9 @@
 
 local M = {}
 
+--- The review tab's hint, in the proposal's winbar (and echoed when it opens).
+M.HINT = "Proposed change: :w accepts it (edit it first if you like; do/dp move hunks), :q rejects it"
+
 -- Request id -> { bufnr, chat, permission, answered }
 local open = {}
 
@@ -46,6 +49,7 @@ function M.open(chat, permission)
   -- Left: the file as it is now (its buffer, so unsaved text shows).
   vim.cmd.edit(vim.fn.fnameescape(diff.path))
   vim.cmd.diffthis()
+  vim.wo.winbar = "%#AgentlsFooter# " .. vim.fs.basename(diff.path):gsub("%%", "%%%%") .. " as it is now"
   -- Right: the proposal, editable; writing it answers the request.
   vim.cmd("rightbelow vnew")
   local bufnr = vim.api.nvim_get_current_buf()
@@ -63,7 +67,11 @@ function M.open(chat, permission)
   vim.b[bufnr].auto_save = false
   pcall(vim.api.nvim_buf_set_name, bufnr, ("agentls://review/%s/%s"):format(event.requestId, vim.fs.basename(diff.path)))
   vim.bo[bufnr].filetype = vim.filetype.match({ filename = diff.path }) or ""
+  vim.b[bufnr].agentls_root = chat.root
   vim.cmd.diffthis()
+  -- What to do here, where the eye is: no help page needed to find `:w`.
+  vim.wo.winbar = "%#AgentlsReviewHint# " .. M.HINT
+  vim.api.nvim_echo({ { "agentls: " .. M.HINT, "AgentlsReviewHint" } }, false, {})
   local review = { bufnr = bufnr, chat = chat, permission = permission, tab = tab }
   open[event.requestId] = review
   vim.api.nvim_create_autocmd("BufWriteCmd", {

@@ -27,6 +27,11 @@ local function prompt_buffer(root)
   vim.fn.prompt_setcallback(bufnr, function(text)
     if vim.trim(text) ~= "" then require("agentls").ask(text, { root = root }) end
   end)
+  -- What is typed here is a message, not a file: it never holds up :qa (E37/E162).
+  vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "TextChangedP", "BufLeave" }, {
+    buffer = bufnr,
+    callback = function() vim.bo[bufnr].modified = false end,
+  })
   vim.keymap.set({ "n", "i" }, config.options.keymaps.abort or "<C-c>", function()
     require("agentls").abort(root)
   end, { buffer = bufnr, desc = "agentls: stop the turn" })
@@ -55,7 +60,17 @@ function M.complete(findstart, base)
   return items
 end
 
+-- What the chat's and the prompt's status lines say (instead of their buffer names).
+M.PROMPT_STATUS = " Enter sends · / then <C-x><C-o>: commands"
+
+function M.chat_status()
+  local line = require("agentls").statusline()
+  return " " .. (line ~= "" and line or "agentls")
+end
+
 local function style(win, chat_window)
+  vim.wo[win].fillchars = "fold: ,eob: "
+  vim.wo[win].statusline = chat_window and "%{v:lua.require'agentls.window'.chat_status()}" or M.PROMPT_STATUS
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
   vim.wo[win].number = false
@@ -63,13 +78,30 @@ local function style(win, chat_window)
   vim.wo[win].winfixwidth = true
   if chat_window then
     vim.wo[win].signcolumn = "yes:1"
-    -- Tool output and thinking fold away (their lines start with │ or ┊).
+    -- Tool output and thinking fold away (their lines start with │ or ┊) when they are
+    -- two lines or more: a fold of one line would hide it for nothing.
     vim.wo[win].foldmethod = "expr"
-    vim.wo[win].foldexpr = [[getline(v:lnum)=~'^  [│┊] '?1:0]]
+    vim.wo[win].foldexpr = "v:lua.require'agentls.window'.fold_level(v:lnum)"
     vim.wo[win].foldlevel = 0
-    vim.wo[win].foldtext = [[printf('  ⋯ %d lines', v:foldend - v:foldstart + 1)]]
-    vim.wo[win].fillchars = "fold: "
+    vim.wo[win].foldtext = "v:lua.require'agentls.window'.fold_text()"
   end
+end
+
+-- Tool output and thinking (chat.lua's OUTPUT_PREFIX and THINKING_PREFIX).
+local FOLDED = { "  │ ", "  ┊ " }
+
+--- 'foldexpr' of the chat: 1 for a line of a run of two or more output or thinking lines.
+function M.fold_level(lnum)
+  local function folded(n)
+    local line = vim.fn.getline(n)
+    return vim.startswith(line, FOLDED[1]) or vim.startswith(line, FOLDED[2])
+  end
+  if not folded(lnum) then return 0 end
+  return (folded(lnum - 1) or folded(lnum + 1)) and 1 or 0
+end
+
+function M.fold_text()
+  return "  ⋯ " .. require("agentls.text").count(vim.v.foldend - vim.v.foldstart + 1, "line")
 end
 
 --- The window showing a root's chat, if any.
@@ -114,10 +146,13 @@ function M.open(chat)
   style(prompt_win, false)
   vim.w[prompt_win].agentls_prompt = true
   if vim.api.nvim_win_is_valid(from) then vim.api.nvim_set_current_win(from) end
+  -- A request asked while the chat was hidden: its choices to this window's width.
+  require("agentls.chat").relayout()
   return win
 end
 
 function M.close(chat)
+  chat.opened_for_permission = nil
   for _, win in ipairs(vim.fn.win_findbuf(chat.buffer.bufnr)) do pcall(vim.api.nvim_win_close, win, false) end
   local prompt = prompts[chat.root]
   if prompt then
@@ -125,13 +160,23 @@ function M.close(chat)
   end
 end
 
+--- :Agent: open the chat with the cursor in its prompt; close it from the chat or prompt;
+--- from another window, go to the prompt of the chat already open.
 function M.toggle(chat)
-  if M.find(chat) then M.close(chat) else M.open(chat) end
+  local current = vim.api.nvim_get_current_buf()
+  local inside = current == chat.buffer.bufnr or current == prompts[chat.root]
+  if M.find(chat) and inside then
+    M.close(chat)
+  else
+    M.focus_prompt(chat.root)
+  end
 end
 
 --- Put the cursor in the prompt, in insert mode.
 function M.focus_prompt(root)
   local chat = require("agentls.chat").get(root, true)
+  root = chat.root
+  chat.opened_for_permission = nil -- the user's own now: its keys answer
   M.open(chat)
   local prompt = prompt_buffer(root)
   local win = vim.fn.win_findbuf(prompt)[1]
@@ -140,5 +185,21 @@ function M.focus_prompt(root)
     vim.cmd.startinsert({ bang = true })
   end
 end
+
+local group = vim.api.nvim_create_augroup("agentls-window", { clear = true })
+-- A resized window lays its pending permission's choices out again.
+vim.api.nvim_create_autocmd({ "WinResized", "VimResized" }, {
+  group = group,
+  callback = function() require("agentls.chat").relayout() end,
+})
+-- :q and :qa decide on unsaved changes after this: a half-typed message is not one.
+vim.api.nvim_create_autocmd({ "QuitPre", "ExitPre" }, {
+  group = group,
+  callback = function()
+    for _, bufnr in pairs(prompts) do
+      if vim.api.nvim_buf_is_valid(bufnr) then vim.bo[bufnr].modified = false end
+    end
+  end,
+})
 
 return M

@@ -1,0 +1,23 @@
+-- Words for people: counts with the right plural, labels instead of option ids.
+
+local M = {}
+
+--- "1 line", "2 lines"; `many` for irregular plurals ("1 model call" needs none).
+function M.count(n, one, many)
+  return ("%d %s"):format(n, n == 1 and one or (many or (one .. "s")))
+end
+
+-- Permission option kinds as users read them (the same words in every client).
+M.OPTION_LABELS = {
+  allow_once = "Allow once",
+  allow_always = "Always allow",
+  reject_once = "Reject",
+  reject_always = "Always reject",
+}
+
+--- What a permission option is called on screen: its kind's label, else the daemon's name.
+function M.option_label(option)
+  return M.OPTION_LABELS[option.kind] or option.name or option.optionId
+end
+
+return M

@@ -1,0 +1,54 @@
+"""A session's tools: the built-in ones, the editor's, Task, and its MCP servers' tools.
+
+The set is fixed when the session opens, except for the MCP servers' tools, which come
+and go as servers start and stop: `refresh`, called before a model call, takes the new
+set when the servers' changed (the registry is then a new one, so a running call keeps
+the one it started with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentls.mcp_servers.servers import McpServers
+from agentls.sandbox import Sandbox
+from agentls.subagents.types import AgentType
+from agentls.tools.editor import editor_tools
+from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.task import TaskTool
+from agentls.web_config import WebOptions
+from agentls.workspace.view import WorkspaceView
+
+
+class Toolbox:
+    def __init__(
+        self,
+        workspace: WorkspaceView,
+        agent_types: Sequence[AgentType],
+        sandbox: Sandbox | None,
+        web: WebOptions,
+        todo: bool,
+    ) -> None:
+        self._workspace = workspace
+        self._agent_types = agent_types
+        self._sandbox = sandbox
+        self._web = web
+        self._todo = todo
+        # Set when the session starts its MCP servers (start_mcp_servers).
+        self.mcp: McpServers | None = None
+        self._mcp_version = 0
+        self.registry = self._build()
+
+    def refresh(self) -> bool:
+        """Take the MCP servers' tools when their set changed; whether it did."""
+        if self.mcp is None or self.mcp.version == self._mcp_version:
+            return False
+        self._mcp_version = self.mcp.version
+        self.registry = self._build()
+        return True
+
+    def _build(self) -> ToolRegistry:
+        mcp_tools = self.mcp.tools() if self.mcp is not None else []
+        builtin = default_tools(todo=self._todo, sandbox=self._sandbox, web=self._web)
+        editor = editor_tools(self._workspace.intel)
+        return ToolRegistry([*builtin, *editor, TaskTool(self._agent_types), *mcp_tools])

@@ -1,0 +1,37 @@
+"""One turn of a session, as queued: what the user sent and what holds for it alone."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentls.context.prompt import UserAttachment
+from agentls.loop.guards import Budget
+from agentls.permissions.rules import Rule
+
+# A local slash command's work, given its turn id; returns what it says to the user.
+LocalAction = Callable[[str], Awaitable[str]]
+
+
+@dataclass(slots=True)
+class Turn:
+    turn_id: str
+    text: str
+    data: Any = None
+    intent: str | None = None
+    attachments: Sequence[UserAttachment] = ()
+    # This turn's budget over the session's; None: the settings' budget.
+    budget: Budget | None = None
+    # Started by agent/continueTurn: the model goes on from the history, no new message.
+    continued: bool = False
+    # A local slash command's turn: the daemon answers, no model call (see submit_local).
+    command: str | None = None
+    action: LocalAction | None = None
+    # A prompt command's pre-approved tools and model, for this turn only.
+    allowed: tuple[Rule, ...] = ()
+    model: str | None = None
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
+    ended: bool = False

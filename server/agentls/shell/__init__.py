@@ -1,0 +1,1 @@
+"""Shell command text as bash reads it; `agentls.shell_syntax` is its face."""

@@ -6,15 +6,17 @@ and scripts/gen_schema.py derives protocol/schema from them and from the event c
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from agentls.json_text import is_unicode
 from agentls.mcp_servers.state import McpServerState, tool_name
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
+from agentls.wire_paths import PathText
+from agentls.wire_paths import unnameable as unnameable
 
 
 class WireModel(BaseModel):
@@ -34,35 +36,6 @@ class ParamsModel(WireModel):
         if not is_unicode(data):
             raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
         return data
-
-
-# The longest path and file name the OS can name (Linux's PATH_MAX and NAME_MAX, in bytes).
-PATH_MAX_BYTES = 4096
-NAME_MAX_BYTES = 255
-
-
-def unnameable(path: str) -> str | None:
-    """Why `path` names no file on any system (a NUL, a path or a name too long), else
-    None: refused up front, since the OS would answer OSError deep in a handler."""
-    if "\x00" in path:
-        return "a path holds no NUL"
-    encoded = path.encode("utf-8", "surrogatepass")
-    if len(encoded) >= PATH_MAX_BYTES:
-        return f"a path is under {PATH_MAX_BYTES} bytes"
-    if any(len(part) > NAME_MAX_BYTES for part in encoded.split(b"/")):
-        return f"a file name is at most {NAME_MAX_BYTES} bytes"
-    return None
-
-
-def _nameable(path: str) -> str:
-    problem = unnameable(path)
-    if problem is not None:
-        raise ValueError(problem)
-    return path
-
-
-# A directory sent by a client: one the OS could name (the pattern says it in the schema).
-PathText = Annotated[str, Field(pattern=r"^[^\x00]*$"), AfterValidator(_nameable)]
 
 
 class WirePosition(ParamsModel):
@@ -338,18 +311,16 @@ class EditorStateParams(ParamsModel):
 
 
 class ProviderStatusParams(ParamsModel):
-    # The folder whose settings files count; absent: the first workspace root.
-    cwd: PathText | None = None
+    cwd: PathText | None = None  # whose settings files count; absent: the first root
 
 
 class ProviderStatusResult(WireModel):
-    """What a new session would run on, read from the settings without starting it."""
+    """What a new session would run on. Not `configured`: agent/newSession would fail with
+    1004, for the reason in `problem`; `provider` is absent when none is configured."""
 
-    # None: no provider is configured (a new session would fail with 1004).
     provider: ProviderName | None = None
     model: str
     permission_mode: PermissionModeName
-    # False: agent/newSession would fail with 1004 (`problem` says why).
     configured: bool
     problem: str | None = None
 

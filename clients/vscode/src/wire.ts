@@ -417,7 +417,10 @@ export interface ProviderStatusParams {
   cwd?: string | null;
 }
 
-/** What a new session would run on, read from the settings without starting it. */
+/**
+ * What a new session would run on. Not `configured`: agent/newSession would fail with
+ * 1004, for the reason in `problem`; `provider` is absent when none is configured.
+ */
 export interface ProviderStatusResult {
   configured: boolean;
   model: string;

@@ -27,9 +27,10 @@ from agentls.lsp.editor_intel import LspEditorIntel
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
+from agentls.lsp.provider_status import provider_status
 from agentls.lsp.server import AgentServer
 from agentls.messages import Message
-from agentls.names import PROVIDERS, RulesScope
+from agentls.names import RulesScope
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
 from agentls.sandbox import sandbox_status
@@ -67,7 +68,7 @@ class AgentHandlers:
             "agent/setPermissionMode": self.set_permission_mode,
             "agent/setModel": self.set_model,
             "agent/listModels": self.list_models,
-            "agent/providerStatus": self.provider_status,
+            "agent/providerStatus": lambda p, client: provider_status(self.manager, p, client),
             "agent/noteUserAction": self.note_user_action,
             "agent/continueTurn": self.continue_turn,
             "agent/forkSession": self.fork_session,
@@ -397,28 +398,6 @@ class AgentHandlers:
             for m in listed.models
         ]
         return api.ListModelsResult(provider=provider_name, models=models, cached=listed.cached)
-
-    async def provider_status(
-        self, p: api.ProviderStatusParams, client: Client
-    ) -> api.ProviderStatusResult:
-        """The provider and model a new session would get, before the user writes (a
-        client's first-run view asks this instead of failing its first message)."""
-        roots = client.workspace_roots
-        root = Path(p.cwd) if p.cwd else (roots[0] if roots else Path.cwd())
-        if not root.is_absolute() or not root.is_dir():
-            raise InvalidParams(
-                f"cwd {root} is not an existing absolute directory", {"field": "cwd"}
-            )
-        settings = self.manager.settings_for(root, {}, client.client_options)
-        problem = settings.missing_credentials()
-        provider = settings.resolved_provider()
-        return api.ProviderStatusResult(
-            provider=provider if provider in PROVIDERS else None,
-            model=settings.resolved_model(),
-            permission_mode=settings.permission_mode,
-            configured=problem is None,
-            problem=problem,
-        )
 
 
 def _link(client: Client) -> EditorLink:

@@ -3,6 +3,7 @@
 // with events alone.
 
 import { hunks } from "./hunks";
+import { type DiffPreview, diffPreview } from "./preview";
 import type {
   AgentEvent,
   DisplayMessage,
@@ -14,6 +15,7 @@ import type {
   ToolCallEvent,
   TurnError,
 } from "./wire";
+import { ANSWERED } from "./words";
 
 /** A content block, as in `message_completed` (and in resumed history). */
 export type ContentBlock = MessageCompleted["content"][number];
@@ -72,8 +74,12 @@ export interface PermissionItem {
   options: PermissionOption[];
   state: "pending" | "selected" | "cancelled";
   optionId?: string;
+  /** Once answered or cancelled: what happened, in words ("Allowed once", "Cancelled"). */
+  answer?: string;
   /** For a file change: the file now and what the call would make it. */
   diff?: FileDiff;
+  /** That change as the diff lines the card shows with the request. */
+  preview?: DiffPreview;
 }
 
 export interface QuestionItem {
@@ -312,12 +318,13 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         input: event.input,
         options: event.options,
         state: "pending",
-        ...(event.diff ? { diff: event.diff } : {}),
+        ...(event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
       });
     case "permission_resolved":
       return updateItem(state, "permission", event.requestId, (p) => ({
         ...p,
         state: event.outcome,
+        answer: answerText(p.options, event.outcome, event.optionId),
         ...(event.optionId ? { optionId: event.optionId } : {}),
       }));
     case "ask_user":
@@ -374,6 +381,14 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "turn_completed":
       return turnCompleted(state, event.turnId, event.stopReason, event.error);
   }
+}
+
+/** A resolved request in words: the picked option's meaning, never its id. */
+function answerText(options: readonly PermissionOption[], outcome: "selected" | "cancelled", optionId?: string): string {
+  if (outcome === "cancelled") return "Cancelled";
+  const option = options.find((o) => o.optionId === optionId) ?? options.find((o) => o.kind === optionId);
+  if (option) return `${ANSWERED[option.kind]}${option.rule ? ` (${option.rule})` : ""}`;
+  return "Answered";
 }
 
 type McpStatus = Extract<AgentEvent, { type: "mcp_status" }>;

@@ -155,6 +155,46 @@ test("permission requests are pending until resolved, whoever resolves them", ()
   assert.equal(item?.kind === "permission" && item.state, "cancelled");
 });
 
+test("an answered request says what was picked in words, never the option id", () => {
+  const options = [
+    { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+    { optionId: "allow_always", name: "Always allow", kind: "allow_always", rule: "Edit(./app.py)" },
+    { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+    { optionId: "reject_always", name: "Always reject", kind: "reject_always", rule: "Edit(./app.py)" },
+  ];
+  const answered = (resolved: Record<string, unknown>) => {
+    const state = run(
+      numbered([
+        { type: "permission_request", turnId: "t1", requestId: "p1", toolCallId: "c1", title: "Edit app.py", input: {}, options },
+        { type: "permission_resolved", turnId: "t1", requestId: "p1", ...resolved },
+      ]),
+    );
+    const [item] = state.items;
+    return item?.kind === "permission" ? item.answer : undefined;
+  };
+  assert.equal(answered({ outcome: "selected", optionId: "allow_once" }), "Allowed once");
+  assert.equal(answered({ outcome: "selected", optionId: "allow_always" }), "Always allowed (Edit(./app.py))");
+  assert.equal(answered({ outcome: "selected", optionId: "reject_once" }), "Rejected");
+  assert.equal(answered({ outcome: "selected", optionId: "reject_always" }), "Always rejected (Edit(./app.py))");
+  assert.equal(answered({ outcome: "cancelled" }), "Cancelled");
+});
+
+test("a file change's request comes with its diff preview, before any click", () => {
+  const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
+  const state = run(
+    numbered([
+      { type: "permission_request", turnId: "t1", requestId: "p1", toolCallId: "c1", title: "Edit app.py", input: {}, options: [], diff },
+    ]),
+  );
+  const preview = pendingPermissions(state)[0]?.preview;
+  assert.ok(preview, "no preview with the request");
+  assert.deepEqual(
+    preview.lines.map((l) => `${l.kind} ${l.text}`),
+    ["removed PORT = 8000", "added PORT = 9000"],
+  );
+  assert.equal(preview.added, 1);
+});
+
 test("a file change's request carries the change to review", () => {
   const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
   const state = run(

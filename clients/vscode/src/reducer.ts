@@ -52,6 +52,10 @@ export interface ToolItem {
   undone?: boolean;
   /** For a Task call: the sub-agent it started, shown inside the card. */
   agent?: AgentRun;
+  /** How the user answered the call's permission request, in words; its card folds into this one. */
+  answer?: string;
+  /** Its permission request waits for the user: the request's card stands for this one. */
+  asking?: boolean;
 }
 
 /** A sub-agent's work as its Task card shows it: its calls and its latest text. */
@@ -304,13 +308,15 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       return updateItem(state, "tool", event.toolCallId, (t) => ({
         ...t,
         status: event.status,
+        // Allowed with every change reverted in the review: the call was declined after all.
+        ...(event.status === "declined" && t.answer?.startsWith("Allowed") ? { answer: REJECTED_IN_REVIEW } : {}),
         // Bash streams its output in pieces while in progress; the final content replaces them.
         output: event.content === undefined ? t.output : event.status === "in_progress" ? t.output + event.content : event.content,
         truncated: event.truncated ?? t.truncated,
         ...(event.diff ? { diff: event.diff } : {}),
       }));
     case "permission_request":
-      return upsert(state, {
+      return upsert(updateItem(state, "tool", event.toolCallId, (t) => ({ ...t, asking: true })), {
         kind: "permission",
         id: event.requestId,
         toolCallId: event.toolCallId,
@@ -321,12 +327,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         ...(event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
       });
     case "permission_resolved":
-      return updateItem(state, "permission", event.requestId, (p) => ({
-        ...p,
-        state: event.outcome,
-        answer: answerText(p.options, event.outcome, event.optionId),
-        ...(event.optionId ? { optionId: event.optionId } : {}),
-      }));
+      return permissionResolved(state, event.requestId, event.outcome, event.optionId);
     case "ask_user":
       return upsert(state, {
         kind: "question",
@@ -381,6 +382,17 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "turn_completed":
       return turnCompleted(state, event.turnId, event.stopReason, event.error);
   }
+}
+
+export const REJECTED_IN_REVIEW = "Rejected in review";
+
+/** The request's card says how it was answered, and so does its tool call's card. */
+function permissionResolved(state: ViewState, requestId: string, outcome: "selected" | "cancelled", optionId?: string): ViewState {
+  const request = state.items.find((i): i is PermissionItem => i.kind === "permission" && i.id === requestId);
+  if (!request) return state;
+  const answer = answerText(request.options, outcome, optionId);
+  const answered = updateItem(state, "permission", requestId, (p) => ({ ...p, state: outcome, answer, ...(optionId ? { optionId } : {}) }));
+  return updateItem(answered, "tool", request.toolCallId, (t) => ({ ...t, answer, asking: false }));
 }
 
 /** A resolved request in words: the picked option's meaning, never its id. */

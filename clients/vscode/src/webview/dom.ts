@@ -1,5 +1,5 @@
 // Small DOM builders the panel's views share: elements, codicons, and buttons in the
-// theme's three weights (primary, secondary, icon-only).
+// theme's weights (primary, secondary, a quiet link-like one, icon-only).
 
 export function element(tag: string, className: string, text?: string): HTMLElement {
   const node = document.createElement(tag);
@@ -15,7 +15,7 @@ export function icon(name: string, extra = ""): HTMLElement {
   return node;
 }
 
-export type ButtonWeight = "primary" | "secondary" | "icon";
+export type ButtonWeight = "primary" | "secondary" | "quiet" | "icon";
 
 export interface ButtonSpec {
   label: string;

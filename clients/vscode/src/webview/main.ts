@@ -279,6 +279,8 @@ function drawAgent(agent: NonNullable<Extract<Item, { kind: "tool" }>["agent"]>)
 
 function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): void {
   target.dataset.status = item.status;
+  // While its request waits, the request's card (with the diff) stands for this one.
+  target.hidden = item.asking === true;
   // A card the user opened stays open while its output streams.
   const open = target.querySelector("details")?.open ?? false;
   const details = element("details", "tool-card") as HTMLDetailsElement;
@@ -304,6 +306,7 @@ function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): v
     actions.append(undo);
   }
   if (actions.childElementCount) body.push(actions);
+  if (item.answer) summary.append(element("span", "answer", item.answer));
   if (item.undone) summary.append(element("span", "undone", "undone"));
   if (item.agent) body.push(drawAgent(item.agent));
   if (item.output) body.push(element("pre", "output", item.output + (item.truncated ? "\n…" : "")));
@@ -358,6 +361,9 @@ const permissionActions = {
 function showPermission(target: HTMLElement, item: Extract<Item, { kind: "permission" }>): void {
   const tool = state.items.find((i) => i.kind === "tool" && i.id === item.toolCallId);
   drawPermission(target, item, tool?.kind === "tool" ? tool.toolKind : undefined, permissionActions);
+  // Answered, it folds into its tool call's card, which says how (a sub-agent's call has
+  // no card of its own in the chat: its answered request stays).
+  target.hidden = item.state !== "pending" && tool !== undefined;
   focusNewCard(target, item, input);
 }
 

@@ -6,7 +6,7 @@ import type { PermissionItem } from "../reducer";
 import { ANSWER_KEYS, REVIEW_KEY, cardKeyAction } from "../permissionKeys";
 import type { DiffPreview, PreviewLine } from "../preview";
 import { type OptionKind, plural } from "../words";
-import { button, element, icon } from "./dom";
+import { type ButtonWeight, button, element, icon } from "./dom";
 
 export interface PermissionActions {
   answer(requestId: string, kind: OptionKind): void;
@@ -62,13 +62,18 @@ function answeredIcon(item: PermissionItem): string {
 }
 
 const OPTION_ICONS: Partial<Record<OptionKind, string>> = { allow_once: "check", reject_once: "close" };
+/** Allow once is the one primary action; Reject is secondary; the "always" answers, which
+ * save a rule, are quieter still. */
+const OPTION_WEIGHTS: Record<OptionKind, ButtonWeight> = { allow_once: "primary", reject_once: "secondary", allow_always: "quiet", reject_always: "quiet" };
+const OPTION_ORDER: OptionKind[] = ["allow_once", "reject_once", "allow_always", "reject_always"];
 
 function drawOptions(item: PermissionItem, actions: PermissionActions): HTMLElement {
   const row = element("div", "options");
-  for (const option of item.options) {
+  const options = [...item.options].sort((a, b) => OPTION_ORDER.indexOf(a.kind) - OPTION_ORDER.indexOf(b.kind));
+  for (const option of options) {
     const choice = button({
       label: option.name,
-      weight: option.kind === "allow_once" ? "primary" : "secondary",
+      weight: OPTION_WEIGHTS[option.kind],
       key: ANSWER_KEYS[option.kind],
       onClick: () => actions.answer(item.id, option.kind),
       ...(OPTION_ICONS[option.kind] ? { icon: OPTION_ICONS[option.kind] } : {}),

@@ -57,6 +57,7 @@ await step("panel", async () => {
   const split = /document (\d+) ms after resolve, script (\d+) ms after that, ready (\d+) ms after that/.exec(log);
   if (split) [timings.panel_resolve_to_document, timings.panel_document_to_script, timings.panel_script_to_ready] = split.slice(1).map(Number);
   await shot("01-panel");
+  await readmeShot("empty-state");
 });
 
 await step("turn", async () => {

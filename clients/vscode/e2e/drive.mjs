@@ -17,6 +17,9 @@ const started = Date.now();
 const mark = (name, since = started) => (timings[name] = Date.now() - since);
 
 const { browser, page, shot, step, command, chat } = await openWorkbench(artifacts);
+/** The README's pictures: the chat and the start of the editor beside it. Copies of
+ * these are committed in docs/. */
+const readmeShot = (name) => page.screenshot({ path: path.join(artifacts, `${name}.png`), clip: { x: 0, y: 0, width: 820, height: 950 } });
 
 /** The extension's log (its output channel, as code-server writes it). */
 function findLog(dir) {
@@ -54,6 +57,7 @@ await step("panel", async () => {
   const split = /document (\d+) ms after resolve, script (\d+) ms after that, ready (\d+) ms after that/.exec(log);
   if (split) [timings.panel_resolve_to_document, timings.panel_document_to_script, timings.panel_script_to_ready] = split.slice(1).map(Number);
   await shot("01-panel");
+  await readmeShot("empty-state");
 });
 
 await step("turn", async () => {
@@ -68,13 +72,23 @@ await step("turn", async () => {
   await chat().locator("#input").press("Enter");
   await chat().locator(".assistant .markdown", { hasText: "Reading it." }).waitFor({ timeout: 60_000 });
   mark("first_text_painted", sent);
-  const allow = chat().locator('.permission[data-state="pending"] button[data-option="allow_once"]');
+  const card = chat().locator('.permission[data-state="pending"]');
+  const allow = card.locator('button[data-option="allow_once"]');
   await allow.waitFor({ timeout: 60_000 });
   await chat().locator(".permission .rule", { hasText: "Edit(./app.py)" }).waitFor({ timeout: 10_000 });
   mark("permission_shown", sent);
-  // Review before allowing: the proposed change opens in VS Code's diff editor, and the
-  // user edits the proposed side before allowing it.
-  await chat().locator('.permission[data-state="pending"] button[data-action="review"]').click();
+  // The change shows with the request, with no click: the old line and the new one.
+  await card.locator(".diff-lines .line.removed", { hasText: "PORT = 8000" }).waitFor({ timeout: 10_000 });
+  await card.locator(".diff-lines .line.added", { hasText: "PORT = 9000" }).waitFor({ timeout: 10_000 });
+  // The new card took the keyboard focus from the (empty) message box.
+  await chat().locator('.permission[data-state="pending"]:focus').waitFor({ timeout: 10_000 });
+  await readmeShot("permission-with-diff");
+  // Keys pressed right as a card takes the focus are ignored (they were meant for the
+  // message box): wait out that short grace before using the card's keys.
+  await page.waitForTimeout(600);
+  // Review before allowing, from the keyboard (v): the proposed change opens in VS Code's
+  // diff editor, and the user edits the proposed side before allowing it.
+  await page.keyboard.press("v");
   const proposedLine = page.locator(".monaco-diff-editor .modified .view-line", { hasText: "PORT = 9000" });
   await proposedLine.waitFor({ timeout: 20_000 });
   const reviewTab = page.locator(".tab", { hasText: "review" });
@@ -86,9 +100,16 @@ await step("turn", async () => {
   await page.keyboard.type("1");
   await page.locator(".monaco-diff-editor .modified .view-line", { hasText: "PORT = 9001" }).waitFor({ timeout: 10_000 });
   await shot("02-permission-review");
-  await allow.click();
-  // The answered request's review closes by itself.
+  // Back on the card, y allows (what the user revised in the review).
+  await card.locator(".card-head .title").click();
+  await chat().locator('.permission[data-state="pending"]:focus').waitFor({ timeout: 10_000 });
+  await page.keyboard.press("y");
+  // The answered request's review closes by itself, and the card says what was picked.
   await reviewTab.waitFor({ state: "detached", timeout: 20_000 });
+  // The answered card folds into its tool call's card, which says the answer in words.
+  const answered = chat().locator(".tool .tool-card summary .answer").first();
+  await answered.waitFor({ timeout: 20_000 });
+  if ((await answered.textContent()) !== "Allowed once") throw new Error(`the tool card says ${await answered.textContent()}`);
   // The second edit, from the keyboard: its one change reverted at the cursor, then Accept.
   await chat().locator('.permission[data-state="pending"] button[data-action="review"]').click();
   const agentLine = page.locator(".monaco-diff-editor .modified .view-line", { hasText: "HOST = 'agent'" });
@@ -102,7 +123,11 @@ await step("turn", async () => {
   await chat().locator(".assistant .markdown", { hasText: "Changed the port to 9000." }).waitFor({ timeout: 60_000 });
   mark("final_text", sent);
   await page.locator(".tab.dirty").first().waitFor({ state: "detached", timeout: 20_000 });
-  await shot("04-done");
+  await chat().locator(".summary .changed-file", { hasText: "app.py" }).waitFor({ timeout: 20_000 });
+  // The second edit, allowed with its one change reverted, reads as rejected.
+  await chat().locator('.tool[data-status="declined"] .answer', { hasText: "Rejected in review" }).waitFor({ timeout: 10_000 });
+  if (await chat().locator(".permission:not([hidden])").count()) throw new Error("an answered request still shows its own card");
+  await readmeShot("finished-turn");
 });
 
 await step("disk", async () => {

@@ -3,7 +3,7 @@
 // check that tests/test_client_vscode_tcp.py runs against a real daemon (not a *.test.js,
 // so `node --test dist-test/` leaves it out).
 import { build } from "esbuild";
-import { readdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 
 const tests = process.argv.includes("--tests");
 const common = { bundle: true, sourcemap: true, logLevel: "warning", target: "es2022" };
@@ -15,6 +15,9 @@ if (tests) {
   await build({ ...common, entryPoints, outdir: "dist-test", platform: "node", format: "cjs" });
   await build({ ...common, entryPoints: ["test/daemon/join.ts"], outfile: "dist-test/join-daemon.js", platform: "node", format: "cjs" });
 } else {
+  // The panel draws VS Code's own icons: the codicon font and its stylesheet, next to panel.css.
+  mkdirSync("media/codicons", { recursive: true });
+  for (const file of ["codicon.css", "codicon.ttf"]) copyFileSync(`node_modules/@vscode/codicons/dist/${file}`, `media/codicons/${file}`);
   await Promise.all([
     build({
       ...common,

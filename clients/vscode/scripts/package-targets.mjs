@@ -38,6 +38,6 @@ for (const target of targets) {
   if (!tags) throw new Error(`unknown target ${target}; known: ${Object.keys(PLATFORMS).join(", ")}`);
   run("node", ["scripts/bundle-daemon.mjs", "--python", pythons, ...tags.flatMap((tag) => ["--platform", tag])]);
   const vsix = path.join(out, `agentls-${target}.vsix`);
-  run(vsce, ["package", "--target", target, "--allow-missing-repository", "--no-dependencies", "--allow-package-all-secrets", "-o", vsix]);
+  run(vsce, ["package", "--target", target, "--allow-missing-repository", "--no-rewrite-relative-links", "--no-dependencies", "--allow-package-all-secrets", "-o", vsix]);
   console.log(`${target}: ${(statSync(vsix).size / 1_048_576).toFixed(1)} MB`);
 }

@@ -74,6 +74,8 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
   const csp = [
     "default-src 'none'",
     `style-src ${webview.cspSource}`,
+    // The codicon font (media/codicons), drawn by panel.css.
+    `font-src ${webview.cspSource}`,
     `img-src ${webview.cspSource} data:`,
     `script-src 'nonce-${nonce}'`,
   ].join("; ");

@@ -3,6 +3,7 @@
 // with events alone.
 
 import { hunks } from "./hunks";
+import { type DiffPreview, diffPreview } from "./preview";
 import type {
   AgentEvent,
   DisplayMessage,
@@ -14,6 +15,7 @@ import type {
   ToolCallEvent,
   TurnError,
 } from "./wire";
+import { ANSWERED } from "./words";
 
 /** A content block, as in `message_completed` (and in resumed history). */
 export type ContentBlock = MessageCompleted["content"][number];
@@ -50,6 +52,10 @@ export interface ToolItem {
   undone?: boolean;
   /** For a Task call: the sub-agent it started, shown inside the card. */
   agent?: AgentRun;
+  /** How the user answered the call's permission request, in words; its card folds into this one. */
+  answer?: string;
+  /** Its permission request waits for the user: the request's card stands for this one. */
+  asking?: boolean;
 }
 
 /** A sub-agent's work as its Task card shows it: its calls and its latest text. */
@@ -72,8 +78,12 @@ export interface PermissionItem {
   options: PermissionOption[];
   state: "pending" | "selected" | "cancelled";
   optionId?: string;
+  /** Once answered or cancelled: what happened, in words ("Allowed once", "Cancelled"). */
+  answer?: string;
   /** For a file change: the file now and what the call would make it. */
   diff?: FileDiff;
+  /** That change as the diff lines the card shows with the request. */
+  preview?: DiffPreview;
 }
 
 export interface QuestionItem {
@@ -298,13 +308,15 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
       return updateItem(state, "tool", event.toolCallId, (t) => ({
         ...t,
         status: event.status,
+        // Allowed with every change reverted in the review: the call was declined after all.
+        ...(event.status === "declined" && t.answer?.startsWith("Allowed") ? { answer: REJECTED_IN_REVIEW } : {}),
         // Bash streams its output in pieces while in progress; the final content replaces them.
         output: event.content === undefined ? t.output : event.status === "in_progress" ? t.output + event.content : event.content,
         truncated: event.truncated ?? t.truncated,
         ...(event.diff ? { diff: event.diff } : {}),
       }));
     case "permission_request":
-      return upsert(state, {
+      return upsert(updateItem(state, "tool", event.toolCallId, (t) => ({ ...t, asking: true })), {
         kind: "permission",
         id: event.requestId,
         toolCallId: event.toolCallId,
@@ -312,14 +324,10 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         input: event.input,
         options: event.options,
         state: "pending",
-        ...(event.diff ? { diff: event.diff } : {}),
+        ...(event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
       });
     case "permission_resolved":
-      return updateItem(state, "permission", event.requestId, (p) => ({
-        ...p,
-        state: event.outcome,
-        ...(event.optionId ? { optionId: event.optionId } : {}),
-      }));
+      return permissionResolved(state, event.requestId, event.outcome, event.optionId);
     case "ask_user":
       return upsert(state, {
         kind: "question",
@@ -374,6 +382,25 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "turn_completed":
       return turnCompleted(state, event.turnId, event.stopReason, event.error);
   }
+}
+
+export const REJECTED_IN_REVIEW = "Rejected in review";
+
+/** The request's card says how it was answered, and so does its tool call's card. */
+function permissionResolved(state: ViewState, requestId: string, outcome: "selected" | "cancelled", optionId?: string): ViewState {
+  const request = state.items.find((i): i is PermissionItem => i.kind === "permission" && i.id === requestId);
+  if (!request) return state;
+  const answer = answerText(request.options, outcome, optionId);
+  const answered = updateItem(state, "permission", requestId, (p) => ({ ...p, state: outcome, answer, ...(optionId ? { optionId } : {}) }));
+  return updateItem(answered, "tool", request.toolCallId, (t) => ({ ...t, answer, asking: false }));
+}
+
+/** A resolved request in words: the picked option's meaning, never its id. */
+function answerText(options: readonly PermissionOption[], outcome: "selected" | "cancelled", optionId?: string): string {
+  if (outcome === "cancelled") return "Cancelled";
+  const option = options.find((o) => o.optionId === optionId) ?? options.find((o) => o.kind === optionId);
+  if (option) return `${ANSWERED[option.kind]}${option.rule ? ` (${option.rule})` : ""}`;
+  return "Answered";
 }
 
 type McpStatus = Extract<AgentEvent, { type: "mcp_status" }>;

@@ -50,8 +50,3 @@ const WELCOME_MESSAGES: ReadonlySet<string> = new Set([
 export function isWelcomeMessage(message: { type: string }): message is WelcomeFromWebview {
   return WELCOME_MESSAGES.has(message.type);
 }
-
-/** "1 turn", "2 turns": every count a user reads. */
-export function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
-}

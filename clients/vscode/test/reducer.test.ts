@@ -155,6 +155,80 @@ test("permission requests are pending until resolved, whoever resolves them", ()
   assert.equal(item?.kind === "permission" && item.state, "cancelled");
 });
 
+test("an answered request says what was picked in words, never the option id", () => {
+  const options = [
+    { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+    { optionId: "allow_always", name: "Always allow", kind: "allow_always", rule: "Edit(./app.py)" },
+    { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+    { optionId: "reject_always", name: "Always reject", kind: "reject_always", rule: "Edit(./app.py)" },
+  ];
+  const answered = (resolved: Record<string, unknown>) => {
+    const state = run(
+      numbered([
+        { type: "permission_request", turnId: "t1", requestId: "p1", toolCallId: "c1", title: "Edit app.py", input: {}, options },
+        { type: "permission_resolved", turnId: "t1", requestId: "p1", ...resolved },
+      ]),
+    );
+    const [item] = state.items;
+    return item?.kind === "permission" ? item.answer : undefined;
+  };
+  assert.equal(answered({ outcome: "selected", optionId: "allow_once" }), "Allowed once");
+  assert.equal(answered({ outcome: "selected", optionId: "allow_always" }), "Always allowed (Edit(./app.py))");
+  assert.equal(answered({ outcome: "selected", optionId: "reject_once" }), "Rejected");
+  assert.equal(answered({ outcome: "selected", optionId: "reject_always" }), "Always rejected (Edit(./app.py))");
+  assert.equal(answered({ outcome: "cancelled" }), "Cancelled");
+});
+
+test("a tool call is marked as asking while its permission request waits", () => {
+  const state = run(
+    numbered([
+      { type: "tool_call", turnId: "t1", toolCallId: "c1", name: "Bash", kind: "execute", title: "Run ls", input: {} },
+      { type: "permission_request", turnId: "t1", requestId: "p1", toolCallId: "c1", title: "Run ls", input: {}, options: [] },
+    ]),
+  );
+  const [tool] = state.items;
+  assert.equal(tool?.kind === "tool" && tool.asking, true);
+});
+
+test("the answer shows on the tool call's card, and a change reverted whole in review reads as rejected", () => {
+  const options = [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }];
+  const request = (id: string, call: string) => [
+    { type: "tool_call", turnId: "t1", toolCallId: call, name: "Edit", kind: "edit", title: "Edit app.py", input: {} },
+    { type: "permission_request", turnId: "t1", requestId: id, toolCallId: call, title: "Edit app.py", input: {}, options },
+    { type: "permission_resolved", turnId: "t1", requestId: id, outcome: "selected", optionId: "allow_once" },
+  ];
+  const state = run(
+    numbered([
+      ...request("p1", "c1"),
+      { type: "tool_call_update", turnId: "t1", toolCallId: "c1", status: "completed", content: "ok" },
+      ...request("p2", "c2"),
+      { type: "tool_call_update", turnId: "t1", toolCallId: "c2", status: "declined", content: "The user reviewed this change and rejected all of it" },
+    ]),
+  );
+  const answers = state.items.flatMap((i) => (i.kind === "tool" ? [[i.id, i.answer]] : []));
+  assert.ok(state.items.every((i) => i.kind !== "tool" || !i.asking));
+  assert.deepEqual(answers, [
+    ["c1", "Allowed once"],
+    ["c2", "Rejected in review"],
+  ]);
+});
+
+test("a file change's request comes with its diff preview, before any click", () => {
+  const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
+  const state = run(
+    numbered([
+      { type: "permission_request", turnId: "t1", requestId: "p1", toolCallId: "c1", title: "Edit app.py", input: {}, options: [], diff },
+    ]),
+  );
+  const preview = pendingPermissions(state)[0]?.preview;
+  assert.ok(preview, "no preview with the request");
+  assert.deepEqual(
+    preview.lines.map((l) => `${l.kind} ${l.text}`),
+    ["removed PORT = 8000", "added PORT = 9000"],
+  );
+  assert.equal(preview.added, 1);
+});
+
 test("a file change's request carries the change to review", () => {
   const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
   const state = run(

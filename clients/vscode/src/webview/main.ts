@@ -3,7 +3,10 @@
 
 import type { Attachment, ContextChip, FromWebview, ToWebview } from "../bridge";
 import { type Item, type ViewState, initialState, reduce } from "../reducer";
+import { type OptionKind, plural } from "../words";
+import { button, element, icon } from "./dom";
 import { renderStreamingMarkdown } from "./markdown";
+import { drawPermission, focusNewCard, toolIcon } from "./permission";
 import { WelcomeView } from "./welcome";
 
 interface VsCodeApi {
@@ -35,6 +38,22 @@ const planTitle = $("plan-title");
 const planEntries = $("plan-entries");
 let drawnPlan: ViewState["plan"] | null = null;
 const completionBox = $("completions");
+
+/** The composer's buttons get their codicons here, so the page's markup stays plain. */
+function decorateComposer(): void {
+  const decorate = (target: HTMLButtonElement, name: string, iconOnly: boolean): void => {
+    const label = target.textContent;
+    target.classList.add(iconOnly ? "icon" : "secondary");
+    if (iconOnly) target.setAttribute("aria-label", target.title || label);
+    target.replaceChildren(icon(name), ...(iconOnly ? [] : [element("span", "label", label)]));
+  };
+  decorate(historyButton, "history", true);
+  decorate(newButton, "add", true);
+  decorate(stopButton, "debug-stop", false);
+  decorate(sendButton, "send", false);
+  sendButton.classList.replace("secondary", "primary");
+}
+decorateComposer();
 
 let attachments: Attachment[] = [];
 // The `@query` being completed, and the files offered for it.
@@ -200,18 +219,18 @@ function draw(target: HTMLElement, item: Item): void {
       drawTool(target, item);
       return;
     case "permission":
-      drawPermission(target, item);
+      showPermission(target, item);
       return;
     case "question":
       drawQuestion(target, item);
       return;
     case "notice":
       target.classList.add(item.level);
-      target.replaceChildren(element("div", "", item.message));
+      target.replaceChildren(icon(item.level), element("div", "message", item.message));
       return;
     case "compaction":
       target.replaceChildren(
-        element("div", "", `Context compacted: ${item.tokensBefore.toLocaleString()} → ${item.tokensAfter.toLocaleString()} tokens`),
+        element("div", "", `Context compacted: ${item.tokensBefore.toLocaleString("en-US")} → ${plural(item.tokensAfter, "token")}`),
       );
       return;
     case "summary":
@@ -223,10 +242,10 @@ function draw(target: HTMLElement, item: Item): void {
       const last = state.items.at(-1) === item;
       if (state.retryable && last) {
         const retryText = state.retryable.text;
-        parts.push(button("Retry", () => post({ type: "send", text: retryText })));
+        parts.push(button({ label: "Retry", icon: "refresh", weight: "primary", onClick: () => post({ type: "send", text: retryText }) }));
       }
       if (state.limitReached && last && !state.runningTurn) {
-        parts.push(button("Continue", () => post({ type: "continueTurn" })));
+        parts.push(button({ label: "Continue", icon: "debug-continue", weight: "primary", onClick: () => post({ type: "continueTurn" }) }));
       }
       target.replaceChildren(...parts);
       return;
@@ -245,7 +264,7 @@ const STOPPED: Record<string, string> = {
 function turnEndText(item: Extract<Item, { kind: "turnEnd" }>, state: ViewState): string {
   if (item.error) return `${item.stopReason}: ${item.error.message}`;
   if (item.stopReason === "max_turns") {
-    const calls = state.limitReached ? ` (${state.limitReached.turns} model calls)` : "";
+    const calls = state.limitReached ? ` (${plural(state.limitReached.turns, "model call")})` : "";
     return `Reached the turn limit${calls}.`;
   }
   return STOPPED[item.stopReason] ?? `Turn ended: ${item.stopReason}`;
@@ -256,10 +275,12 @@ function drawAgent(agent: NonNullable<Extract<Item, { kind: "tool" }>["agent"]>)
   const box = element("div", "agent");
   box.dataset.status = agent.status;
   const state = agent.status === "running" ? "working" : agent.status;
-  box.append(element("div", "agent-head", `${agent.type} agent · ${state} · ${agent.calls.length} tool calls`));
+  box.append(element("div", "agent-head", `${agent.type} agent · ${state} · ${plural(agent.calls.length, "tool call")}`));
   const calls = element("ul", "agent-calls");
   for (const call of agent.calls.slice(-8)) {
-    calls.append(element("li", `status ${call.status}`, `${statusIcon(call.status)} ${call.title}`));
+    const row = element("li", `status ${call.status}`);
+    row.append(statusIcon(call.status), element("span", "", call.title));
+    calls.append(row);
   }
   if (agent.calls.length) box.append(calls);
   if (agent.text) box.append(element("div", "agent-text", agent.text.length > 600 ? `…${agent.text.slice(-600)}` : agent.text));
@@ -268,12 +289,14 @@ function drawAgent(agent: NonNullable<Extract<Item, { kind: "tool" }>["agent"]>)
 
 function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): void {
   target.dataset.status = item.status;
+  // While its request waits, the request's card (with the diff) stands for this one.
+  target.hidden = item.asking === true;
   // A card the user opened stays open while its output streams.
   const open = target.querySelector("details")?.open ?? false;
   const details = element("details", "tool-card") as HTMLDetailsElement;
   details.open = open;
   const summary = element("summary", "");
-  summary.append(element("span", `status ${item.status}`, statusIcon(item.status)), element("span", "title", item.title));
+  summary.append(statusIcon(item.status), icon(toolIcon(item.toolKind), "kind"), element("span", "title", item.title));
   const body: HTMLElement[] = [];
   for (const location of item.locations) {
     const line = typeof location.line === "number" ? location.line : undefined;
@@ -285,13 +308,15 @@ function drawTool(target: HTMLElement, item: Extract<Item, { kind: "tool" }>): v
     });
     body.push(link);
   }
-  if (item.diff) body.push(button("Open diff", () => post({ type: "openDiff", toolCallId: item.id })));
+  const actions = element("div", "options");
+  if (item.diff) actions.append(button({ label: "Open diff", icon: "diff", onClick: () => post({ type: "openDiff", toolCallId: item.id }) }));
   if (item.diff && item.status === "completed" && !item.undone) {
-    const undo = button("Undo", () => post({ type: "undo", toolCallIds: [item.id] }));
+    const undo = button({ label: "Undo", icon: "discard", title: "Put the file back as it was before this edit", onClick: () => post({ type: "undo", toolCallIds: [item.id] }) });
     undo.dataset.action = "undo";
-    undo.title = "Put the file back as it was before this edit";
-    body.push(undo);
+    actions.append(undo);
   }
+  if (actions.childElementCount) body.push(actions);
+  if (item.answer) summary.append(element("span", "answer", item.answer));
   if (item.undone) summary.append(element("span", "undone", "undone"));
   if (item.agent) body.push(drawAgent(item.agent));
   if (item.output) body.push(element("pre", "output", item.output + (item.truncated ? "\n…" : "")));
@@ -316,46 +341,40 @@ function drawSummary(target: HTMLElement, item: Extract<Item, { kind: "summary" 
     row.append(link, element("span", "added", `+${file.added}`), element("span", "removed", `−${file.removed}`));
     if (file.created) row.append(element("span", "created", "new"));
     if (isUndone(file.toolCallIds)) row.append(element("span", "undone", "undone"));
-    else row.append(button("Undo", () => post({ type: "undo", toolCallIds: file.toolCallIds })));
+    else row.append(button({ label: "Undo", icon: "discard", onClick: () => post({ type: "undo", toolCallIds: file.toolCallIds }) }));
     return row;
   });
   const count = item.files.length;
   const actions = element("div", "options");
   const all = item.files.flatMap((f) => f.toolCallIds);
-  const review = button("Review all changes", () => post({ type: "reviewTurn", summaryId: item.id }));
+  const review = button({ label: "Review all changes", icon: "diff", onClick: () => post({ type: "reviewTurn", summaryId: item.id }) });
   review.dataset.action = "review-turn";
   actions.append(review);
-  if (!isUndone(all)) actions.append(button("Undo all", () => post({ type: "undo", toolCallIds: all })));
-  target.replaceChildren(element("div", "title", `Changed ${count} file${count === 1 ? "" : "s"}`), ...rows, actions);
+  if (!isUndone(all)) actions.append(button({ label: "Undo all", icon: "discard", onClick: () => post({ type: "undo", toolCallIds: all }) }));
+  const title = element("div", "title");
+  title.append(icon("checklist"), element("span", "", `Changed ${plural(count, "file")}`));
+  target.replaceChildren(title, ...rows, actions);
 }
 
-function drawPermission(target: HTMLElement, item: Extract<Item, { kind: "permission" }>): void {
-  target.dataset.state = item.state;
-  const parts: HTMLElement[] = [element("div", "title", item.title)];
-  if (item.state === "pending") {
-    const row = element("div", "options");
-    if (item.diff) {
-      const review = button("Review", () => post({ type: "review", requestId: item.id }));
-      review.dataset.action = "review";
-      review.title = "Open the proposed change in the diff editor";
-      row.append(review);
-    }
-    for (const option of item.options) {
-      const choice = button(option.name, () => post({ type: "permission", requestId: item.id, optionId: option.kind }));
-      choice.dataset.option = option.kind;
-      if (option.rule) choice.title = `Saves the rule ${option.rule} for this session`;
-      row.append(choice);
-    }
-    parts.push(row);
-    const rule = item.options.find((o) => o.rule)?.rule;
-    if (rule) parts.push(element("div", "rule", `“Always” saves the rule ${rule}`));
-  } else {
-    parts.push(element("div", "resolved", item.state === "selected" ? `→ ${item.optionId ?? ""}` : "cancelled"));
-  }
-  target.replaceChildren(...parts);
-  // Keyboard first: Allow once has the focus, unless the user is typing a message.
-  const allow = target.querySelector<HTMLButtonElement>('button[data-option="allow_once"]');
-  if (item.state === "pending" && allow && document.activeElement !== input) allow.focus();
+const permissionActions = {
+  answer(requestId: string, kind: OptionKind): void {
+    post({ type: "permission", requestId, optionId: kind });
+    // The card closes when the daemon confirms; the keyboard goes back to the message box
+    // (a later request's card takes it from there).
+    input.focus();
+  },
+  review(requestId: string): void {
+    post({ type: "review", requestId });
+  },
+};
+
+function showPermission(target: HTMLElement, item: Extract<Item, { kind: "permission" }>): void {
+  const tool = state.items.find((i) => i.kind === "tool" && i.id === item.toolCallId);
+  drawPermission(target, item, tool?.kind === "tool" ? tool.toolKind : undefined, permissionActions);
+  // Answered, it folds into its tool call's card, which says how (a sub-agent's call has
+  // no card of its own in the chat: its answered request stays).
+  target.hidden = item.state !== "pending" && tool !== undefined;
+  focusNewCard(target, item, input);
 }
 
 function drawQuestion(target: HTMLElement, item: Extract<Item, { kind: "question" }>): void {
@@ -380,7 +399,7 @@ function usageText(): string {
   const usage = state.usage;
   if (!usage) return "";
   const tokens = usage.inputTokens + usage.outputTokens;
-  const parts = [tokens >= 1000 ? `${(tokens / 1000).toFixed(1)}k tokens` : `${tokens} tokens`];
+  const parts = [tokens >= 1000 ? `${(tokens / 1000).toFixed(1)}k tokens` : plural(tokens, "token")];
   if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(usage.costUsd < 1 ? 4 : 2)}`);
   if (usage.contextWindow > 0) parts.push(`${Math.round((100 * usage.contextTokens) / usage.contextWindow)}% context`);
   return parts.join(" · ");
@@ -390,27 +409,25 @@ function showCompletionsChosen(): void {
   Array.from(completionBox.children).forEach((row, index) => row.classList.toggle("chosen", index === chosen));
 }
 
-function statusIcon(status: string): string {
-  return { pending: "○", in_progress: "◐", completed: "✓", failed: "✗", cancelled: "⊘", declined: "⊘" }[status] ?? "•";
+const STATUS_ICONS: Record<string, string> = {
+  pending: "circle-large-outline",
+  in_progress: "loading",
+  completed: "pass",
+  failed: "error",
+  cancelled: "circle-slash",
+  declined: "circle-slash",
+};
+
+function statusIcon(status: string): HTMLElement {
+  const node = icon(STATUS_ICONS[status] ?? "circle-filled", `status ${status}${status === "in_progress" ? " codicon-modifier-spin" : ""}`);
+  node.title = status.replace("_", " ");
+  return node;
 }
 
 function showContext(context: ContextChip): void {
   contextLabel.textContent = context.label ?? "no editor";
   includeContext.checked = context.include;
   includeContext.disabled = context.label === null;
-}
-
-function element(tag: string, className: string, text?: string): HTMLElement {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function button(label: string, onClick: () => void): HTMLButtonElement {
-  const node = element("button", "", label) as HTMLButtonElement;
-  node.addEventListener("click", onClick);
-  return node;
 }
 
 function post(message: FromWebview): void {
@@ -549,10 +566,10 @@ newButton.addEventListener("click", () => post({ type: "newSession" }));
 historyButton.addEventListener("click", () => post({ type: "history" }));
 includeContext.addEventListener("change", () => post({ type: "includeContext", include: includeContext.checked }));
 transcript.addEventListener("click", (event) => {
-  const target = event.target as HTMLElement;
-  const action = target.dataset.codeAction;
+  const target = (event.target as HTMLElement).closest<HTMLElement>("[data-code-action]");
+  const action = target?.dataset.codeAction;
   if (action !== "copy" && action !== "insertCode") return;
-  const code = target.parentElement?.parentElement?.querySelector("code")?.textContent ?? "";
+  const code = target?.closest(".code-block")?.querySelector("pre > code")?.textContent ?? "";
   post(action === "copy" ? { type: "copy", text: code } : { type: "insertCode", code });
 });
 

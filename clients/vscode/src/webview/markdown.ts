@@ -1,5 +1,5 @@
 // Assistant text as sanitized HTML: markdown (marked), code highlighted (highlight.js),
-// every code block with Copy and Insert buttons.
+// every code block with Copy and Insert buttons (codicons, shown on hover or focus).
 
 import DOMPurify from "dompurify";
 import hljs from "highlight.js/lib/common";
@@ -58,14 +58,26 @@ function decorate(code: HTMLElement): void {
   code.classList.add("hljs");
   const bar = document.createElement("div");
   bar.className = "code-actions";
-  for (const [label, action] of [
-    ["Copy", "copy"],
-    ["Insert", "insertCode"],
+  for (const [label, action, iconName] of [
+    ["Copy", "copy", "copy"],
+    ["Insert at the cursor", "insertCode", "insert"],
   ] as const) {
     const button = document.createElement("button");
-    button.textContent = label;
+    button.className = "icon";
+    button.title = label;
+    button.setAttribute("aria-label", label);
     button.dataset.codeAction = action;
+    const glyph = document.createElement("span");
+    glyph.className = `codicon codicon-${iconName}`;
+    glyph.setAttribute("aria-hidden", "true");
+    button.append(glyph);
     bar.appendChild(button);
   }
-  code.parentElement?.insertBefore(bar, code);
+  // The buttons sit on a frame around the block, so they stay put while it scrolls sideways.
+  const pre = code.parentElement;
+  if (!pre) return;
+  const frame = document.createElement("div");
+  frame.className = "code-block";
+  pre.replaceWith(frame);
+  frame.append(pre, bar);
 }

@@ -2,7 +2,8 @@
 // first-run setup (pick a provider) when none is configured, else a welcoming empty state:
 // what the agent can do, the model and permission mode, recent sessions to resume.
 
-import { type RecentSession, type SetupChoice, type Welcome, type WelcomeFromWebview, plural } from "../welcome";
+import { type RecentSession, type SetupChoice, type Welcome, type WelcomeFromWebview } from "../welcome";
+import { plural } from "../words";
 
 // Its stylesheet sits beside panel.css (media/); found from this script's own URL, which
 // the webview's CSP (style-src: the webview's own resources) allows.

@@ -1,0 +1,138 @@
+// A permission request in the chat: what the call would do (for a file change, the diff
+// itself, with no click), one primary answer and the rest secondary, each with the key
+// every agentls client uses for it (y a n d, v for the full review).
+
+import type { PermissionItem } from "../reducer";
+import { ANSWER_KEYS, REVIEW_KEY, cardKeyAction } from "../permissionKeys";
+import type { DiffPreview, PreviewLine } from "../preview";
+import { type OptionKind, plural } from "../words";
+import { type ButtonWeight, button, element, icon } from "./dom";
+
+export interface PermissionActions {
+  answer(requestId: string, kind: OptionKind): void;
+  review(requestId: string): void;
+}
+
+/** Keys pressed this soon after a card took the focus by itself are ignored: they were
+ * meant for whatever had the focus before. */
+const KEY_GRACE_MS = 300;
+const tookFocusAt = new Map<string, number>();
+
+const TOOL_ICONS: Record<string, string> = {
+  read: "file",
+  edit: "edit",
+  delete: "trash",
+  move: "arrow-right",
+  search: "search",
+  execute: "terminal",
+  think: "lightbulb",
+  fetch: "globe",
+};
+
+export function toolIcon(toolKind: string | undefined): string {
+  return TOOL_ICONS[toolKind ?? ""] ?? "tools";
+}
+
+/** Draw the card into `target` (the item's element, which keeps its key handler). */
+export function drawPermission(target: HTMLElement, item: PermissionItem, toolKind: string | undefined, actions: PermissionActions): void {
+  target.dataset.state = item.state;
+  const head = element("div", "card-head");
+  head.append(icon(item.state === "pending" ? toolIcon(toolKind) : answeredIcon(item)), element("span", "title", item.title));
+  if (item.state !== "pending") {
+    head.append(element("span", "resolved", item.answer ?? "Answered"));
+    tookFocusAt.delete(item.id);
+    target.removeAttribute("tabindex");
+    target.replaceChildren(head);
+    return;
+  }
+  target.tabIndex = 0;
+  target.setAttribute("role", "group");
+  target.setAttribute("aria-label", `Permission request: ${item.title}. Keys: y allow once, a always allow, n reject, d always reject${item.preview ? ", v review" : ""}.`);
+  target.onkeydown = (event) => onCardKey(event, item, actions);
+  const parts: HTMLElement[] = [head];
+  if (item.preview) parts.push(drawPreview(item.preview, () => actions.review(item.id)));
+  parts.push(drawOptions(item, actions));
+  const rule = item.options.find((o) => o.rule)?.rule;
+  if (rule) parts.push(element("div", "rule", `“Always” saves the rule ${rule}`));
+  target.replaceChildren(...parts);
+}
+
+function answeredIcon(item: PermissionItem): string {
+  if (item.state === "cancelled") return "circle-slash";
+  return item.optionId?.startsWith("allow") ? "check" : "close";
+}
+
+const OPTION_ICONS: Partial<Record<OptionKind, string>> = { allow_once: "check", reject_once: "close" };
+/** Allow once is the one primary action; Reject is secondary; the "always" answers, which
+ * save a rule, are quieter still. */
+const OPTION_WEIGHTS: Record<OptionKind, ButtonWeight> = { allow_once: "primary", reject_once: "secondary", allow_always: "quiet", reject_always: "quiet" };
+const OPTION_ORDER: OptionKind[] = ["allow_once", "reject_once", "allow_always", "reject_always"];
+
+function drawOptions(item: PermissionItem, actions: PermissionActions): HTMLElement {
+  const row = element("div", "options");
+  const options = [...item.options].sort((a, b) => OPTION_ORDER.indexOf(a.kind) - OPTION_ORDER.indexOf(b.kind));
+  for (const option of options) {
+    const choice = button({
+      label: option.name,
+      weight: OPTION_WEIGHTS[option.kind],
+      key: ANSWER_KEYS[option.kind],
+      onClick: () => actions.answer(item.id, option.kind),
+      ...(OPTION_ICONS[option.kind] ? { icon: OPTION_ICONS[option.kind] } : {}),
+      ...(option.rule ? { title: `${option.name}: saves the rule ${option.rule} for this session` } : {}),
+    });
+    choice.dataset.option = option.kind;
+    row.append(choice);
+  }
+  return row;
+}
+
+/** The proposed change as diff lines; long lines wrap, so nothing is cut at the panel's edge. */
+function drawPreview(preview: DiffPreview, review: () => void): HTMLElement {
+  const box = element("div", "diff-preview");
+  const name = preview.path.split(/[\\/]/).pop() ?? preview.path;
+  const file = element("div", "diff-file");
+  const label = element("span", "diff-name", name);
+  label.title = preview.path;
+  file.append(icon(preview.created ? "new-file" : "diff"), label, element("span", "added", `+${preview.added}`), element("span", "removed", `−${preview.removed}`));
+  const open = button({ label: "Review", icon: "go-to-file", key: REVIEW_KEY, onClick: review, title: "Open it in the diff editor: keep or revert each change, edit it, then accept" });
+  open.dataset.action = "review";
+  file.append(open);
+  const lines = element("div", "diff-lines");
+  lines.tabIndex = 0;
+  lines.setAttribute("role", "region");
+  lines.setAttribute("aria-label", `Proposed change to ${name}`);
+  lines.append(...preview.lines.map(drawLine));
+  box.append(file, lines);
+  if (preview.hidden) box.append(element("div", "diff-more", `${plural(preview.hidden, "more line")} not shown: Review shows the whole change.`));
+  return box;
+}
+
+const SIGNS = { added: "+", removed: "−", context: " ", gap: "" } as const;
+
+function drawLine(line: PreviewLine): HTMLElement {
+  if (line.kind === "gap") return element("div", "line gap", `⋯ ${plural(line.count ?? 0, "unchanged line")}`);
+  const row = element("div", `line ${line.kind}`);
+  row.append(element("span", "number", String(line.number ?? "")), element("span", "sign", SIGNS[line.kind]), element("span", "text", line.text));
+  return row;
+}
+
+function onCardKey(event: KeyboardEvent, item: PermissionItem, actions: PermissionActions): void {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+  if (event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement) return;
+  const action = cardKeyAction(event.key, item.options.map((o) => o.kind), item.preview !== undefined);
+  if (!action) return;
+  event.preventDefault();
+  event.stopPropagation();
+  if (Date.now() - (tookFocusAt.get(item.id) ?? 0) < KEY_GRACE_MS) return;
+  if (action.type === "review") actions.review(item.id);
+  else actions.answer(item.id, action.kind);
+}
+
+/** Give a new request's card the focus, once, unless the user is writing a message. */
+export function focusNewCard(target: HTMLElement, item: PermissionItem, input: HTMLTextAreaElement): void {
+  if (item.state !== "pending" || tookFocusAt.has(item.id)) return;
+  if (document.activeElement === input && input.value.trim() !== "") return;
+  tookFocusAt.set(item.id, Date.now());
+  // A new card is drawn before it is placed in the transcript: focus it once it is there.
+  queueMicrotask(() => target.focus());
+}

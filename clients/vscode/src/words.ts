@@ -1,0 +1,20 @@
+// Words a user reads: counts with the right plural ("1 turn", "2 turns"), and a
+// permission answer in words rather than its option id. Pure, shared by the panel and the
+// host.
+
+import type { PermissionOption } from "./wire";
+
+/** "1 line", "2 lines"; `many` for a plural that is not the word plus "s". */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;
+}
+
+export type OptionKind = PermissionOption["kind"];
+
+/** What the card says once the user picked an option of this kind. */
+export const ANSWERED: Record<OptionKind, string> = {
+  allow_once: "Allowed once",
+  allow_always: "Always allowed",
+  reject_once: "Rejected",
+  reject_always: "Always rejected",
+};

@@ -4,7 +4,7 @@
 //
 //   node scripts/package-targets.mjs [--targets linux-x64,darwin-arm64] [--out dist-vsix]
 //
-// Needs Node >= 22 for vsce (clients/vscode/e2e/setup.sh installs Node 24 and vsce).
+// Needs Node >= 22 for vsce (pinned in devDependencies; clients/vscode/e2e/setup.sh installs Node 24).
 
 import { execFileSync } from "node:child_process";
 import { mkdirSync, statSync } from "node:fs";
@@ -28,7 +28,7 @@ const option = (name, fallback) => {
 const targets = option("--targets", Object.keys(PLATFORMS).join(",")).split(",");
 const out = path.resolve(here, option("--out", "dist-vsix"));
 const pythons = option("--python", "3.11,3.12,3.13,3.14");
-const vsce = option("--vsce", path.join(here, "e2e", "node_modules", ".bin", "vsce"));
+const vsce = option("--vsce", path.join(here, "node_modules", ".bin", "vsce"));
 const run = (command, args) => execFileSync(command, args, { cwd: here, stdio: "inherit" });
 
 mkdirSync(out, { recursive: true });

@@ -45,7 +45,6 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
 
 KNOWN_LONG_MODULES: dict[str, int] = {
     "agentls.acp.agent": 561,
-    "agentls.api": 516,
     "agentls.conformance.suite": 534,
     "agentls.providers.anthropic": 547,
     "agentls.providers.openai_compat": 687,

@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from agentls.json_text import is_unicode
-from agentls.mcp_servers.state import McpServerState, tool_name
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
 from agentls.wire_paths import PathText
@@ -428,47 +427,6 @@ class McpServerEntry(WireModel):
     tools: list[McpToolEntry]
     resources: list[McpResourceEntry]
     prompts: list[McpPromptEntry]
-
-
-def mcp_server_entry(state: McpServerState) -> McpServerEntry:
-    """A session's MCP server as agent/listMcpServers shows it."""
-    return McpServerEntry(
-        name=state.name,
-        status=state.status,
-        transport=state.transport,
-        source=state.source,
-        error=state.error,
-        attempts=state.attempts,
-        server_version=state.server_version,
-        tools=[
-            McpToolEntry(
-                name=tool_name(state.name, t.name),
-                server_name=t.name,
-                description=t.description,
-                read_only=t.read_only,
-            )
-            for t in state.tools
-        ],
-        resources=[
-            McpResourceEntry(
-                uri=r.uri, name=r.name, description=r.description, mime_type=r.mime_type
-            )
-            for r in state.resources
-        ],
-        prompts=[
-            McpPromptEntry(
-                name=p.name,
-                description=p.description,
-                arguments=[
-                    McpPromptArgumentEntry(
-                        name=a.name, description=a.description, required=a.required
-                    )
-                    for a in p.arguments
-                ],
-            )
-            for p in state.prompts
-        ],
-    )
 
 
 class ListMcpServersResult(WireModel):

@@ -25,6 +25,7 @@ from agentls.loop.guards import Budget
 from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.editor_intel import LspEditorIntel
 from agentls.lsp.hub import Hub
+from agentls.lsp.mcp_entries import mcp_server_entry
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
 from agentls.lsp.provider_status import provider_status
@@ -247,7 +248,7 @@ class AgentHandlers:
     ) -> api.ListMcpServersResult:
         mcp = self.manager.get(p.session_id).mcp
         return api.ListMcpServersResult(
-            servers=[api.mcp_server_entry(state) for state in (mcp.states() if mcp else [])]
+            servers=[mcp_server_entry(state) for state in (mcp.states() if mcp else [])]
         )
 
     async def list_tasks(self, p: api.SessionParams, _client: Client) -> api.ListTasksResult:

@@ -1,1 +1,3 @@
-"""Built-in tools, their registry and the executor that runs them in lanes."""
+"""The built-in tools, the Tool seam they share (base.py) and their registry; the
+processes Bash and the background shells run (process.py). The executor that runs calls
+in lanes is the loop's (agentls.loop.executor)."""

@@ -40,14 +40,13 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
     "agentls.lsp.server": {"server._stop_event": 2},
     "agentls.lsp.stdio": {"server._stop_event": 1},
     "agentls.lsp.tcp": {"server._stop_event": 1},
-    "agentls.providers.openai_compat": {"chunks._decoder": 2},
+    "agentls.providers.openai_stream": {"chunks._decoder": 2},
 }
 
 KNOWN_LONG_MODULES: dict[str, int] = {
     "agentls.acp.agent": 561,
     "agentls.conformance.suite": 534,
     "agentls.providers.anthropic": 547,
-    "agentls.providers.openai_compat": 687,
 }
 KNOWN_LONG_FUNCTIONS: dict[str, dict[str, int]] = {}
 

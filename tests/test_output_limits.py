@@ -14,12 +14,8 @@ from agentls.messages import user_text
 from agentls.output_limits import output_limit_for, stated_output_limit
 from agentls.providers.anthropic import AnthropicProvider
 from agentls.providers.base import ModelRequest, ProviderError
-from agentls.providers.openai_compat import (
-    OpenAIProvider,
-    RequestOptions,
-    build_params,
-    is_reasoning_model,
-)
+from agentls.providers.openai_compat import OpenAIProvider
+from agentls.providers.openai_request import RequestOptions, build_params, is_reasoning_model
 from replay_server import ReplayServer, anthropic_error, openai_error, openai_turn
 from test_loop import completed, make_deps
 

@@ -21,7 +21,8 @@ from agentls.messages import (
 )
 from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
 from agentls.providers.factory import make_provider
-from agentls.providers.openai_compat import PLACEHOLDER_API_KEY, OpenAIProvider, build_params
+from agentls.providers.openai_compat import OpenAIProvider
+from agentls.providers.openai_request import PLACEHOLDER_API_KEY, build_params
 from agentls.usage import Usage
 from replay_server import (
     Collected,

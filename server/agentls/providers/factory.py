@@ -37,7 +37,8 @@ def make_provider(settings: Settings) -> Provider:
         return AnthropicProvider(
             settings.anthropic_api_key, settings.anthropic_base_url, vision=settings.vision
         )
-    from agentls.providers.openai_compat import OpenAIProvider, RequestOptions
+    from agentls.providers.openai_compat import OpenAIProvider
+    from agentls.providers.openai_request import RequestOptions
 
     options = RequestOptions(
         stream_usage=settings.openai_stream_usage,

@@ -46,7 +46,6 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
 KNOWN_LONG_MODULES: dict[str, int] = {
     "agentls.acp.agent": 561,
     "agentls.conformance.suite": 534,
-    "agentls.providers.anthropic": 547,
 }
 KNOWN_LONG_FUNCTIONS: dict[str, dict[str, int]] = {}
 

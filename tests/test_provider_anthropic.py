@@ -22,7 +22,8 @@ from agentls.messages import (
     ToolUseBlock,
     user_text,
 )
-from agentls.providers.anthropic import AnthropicProvider, build_params
+from agentls.providers.anthropic import AnthropicProvider
+from agentls.providers.anthropic_request import build_params
 from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
 from agentls.providers.http_errors import retry_after_seconds
 from agentls.usage import Usage

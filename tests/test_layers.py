@@ -44,7 +44,6 @@ KNOWN_REACH_INS: dict[str, dict[str, int]] = {
 }
 
 KNOWN_LONG_MODULES: dict[str, int] = {
-    "agentls.acp.agent": 561,
     "agentls.conformance.suite": 534,
 }
 KNOWN_LONG_FUNCTIONS: dict[str, dict[str, int]] = {}

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +19,15 @@ from acp import schema as acp
 
 from agentls import __version__, api
 from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTerminal, SessionHandle
+from agentls.acp.envelope import absolute_cwd, client_capabilities_of
 from agentls.acp.history import replay
-from agentls.acp.options import config_options, mode_of, mode_state
+from agentls.acp.known import Known, KnownSessions, iso, told
+from agentls.acp.options import mode_of, mode_state
 from agentls.acp.outbox import Outbox
 from agentls.acp.prompt import PromptBlock, message_of
 from agentls.acp.questions import ask_permission, ask_question
-from agentls.acp.updates import STOP_REASONS, SessionUpdates, Update
-from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured
+from agentls.acp.updates import STOP_REASONS
+from agentls.errors import AgentError, ProviderNotConfigured
 from agentls.events import (
     AskUserRequest,
     PermissionRequest,
@@ -35,7 +35,6 @@ from agentls.events import (
     SessionEvent,
     TurnCompleted,
 )
-from agentls.names import PermissionMode
 from agentls.providers.catalog import ModelCatalog
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
@@ -85,7 +84,7 @@ class AcpAgent:
         # The client's buffers as fs/read_text_file last gave them (shared by its sessions).
         self._documents: dict[Path, OpenDocument] = {}
         self._outbox = Outbox(lambda: self._client)
-        self._known: dict[str, _Known] = {}
+        self._known = KnownSessions()
         self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
 
@@ -101,7 +100,7 @@ class AcpAgent:
         client_info: acp.Implementation | None = None,
         **_meta: Any,
     ) -> acp.InitializeResponse:
-        self.capabilities = _capabilities(client_capabilities)
+        self.capabilities = client_capabilities_of(client_capabilities)
         return acp.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=acp.AgentCapabilities(
@@ -152,7 +151,7 @@ class AcpAgent:
         handle = SessionHandle(flushed=self._outbox.flushed)
         with _as_request_errors():
             session = await self.manager.create(
-                _directory(cwd), overrides, self._link(Path(cwd), handle)
+                absolute_cwd(cwd), overrides, self._link(Path(cwd), handle)
             )
         handle.id = session.id
         self._opened(session)
@@ -223,7 +222,7 @@ class AcpAgent:
         return acp.ListSessionsResponse(
             sessions=[
                 acp.SessionInfo(
-                    session_id=m.session_id, cwd=m.cwd, title=m.title, updated_at=_iso(m.updated_at)
+                    session_id=m.session_id, cwd=m.cwd, title=m.title, updated_at=iso(m.updated_at)
                 )
                 for m in metas
             ],
@@ -234,7 +233,7 @@ class AcpAgent:
         with _as_request_errors():
             self.manager.get(session_id)
             await self.manager.close(session_id)
-        self._known.pop(session_id, None)
+        self._known.forget(session_id)
         return acp.CloseSessionResponse()
 
     async def set_session_mode(
@@ -253,7 +252,7 @@ class AcpAgent:
         elif config_id == "model":
             with _as_request_errors():
                 await self.manager.set_model(session_id, str(value), None)
-            self._of(session.id).told = _told(session)
+            self._of(session.id).told = told(session)
         else:
             raise RequestError.invalid_params(
                 {"field": "configId", "message": f"no config option {config_id!r}"}
@@ -455,7 +454,7 @@ class AcpAgent:
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""
-        self._of(session.id).told = _told(session)
+        self._of(session.id).told = told(session)
         session.announce_commands()
         self._outbox.spawn(self._list_models(session))
 
@@ -479,10 +478,16 @@ class AcpAgent:
     def _config(
         self, session: AgentSession
     ) -> list[acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean]:
-        return config_options(session.gate.mode, session.model, self._of(session.id).models)
+        return self._known.config(session)
 
-    def _of(self, session_id: str) -> _Known:
-        return self._known.setdefault(session_id, _Known())
+    def _of(self, session_id: str) -> Known:
+        return self._known.of(session_id)
+
+    def _announce_changes(self, session: AgentSession) -> None:
+        """What changed in the session is told to the client: a mode or model (/mode,
+        /model, the picker) as the current mode and as config options; a new title."""
+        for update in self._known.changes(session):
+            self._outbox.send(session.id, update)
 
     def _set_mode(self, session: AgentSession, mode_id: str) -> None:
         mode = mode_of(mode_id)
@@ -492,70 +497,3 @@ class AcpAgent:
             )
         session.set_permission_mode(mode)
         self._announce_changes(session)
-
-    def _announce_changes(self, session: AgentSession) -> None:
-        """What changed in the session is told to the client: a mode or model (/mode,
-        /model, the picker) as the current mode and as config options; a new title."""
-        known = self._of(session.id)
-        before, now = known.told, _told(session)
-        if before == now:
-            return
-        known.told = now
-        meta = session.transcript.meta
-        updates: list[Update] = []
-        if before is None or before[0] != now[0]:
-            mode = session.gate.mode
-            updates.append(
-                acp.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
-            )
-        if before is None or before[:2] != now[:2]:
-            config = self._config(session)
-            updates.append(
-                acp.ConfigOptionUpdate(session_update="config_option_update", config_options=config)
-            )
-        if meta.title and (before is None or before[2] != meta.title):
-            updates.append(
-                acp.SessionInfoUpdate(
-                    session_update="session_info_update",
-                    title=meta.title,
-                    updated_at=_iso(meta.updated_at),
-                )
-            )
-        for update in updates:
-            self._outbox.send(session.id, update)
-
-
-@dataclass(slots=True)
-class _Known:
-    """What this connection keeps of one session: its updates' state, the model list for
-    its picker, and the mode, model and title the client was last told (None: nothing)."""
-
-    updates: SessionUpdates = field(default_factory=SessionUpdates)
-    models: list[tuple[str, str]] = field(default_factory=list)
-    told: tuple[PermissionMode, str, str] | None = None
-
-
-def _told(session: AgentSession) -> tuple[PermissionMode, str, str]:
-    return session.gate.mode, session.model, session.transcript.meta.title
-
-
-def _capabilities(given: acp.ClientCapabilities | dict[str, Any] | None) -> acp.ClientCapabilities:
-    """The client's capabilities as models all the way down. The SDK salvages a malformed
-    part (`"fs": []`) into its default, but as a plain dict, where a model is read later
-    (`fs.write_text_file`): dumped and validated again, every part is a model."""
-    if given is None:
-        return acp.ClientCapabilities()
-    raw = given if isinstance(given, dict) else given.model_dump(by_alias=True, warnings=False)
-    return acp.ClientCapabilities.model_validate(raw)
-
-
-def _directory(cwd: str) -> Path:
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise InvalidParams(f"cwd {cwd!r} must be an absolute path", {"field": "cwd"})
-    return path
-
-
-def _iso(timestamp: float) -> str:
-    moment = dt.datetime.fromtimestamp(timestamp, dt.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from acp import schema as acp
@@ -21,6 +22,7 @@ from acp.meta import AGENT_METHODS
 from pydantic import BaseModel, ValidationError
 
 from agentls.api import unnameable
+from agentls.errors import InvalidParams
 from agentls.json_text import is_unicode
 
 log = logging.getLogger(__name__)
@@ -171,3 +173,22 @@ def _valid_error(error: Any) -> bool:
 
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def client_capabilities_of(
+    given: acp.ClientCapabilities | dict[str, Any] | None,
+) -> acp.ClientCapabilities:
+    """The client's capabilities as models all the way down. The SDK salvages a malformed
+    part (`"fs": []`) into its default, but as a plain dict, where a model is read later
+    (`fs.write_text_file`): dumped and validated again, every part is a model."""
+    if given is None:
+        return acp.ClientCapabilities()
+    raw = given if isinstance(given, dict) else given.model_dump(by_alias=True, warnings=False)
+    return acp.ClientCapabilities.model_validate(raw)
+
+
+def absolute_cwd(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise InvalidParams(f"cwd {cwd!r} must be an absolute path", {"field": "cwd"})
+    return path

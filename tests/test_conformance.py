@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from agentls.conformance.suite import CHECKS, apply_edits
+from agentls.conformance.edits import apply_edits
+from agentls.conformance.suite import CHECKS
 
 DAEMON = f"{sys.executable} -m agentls --stdio"
 

@@ -13,7 +13,8 @@ import time
 import traceback
 from pathlib import Path
 
-from agentls.conformance.suite import CHECKS, Context, command_of
+from agentls.conformance.kit import Context, command_of
+from agentls.conformance.suite import CHECKS
 from agentls.plural import counted
 
 

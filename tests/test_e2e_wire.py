@@ -113,11 +113,18 @@ def test_the_daemon_path_to_initialize_imports_no_provider_sdk() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_the_light_server_registers_every_request_of_the_contract() -> None:
-    from agentls import api
+def test_every_method_of_the_one_table_has_its_models_and_its_handler() -> None:
+    import inspect
+
+    from agentls import api, methods
+    from agentls.lsp.handlers import AgentHandlers
     from agentls.lsp.server import AGENT_REQUESTS
 
-    assert set(AGENT_REQUESTS) == set(api.REQUESTS)
+    assert AGENT_REQUESTS == tuple(methods.REQUESTS) == tuple(api.REQUESTS)
+    for name, method in methods.REQUESTS.items():
+        params, result = api.REQUESTS[name]
+        assert (params.__name__, result.__name__) == (method.params, method.result)
+        assert inspect.iscoroutinefunction(getattr(AgentHandlers, method.handler)), name
 
 
 async def test_expected_request_errors_leave_no_traceback_on_stderr() -> None:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from agentls import methods
 from agentls.json_text import is_unicode
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
@@ -433,31 +434,16 @@ class ListMcpServersResult(WireModel):
     servers: list[McpServerEntry]
 
 
+def _wire_model(name: str) -> type[WireModel]:
+    model = globals()[name]
+    assert isinstance(model, type) and issubclass(model, WireModel), name
+    return model
+
+
+# The agent/* methods' models, from the one table of methods (agentls.methods).
 REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
-    "agent/newSession": (NewSessionParams, NewSessionResult),
-    "agent/submitMessage": (SubmitMessageParams, SubmitMessageResult),
-    "agent/abort": (AbortParams, AbortResult),
-    "agent/respondPermission": (RespondPermissionParams, EmptyResult),
-    "agent/respondAskUser": (RespondAskUserParams, EmptyResult),
-    "agent/listSessions": (ListSessionsParams, ListSessionsResult),
-    "agent/resumeSession": (ResumeSessionParams, ResumeSessionResult),
-    "agent/compact": (CompactParams, CompactResult),
-    "agent/closeSession": (SessionParams, EmptyResult),
-    "agent/setPermissionMode": (SetPermissionModeParams, EmptyResult),
-    "agent/setModel": (SetModelParams, EmptyResult),
-    "agent/listModels": (ListModelsParams, ListModelsResult),
-    "agent/providerStatus": (ProviderStatusParams, ProviderStatusResult),
-    "agent/noteUserAction": (NoteUserActionParams, EmptyResult),
-    "agent/continueTurn": (SessionParams, ContinueTurnResult),
-    "agent/forkSession": (ForkSessionParams, ResumeSessionResult),
-    "agent/listTasks": (SessionParams, ListTasksResult),
-    "agent/stopTask": (StopTaskParams, StopTaskResult),
-    "agent/listShells": (SessionParams, ListShellsResult),
-    "agent/listPermissionRules": (SessionParams, PermissionRulesResult),
-    "agent/updatePermissionRules": (UpdatePermissionRulesParams, PermissionRulesResult),
-    "agent/listMcpServers": (SessionParams, ListMcpServersResult),
-    "agent/rewind": (RewindParams, RewindResult),
-    "agent/turnDiff": (TurnDiffParams, TurnDiffResult),
-    "agent/listCommands": (SessionParams, ListCommandsResult),
+    name: (_wire_model(m.params), _wire_model(m.result)) for name, m in methods.REQUESTS.items()
 }
-NOTIFICATIONS: dict[str, type[WireModel]] = {"agent/didChangeEditorState": EditorStateParams}
+NOTIFICATIONS: dict[str, type[WireModel]] = {
+    name: _wire_model(params) for name, params in methods.NOTIFICATIONS.items()
+}

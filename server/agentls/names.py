@@ -1,7 +1,5 @@
 """The fixed lists of the wire and the settings, each written once and typed: permission
-modes, providers, delivery modes. (The agent/* method names are `api.REQUESTS`;
-`lsp/server.py` repeats them so registering them costs no core import, and a test keeps
-the two equal.)
+modes, providers, delivery modes. (The agent/* method names are `agentls.methods`.)
 
 Cheap to import (typing only), but the warm `agentls run` path avoids even that: cli.py
 reads these lists only when an option that needs them is given, or for --help.

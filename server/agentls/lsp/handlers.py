@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from agentls import api
+from agentls import api, methods
 from agentls.context.prompt import Attachment, InlineImage, UserAttachment
 from agentls.errors import AgentError, InvalidParams
 from agentls.loop.guards import Budget
@@ -28,7 +28,7 @@ from agentls.lsp.hub import Hub
 from agentls.lsp.mcp_entries import mcp_server_entry
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
-from agentls.lsp.provider_status import provider_status
+from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.server import AgentServer
 from agentls.messages import Message
 from agentls.names import RulesScope
@@ -57,31 +57,7 @@ class AgentHandlers:
         self.hub = hub
         self.manager = SessionManager(json_sink(hub.deliver))
         self._table: dict[str, Handler] = {
-            "agent/newSession": self.new_session,
-            "agent/submitMessage": self.submit_message,
-            "agent/abort": self.abort,
-            "agent/respondPermission": self.respond_permission,
-            "agent/respondAskUser": self.respond_ask_user,
-            "agent/listSessions": self.list_sessions,
-            "agent/resumeSession": self.resume_session,
-            "agent/compact": self.compact,
-            "agent/closeSession": self.close_session,
-            "agent/setPermissionMode": self.set_permission_mode,
-            "agent/setModel": self.set_model,
-            "agent/listModels": self.list_models,
-            "agent/providerStatus": lambda p, client: provider_status(self.manager, p, client),
-            "agent/noteUserAction": self.note_user_action,
-            "agent/continueTurn": self.continue_turn,
-            "agent/forkSession": self.fork_session,
-            "agent/listTasks": self.list_tasks,
-            "agent/listMcpServers": self.list_mcp_servers,
-            "agent/stopTask": self.stop_task,
-            "agent/listShells": self.list_shells,
-            "agent/listPermissionRules": self.list_permission_rules,
-            "agent/updatePermissionRules": self.update_permission_rules,
-            "agent/rewind": self.rewind,
-            "agent/turnDiff": self.turn_diff,
-            "agent/listCommands": self.list_commands,
+            name: getattr(self, m.handler) for name, m in methods.REQUESTS.items()
         }
         self.catalog = ModelCatalog()
 
@@ -129,6 +105,11 @@ class AgentHandlers:
         """Close a session no connection sees any more (it stays resumable from disk)."""
         if session_id in self.manager.sessions:
             await self.manager.close(session_id)
+
+    async def provider_status(
+        self, p: api.ProviderStatusParams, client: Client
+    ) -> api.ProviderStatusResult:
+        return await status_before_session(self.manager, p, client)
 
     async def new_session(self, p: api.NewSessionParams, client: Client) -> api.NewSessionResult:
         cwd = Path(p.cwd) if p.cwd else None

@@ -12,7 +12,7 @@ from agentls.names import PROVIDERS
 from agentls.session.manager import SessionManager
 
 
-async def provider_status(
+async def status_before_session(
     manager: SessionManager, p: api.ProviderStatusParams, client: AgentServer
 ) -> api.ProviderStatusResult:
     """The provider, model and mode of a session at `p.cwd` (default: the client's first

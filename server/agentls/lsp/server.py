@@ -43,7 +43,7 @@ from pygls.protocol import (
 )
 from pygls.protocol.language_server import lsp_method
 
-from agentls import PROTOCOL_VERSION, __version__
+from agentls import PROTOCOL_VERSION, __version__, methods
 from agentls.errors import AgentError
 from agentls.json_text import is_unicode
 from agentls.lsp.hub import AgentCore, Hub
@@ -54,35 +54,8 @@ from agentls.workspace.view import EditorState, OpenDocument
 
 log = logging.getLogger(__name__)
 EVENT_METHOD = "agent/event"
-# The requests of agentls.api.REQUESTS, named here so registering them needs no core import
-# (a test keeps the two lists equal).
-AGENT_REQUESTS = (
-    "agent/newSession",
-    "agent/submitMessage",
-    "agent/abort",
-    "agent/respondPermission",
-    "agent/respondAskUser",
-    "agent/listSessions",
-    "agent/resumeSession",
-    "agent/compact",
-    "agent/closeSession",
-    "agent/setPermissionMode",
-    "agent/setModel",
-    "agent/listModels",
-    "agent/providerStatus",
-    "agent/noteUserAction",
-    "agent/continueTurn",
-    "agent/forkSession",
-    "agent/listTasks",
-    "agent/stopTask",
-    "agent/listShells",
-    "agent/listPermissionRules",
-    "agent/updatePermissionRules",
-    "agent/listMcpServers",
-    "agent/rewind",
-    "agent/turnDiff",
-    "agent/listCommands",
-)
+# Registered from the light table of methods: no core import before `initialize`.
+AGENT_REQUESTS = tuple(methods.REQUESTS)
 # Requests that open a session: once answered, the session's commands are announced.
 SESSION_OPENERS = ("agent/newSession", "agent/resumeSession", "agent/forkSession")
 

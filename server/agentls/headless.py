@@ -36,6 +36,7 @@ from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, Unk
 from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
 from agentls.session.manager import SessionManager
 from agentls.session.slash import submit_message
+from agentls.session.turn import Submission
 from agentls.wire import event_payload
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_CONFIGURED, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -178,9 +179,8 @@ class _FrontEnd:
             sys.stderr.write(f"agentls: {exc.message}\n")
             return EXIT_FAILED
         try:
-            await submit_message(
-                manager, session, request.prompt, data=request.data, intent=request.intent
-            )
+            message = Submission(request.prompt, request.data, request.intent)
+            await submit_message(manager, session, message)
         except InvalidParams as exc:
             # An unknown slash command: nothing ran.
             sys.stderr.write(f"agentls: {exc.message}\n")

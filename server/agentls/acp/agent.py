@@ -39,6 +39,7 @@ from agentls.providers.catalog import ModelCatalog
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
 from agentls.session.slash import submit_message
+from agentls.session.turn import Submission
 from agentls.workspace.link import EditorLink
 from agentls.workspace.view import EditorState, OpenDocument
 
@@ -268,9 +269,8 @@ class AcpAgent:
         session = self._session(session_id)
         with _as_request_errors():
             text, attachments = message_of(prompt, session.cwd)
-            turn_id, _queued = await submit_message(
-                self.manager, session, text, attachments=attachments
-            )
+            submission = Submission(text, attachments=attachments)
+            turn_id, _queued = await submit_message(self.manager, session, submission)
         try:
             completed = await self._turn(turn_id)
         except asyncio.CancelledError:

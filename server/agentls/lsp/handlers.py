@@ -39,6 +39,7 @@ from agentls.session.manager import SessionManager
 from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
 from agentls.session.slash import submit_message
+from agentls.session.turn import Submission
 from agentls.wire import json_sink, to_wire
 from agentls.workspace.link import EditorLink
 from agentls.workspace.view import Position, Range
@@ -133,16 +134,8 @@ class AgentHandlers:
         budget = None
         if p.max_budget_tokens is not None or p.max_budget_usd is not None:
             budget = Budget(p.max_budget_tokens, p.max_budget_usd)
-        turn_id, queued = await submit_message(
-            self.manager,
-            session,
-            p.text,
-            data=p.data,
-            intent=p.intent,
-            attachments=attachments,
-            delivery=p.delivery,
-            budget=budget,
-        )
+        message = Submission(p.text, p.data, p.intent, attachments, p.delivery, budget)
+        turn_id, queued = await submit_message(self.manager, session, message)
         return api.SubmitMessageResult(turn_id=turn_id, queued=queued)
 
     async def list_commands(self, p: api.SessionParams, _client: Client) -> api.ListCommandsResult:

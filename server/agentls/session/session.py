@@ -58,7 +58,7 @@ from agentls.session.records import StateSaved
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
 from agentls.session.toolbox import Toolbox
-from agentls.session.turn import LocalAction, Turn
+from agentls.session.turn import LocalAction, Submission, Turn
 from agentls.session.turn_start import TurnOpening
 from agentls.session.turns import TurnQueue, TurnRunner
 from agentls.subagents.types import agent_types
@@ -224,20 +224,21 @@ class AgentSession:
         attachments: Sequence[UserAttachment] = (),
         delivery: Delivery = "queue",
         budget: Budget | None = None,
-        allowed: Sequence[Rule] = (),
-        model: str | None = None,
     ) -> tuple[str, bool]:
-        """Accept a user message; returns its turn id and whether it waits behind another.
-        `allowed` and `model` (a slash command's) hold for this turn only."""
+        """Accept a user message; returns its turn id and whether it waits behind another."""
+        return self.send(Submission(text, data, intent, attachments, delivery, budget))
+
+    def send(self, message: Submission) -> tuple[str, bool]:
+        """`submit`, given the message as one value (what slash commands pass on)."""
         running = self.turns.running
         # JSON may carry lone surrogates ("\ud800"); no provider or file takes them.
-        text, data, intent = scrub(text), scrub(data), scrub(intent)
-        if delivery == "steer" and running is not None:
+        text, data, intent = scrub(message.text), scrub(message.data), scrub(message.intent)
+        if message.delivery == "steer" and running is not None:
             self.inbox.steer(text)
             return running.turn_id, False
-        turn = Turn(new_id("turn"), text, data, intent, attachments, budget)
-        turn.allowed, turn.model = tuple(allowed), model
-        return self._enqueue(turn, front=delivery == "interrupt")
+        turn = Turn(new_id("turn"), text, data, intent, message.attachments, message.budget)
+        turn.allowed, turn.model = tuple(message.allowed), message.model
+        return self._enqueue(turn, front=message.delivery == "interrupt")
 
     def submit_local(
         self, command: str, action: LocalAction, delivery: Delivery = "queue"

@@ -14,52 +14,35 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from agentls.commands.catalog import SlashCommand
 from agentls.commands.invocation import Invocation, expand, parse_invocation
-from agentls.context.prompt import UserAttachment
 from agentls.errors import AgentError, InvalidParams
-from agentls.loop.guards import Budget
-from agentls.names import PERMISSION_MODES, Delivery
+from agentls.names import PERMISSION_MODES
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
-from agentls.session.turn import LocalAction
+from agentls.session.turn import LocalAction, Submission
 
 log = logging.getLogger(__name__)
 
 
 async def submit_message(
-    manager: SessionManager,
-    session: AgentSession,
-    text: str,
-    *,
-    data: Any = None,
-    intent: str | None = None,
-    attachments: Sequence[UserAttachment] = (),
-    delivery: Delivery = "queue",
-    budget: Budget | None = None,
+    manager: SessionManager, session: AgentSession, message: Submission
 ) -> tuple[str, bool]:
     """A user message: a slash command run, or a message submitted; its turn id and
     whether it waits. The command folders are looked at again first (a change is
     announced with `available_commands` before the message's own events)."""
     if session.commands.refresh():
         session.announce_commands()
-    invocation = parse_invocation(text)
+    invocation = parse_invocation(message.text)
     command = session.commands.find(invocation.name) if invocation is not None else None
     if invocation is None or (command is None and _is_path(invocation.name)):
-        return session.submit(
-            text,
-            data=data,
-            intent=intent,
-            attachments=attachments,
-            delivery=delivery,
-            budget=budget,
-        )
+        return session.send(message)
     if command is None:
         raise InvalidParams(
             f"Unknown command /{invocation.name}. /help lists the commands; to send text "
@@ -67,20 +50,14 @@ async def submit_message(
             {"field": "text"},
         )
     # A command is a turn of its own: steering cannot fold it into the running turn.
-    delivery = "queue" if delivery == "steer" else delivery
+    delivery = "queue" if message.delivery == "steer" else message.delivery
     if command.local:
         action = _local_action(manager, session, invocation)
         return session.submit_local(command.name, action, delivery)
     prompt = await render(command, invocation.arguments)
-    return session.submit(
-        prompt,
-        data=data,
-        intent=intent,
-        attachments=attachments,
-        delivery=delivery,
-        budget=budget,
-        allowed=allowed_rules(command),
-        model=command.model,
+    allowed = allowed_rules(command)
+    return session.send(
+        replace(message, text=prompt, delivery=delivery, allowed=allowed, model=command.model)
     )
 
 

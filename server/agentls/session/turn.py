@@ -9,7 +9,24 @@ from typing import Any
 
 from agentls.context.prompt import UserAttachment
 from agentls.loop.guards import Budget
+from agentls.names import Delivery
 from agentls.permissions.rules import Rule
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A user message as a front end hands it over, before it becomes a turn (or joins the
+    running one as steering). `allowed` and `model` are a slash command's, for its turn."""
+
+    text: str
+    data: Any = None
+    intent: str | None = None
+    attachments: Sequence[UserAttachment] = ()
+    delivery: Delivery = "queue"
+    budget: Budget | None = None
+    allowed: Sequence[Rule] = ()
+    model: str | None = None
+
 
 # A local slash command's work, given its turn id; returns what it says to the user.
 LocalAction = Callable[[str], Awaitable[str]]

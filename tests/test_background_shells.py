@@ -11,13 +11,9 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
 
 from agent_client import (
     AgentClient,
-    capabilities,
-    daemon_config,
     read_requests,
     running_daemon,
 )
@@ -224,16 +220,6 @@ def test_the_permission_lanes() -> None:
 
 
 # --- over stdio -----------------------------------------------------------------------------
-
-
-@pytest_lsp.fixture(config=daemon_config())
-async def client(lsp_client: AgentClient, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def bash_call(call_id: str, command: str, background: bool = True) -> dict[str, Any]:

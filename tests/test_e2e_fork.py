@@ -7,22 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from agent_client import AgentClient, capabilities, daemon_config, read_requests, write_script
+from agent_client import AgentClient, read_requests, write_script
 
 
-@pytest_lsp.fixture(config=daemon_config())
-async def client(lsp_client: AgentClient, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "app.py").write_text("port = 8000\n", encoding="utf-8")
-    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
+@pytest.fixture
+def workspace_files() -> dict[str, str | bytes]:
+    return {"app.py": "port = 8000\n"}
 
 
 SOURCE = [

@@ -16,26 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from agent_client import AgentClient, capabilities, daemon_config, read_requests
+from agent_client import AgentClient, read_requests
 
 SERVER = Path(__file__).parent / "mcp_fixture_server.py"
 FIXTURE = {"command": sys.executable, "args": [str(SERVER)]}
 SERVERS = [{"name": "fx", **FIXTURE}]
 TOOLS = ["echo", "add", "pid", "count", "fail", "picture", "crash", "sleep"]
-
-
-@pytest_lsp.fixture(config=daemon_config())
-async def client(lsp_client: AgentClient, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def settings(tmp_path: Path, **values: Any) -> None:

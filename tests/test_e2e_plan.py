@@ -6,20 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest_lsp
-from lsprotocol import types as lsp
-
-from agent_client import AgentClient, capabilities, daemon_config, read_requests
-
-
-@pytest_lsp.fixture(config=daemon_config())
-async def client(lsp_client: AgentClient, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
+from agent_client import AgentClient, read_requests
 
 
 def todo(call_id: str, *items: tuple[str, str]) -> dict[str, Any]:

@@ -12,22 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from agent_client import AgentClient, capabilities, daemon_config
-
-
-@pytest_lsp.fixture(config=daemon_config())
-async def client(lsp_client: AgentClient, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
-
+from agent_client import AgentClient
 
 BASH = {"tool_calls": [{"name": "Bash", "input": {"command": "touch made.txt"}}]}
 

@@ -10,10 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
 
-from agent_client import AgentClient, capabilities, daemon_config, read_requests
+from agent_client import AgentClient, read_requests
 from agentls.tools.base import ToolContext, ToolError, ToolOutput
 from agentls.tools.files import ReadTool
 from agentls.tools.notebook import NotebookEditInput, NotebookEditTool, ReviewedNotebookEdit
@@ -325,15 +323,9 @@ async def test_the_proposed_change_and_a_reviewed_text(ctx: ToolContext, noteboo
 # --- over stdio -----------------------------------------------------------------------------
 
 
-@pytest_lsp.fixture(config=daemon_config())
-async def client(lsp_client: AgentClient, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "prices.ipynb").write_bytes(jupyter_bytes(NOTEBOOK))
-    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
+@pytest.fixture
+def workspace_files() -> dict[str, str | bytes]:
+    return {"prices.ipynb": jupyter_bytes(NOTEBOOK)}
 
 
 def calls(*tool_calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:

@@ -9,15 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from agent_client import (
     AgentClient,
     Event,
-    capabilities,
-    daemon_config,
     read_requests,
     running_daemon,
     write_script,
@@ -36,16 +32,6 @@ from agentls.permissions.rules import Rule, parse_rule
 from agentls.permissions.scoped import TurnGate
 from agentls.session.slash import render
 from test_cli import agentls
-
-
-@pytest_lsp.fixture(config=daemon_config())
-async def client(lsp_client: AgentClient, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    params = lsp.InitializeParams(capabilities=capabilities(True), root_uri=workspace.as_uri())
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:

@@ -4,16 +4,12 @@ question, the answer in words, and no question at all for a change that cannot a
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from terminal_run import run_on_a_terminal
 from test_cli_warm import environment, run
 
 
@@ -64,40 +60,16 @@ def test_a_change_that_cannot_apply_is_refused_before_anyone_is_asked(
 def on_a_terminal(
     args: list[str], reply: str, cwd: Path, env: dict[str, str], stdout_too: bool
 ) -> tuple[int, str, str]:
-    """`agentls run` with a pseudo-terminal as stdin and stderr (and stdout with
-    `stdout_too`): the permission question gets `reply`. Returns the exit code, what
-    went to a piped stdout, and what the terminal showed."""
-    master, slave = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentls", "run", *args],
-        cwd=cwd,
-        env=env,
-        stdin=slave,
-        stderr=slave,
-        stdout=slave if stdout_too else subprocess.PIPE,
-        text=True,
-    )
-    os.close(slave)
-    shown = ""
-    answered = False
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 4096).decode("utf-8", "replace")
-            except OSError:
-                break  # the process closed the terminal
-            shown += chunk
-            if not answered and "Allow " in shown and shown.rstrip(" ").endswith(":"):
-                os.write(master, (reply + "\n").encode())
-                answered = True
-        elif process.poll() is not None:
-            break
-    out = "" if stdout_too else (process.stdout.read() if process.stdout else "")
-    process.wait(timeout=30)
-    os.close(master)
-    return process.returncode, out, shown
+    """`agentls run` on a terminal whose permission question gets `reply` once."""
+    answered: list[str] = []
+
+    def answer(shown: str) -> str | None:
+        if not answered and "Allow " in shown and shown.rstrip(" ").endswith(":"):
+            answered.append(reply)
+            return reply
+        return None
+
+    return run_on_a_terminal(args, answer, cwd, env, stdout_too)
 
 
 @pytest.mark.parametrize("mode", ["warm", "in process"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import stat
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentls.warm import file_uri, socket_path
+from terminal_run import replies_to, run_on_a_terminal
 
 
 def environment(tmp: Path, script: list[dict[str, object]], idle: str = "5") -> dict[str, str]:
@@ -193,43 +193,6 @@ def test_the_warm_path_imports_no_heavy_modules() -> None:
     assert not loaded & {"pathlib", "typing", "asyncio", "hashlib", "pydantic", "agentls.loop"}
 
 
-def run_on_a_terminal(
-    args: list[str], replies: list[str], cwd: Path, env: dict[str, str]
-) -> tuple[int, str, str]:
-    """`agentls run` with a pseudo-terminal as stdin and stderr: each prompt that ends in
-    ": " gets the next reply. Returns the exit code, stdout and what the terminal showed."""
-    master, slave = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentls", "run", *args],
-        cwd=cwd,
-        env=env,
-        stdin=slave,
-        stderr=slave,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    os.close(slave)
-    shown = ""
-    pending = list(replies)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 4096).decode("utf-8", "replace")
-            except OSError:
-                break  # the process closed the terminal
-            shown += chunk
-            if pending and shown.rstrip(" ").endswith("[y/N]:"):
-                os.write(master, (pending.pop(0) + "\n").encode())
-                shown += "\n"
-        elif process.poll() is not None:
-            break
-    out, _ = process.communicate(timeout=30)
-    os.close(master)
-    return process.returncode, out, shown
-
-
 @pytest.mark.parametrize("mode", ["warm", "in process"])
 def test_a_terminal_is_asked_to_go_on_at_the_turn_limit(project: Path, mode: str) -> None:
     (project / "app.py").write_text("port = 8000\n", encoding="utf-8")
@@ -238,7 +201,10 @@ def test_a_terminal_is_asked_to_go_on_at_the_turn_limit(project: Path, mode: str
     extra = ["--no-daemon"] if mode == "in process" else []
     try:
         code, out, shown = run_on_a_terminal(
-            ["--max-turns", "1", *extra, "find the port"], ["y", "y"], project, env
+            ["--max-turns", "1", *extra, "find the port"],
+            replies_to("[y/N]:", ["y", "y"]),
+            project,
+            env,
         )
     finally:
         stop_daemon(env)
@@ -250,7 +216,9 @@ def test_no_at_the_turn_limit_ends_the_run(project: Path) -> None:
     read = {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]}
     env = environment(project.parent, [read, {"text": "unreached"}])
     try:
-        code, out, shown = run_on_a_terminal(["--max-turns", "1", "go"], ["n"], project, env)
+        code, out, shown = run_on_a_terminal(
+            ["--max-turns", "1", "go"], replies_to("[y/N]:", ["n"]), project, env
+        )
     finally:
         stop_daemon(env)
     assert "Go on? [y/N]:" in shown and code == 1

@@ -1,10 +1,13 @@
 """Whether JSON from a client is Unicode: JSON can escape a lone surrogate (`"\\ud800"`),
 which no UTF-8, file name or terminal can hold, so the edges refuse it before any
-handler sees it."""
+handler sees it (`is_unicode`), and what reaches a session anyway is made whole (`scrub`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_unicode(value: Any) -> bool:
@@ -24,3 +27,14 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def scrub(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (and dict keys) made U+FFFD."""
+    if isinstance(value, str):
+        return value if is_unicode(value) else _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub(item) for item in value]
+    if isinstance(value, dict):
+        return {scrub(key): scrub(item) for key, item in value.items()}
+    return value

@@ -15,6 +15,7 @@ and ask, case-sensitively for allow. A wrong answer therefore costs a question, 
 from __future__ import annotations
 
 import functools
+import logging
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,6 +24,8 @@ from typing import Final, Literal
 
 from agentls.shell_syntax import SimpleCommand, Word, command_words, parse_script, unwrapped
 from agentls.shell_unseen import unseen_code
+
+log = logging.getLogger(__name__)
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
 BEHAVIORS: Final = ("allow", "deny", "ask")
@@ -66,6 +69,24 @@ def parse_rule(text: str, behavior: PermissionBehavior) -> Rule:
         )
     specifier = match["specifier"]
     return Rule(match["tool"], None if specifier is None else specifier.strip(), behavior)
+
+
+def rules_from(*, deny: Sequence[str], ask: Sequence[str], allow: Sequence[str]) -> list[Rule]:
+    """The rules a settings file's lists name, deny first; a malformed one is logged and
+    left out (one bad rule must not cost the user the others)."""
+    rules = []
+    lists: tuple[tuple[PermissionBehavior, Sequence[str]], ...] = (
+        ("deny", deny),
+        ("ask", ask),
+        ("allow", allow),
+    )
+    for behavior, texts in lists:
+        for text in texts:
+            try:
+                rules.append(parse_rule(text, behavior))
+            except ValueError as exc:
+                log.warning("permission rule %r ignored: %s", text, exc)
+    return rules
 
 
 def _rule_problem(rule: Rule) -> str | None:

@@ -14,11 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from agentls.commands.builtin import standard_catalog
 from agentls.config import Settings
@@ -33,6 +32,7 @@ from agentls.events import (
     TurnStopReason,
 )
 from agentls.hooks.callbacks import LoopCallbacks
+from agentls.json_text import scrub
 from agentls.loop.guards import Budget
 from agentls.mcp_servers.servers import McpServers
 from agentls.messages import Message, new_id
@@ -40,7 +40,7 @@ from agentls.names import Delivery, PermissionMode
 from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
-from agentls.permissions.rules import Rule, parse_rule
+from agentls.permissions.rules import Rule, rules_from
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
@@ -71,7 +71,6 @@ from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class AgentSession:
@@ -117,7 +116,11 @@ class AgentSession:
         self.subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
         self.read_cache = FileReadCache()
         # What the model may do without asking, and the rules kept in settings files.
-        self.gate = PermissionGate(settings.permission_mode, _rules(settings), cwd=cwd)
+        self.gate = PermissionGate(
+            settings.permission_mode,
+            rules_from(deny=settings.deny, ask=settings.ask, allow=settings.allow),
+            cwd=cwd,
+        )
         self.gate.on_remember = self._remember_rule
         self.rule_files = RuleFiles(self.gate, cwd, settings.home)
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
@@ -401,38 +404,3 @@ class AgentSession:
         """What `usage` cost at the current model's price; None without a known price."""
         price = price_for(self.model, self.settings.prices)
         return price.cost(usage) if price is not None else None
-
-
-def scrub(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings (and dict keys) made U+FFFD."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _has_surrogate(value) else value
-    if isinstance(value, list):
-        return [scrub(item) for item in value]
-    if isinstance(value, dict):
-        return {scrub(key): scrub(item) for key, item in value.items()}
-    return value
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _rules(settings: Settings) -> list[Rule]:
-    rules = []
-    layers: tuple[tuple[Literal["deny", "ask", "allow"], tuple[str, ...]], ...] = (
-        ("deny", settings.deny),
-        ("ask", settings.ask),
-        ("allow", settings.allow),
-    )
-    for behavior, texts in layers:
-        for text in texts:
-            try:
-                rules.append(parse_rule(text, behavior))
-            except ValueError as exc:
-                log.warning("permission rule %r ignored: %s", text, exc)
-    return rules

@@ -13,7 +13,7 @@ from agentls.ctrl_c import CtrlC, exit_now
 # json cost it milliseconds at every start, so they come in where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any
 
@@ -28,27 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return _run_command(argv)
     configure_logging()
-    if args.command == "demo":
-        return _run_demo(args)
-    if args.command == "sessions":
-        return _sessions(args)
-    if args.command == "replay":
-        return _replay(args)
-    if args.command == "stop":
-        return _stop_daemons()
-    if args.command == "acp":
-        from agentls.acp.serve import serve_acp
-
-        return serve_acp()
-    if args.socket is not None:
-        from agentls.lsp.unix import serve_unix
-
-        return serve_unix(_path(args.socket), args.idle_timeout)
-    if args.tcp:
-        return _serve_tcp(args)
-    from agentls.lsp.stdio import serve_stdio
-
-    return serve_stdio()
+    serve = SUBCOMMANDS.get(args.command, _serve_daemon)
+    return serve(args)
 
 
 def configure_logging() -> None:
@@ -324,7 +305,7 @@ such as Ollama's http://localhost:11434/v1):
 """
 
 
-def _stop_daemons() -> int:
+def _stop_daemons(_args: argparse.Namespace) -> int:
     from agentls.plural import counted
     from agentls.warm_stop import stop_daemons
 
@@ -431,6 +412,35 @@ def _sessions(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"agentls sessions: {exc}\n")
         return 1
+
+
+def _serve_daemon(args: argparse.Namespace) -> int:
+    """No subcommand: the daemon, over a Unix socket, TCP or stdio."""
+    if args.socket is not None:
+        from agentls.lsp.unix import serve_unix
+
+        return serve_unix(_path(args.socket), args.idle_timeout)
+    if args.tcp:
+        return _serve_tcp(args)
+    from agentls.lsp.stdio import serve_stdio
+
+    return serve_stdio()
+
+
+def _serve_acp(_args: argparse.Namespace) -> int:
+    from agentls.acp.serve import serve_acp
+
+    return serve_acp()
+
+
+# The subcommands after `run` (which main() takes before any parsing, for its speed).
+SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "demo": _run_demo,
+    "sessions": _sessions,
+    "replay": _replay,
+    "stop": _stop_daemons,
+    "acp": _serve_acp,
+}
 
 
 if __name__ == "__main__":

@@ -651,3 +651,25 @@ async def test_resume_and_fork_go_on_from_the_history(tmp_path: Path) -> None:
     sent = tool_results(tmp_path)
     assert "first question" in sent and "An answer." in sent and "and then?" in sent
     assert agent_text(client, fork.session_id) == "An answer."
+
+
+def test_stdin_or_stdout_that_is_no_stream_gets_a_clear_error(tmp_path: Path) -> None:
+    """Started by hand with a file or /dev/null where an editor's pipe belongs: one line
+    that says so, exit 2, no traceback (asyncio cannot poll such a descriptor)."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "agentls", "acp"]
+    from_null = subprocess.run(
+        command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+    )
+    assert from_null.returncode == 2
+    assert from_null.stderr.startswith("agentls acp: stdin is a device that is not a terminal")
+    with (tmp_path / "out.json").open("w") as out:
+        to_file = subprocess.run(
+            command, input="", stdout=out, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    assert to_file.returncode == 2
+    assert "stdout is a file" in to_file.stderr and "Traceback" not in to_file.stderr
+    over_pipes = subprocess.run(command, input="", capture_output=True, text=True, timeout=60)
+    assert over_pipes.returncode == 0, over_pipes.stderr

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import signal
+import stat
 import sys
 from typing import Any
 
@@ -31,10 +32,32 @@ CLOSE_TIMEOUT_SECONDS = 5.0
 
 
 def serve_acp() -> int:
+    problem = _not_a_stream(sys.stdin.fileno(), "stdin") or _not_a_stream(
+        sys.stdout.fileno(), "stdout"
+    )
+    if problem is not None:
+        sys.stderr.write(
+            f"agentls acp: {problem}. It speaks ACP over pipes: an editor (Zed, acpx, "
+            "a Neovim ACP plugin) starts it and connects its stdin and stdout.\n"
+        )
+        return 2
     out = os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     asyncio.run(_serve(sys.stdin.fileno(), out))
     return 0
+
+
+def _not_a_stream(fd: int, name: str) -> str | None:
+    """Why `fd` cannot carry the protocol (asyncio reads and writes only pipes, sockets
+    and terminals: not a regular file, not /dev/null), or None."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        return f"{name} is not open ({exc.strerror})"
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
+        return None
+    kind = "a file" if stat.S_ISREG(mode) else "a device that is not a terminal"
+    return f"{name} is {kind}"
 
 
 async def _serve(in_fd: int, out_fd: int) -> None:

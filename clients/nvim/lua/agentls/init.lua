@@ -85,7 +85,7 @@ function M.permission(key)
     return false
   end
   local shown = { { "agentls: " .. permission.event.title .. "  ", "AgentlsPermission" } }
-  for _, item in ipairs(chat:permission_items(permission.event)) do
+  for _, item in ipairs(require("agentls.lines").permission_items(permission.event, config.options.keymaps)) do
     if item.key then table.insert(shown, { item.key, "AgentlsPermissionKey" }) end
     table.insert(shown, { " " .. item.label .. "  " })
   end

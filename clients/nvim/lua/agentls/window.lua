@@ -87,8 +87,8 @@ local function style(win, chat_window)
   end
 end
 
--- Tool output and thinking (chat.lua's OUTPUT_PREFIX and THINKING_PREFIX).
-local FOLDED = { "  │ ", "  ┊ " }
+-- Tool output and thinking.
+local FOLDED = require("agentls.lines").FOLDED_PREFIXES
 
 --- 'foldexpr' of the chat: 1 for a line of a run of two or more output or thinking lines.
 function M.fold_level(lnum)

@@ -2,11 +2,11 @@
 -- agent/event lands in its buffer. What an event looks like is lines.lua's (pure); this
 -- module keeps the state and puts those lines on screen.
 
+local answers = require("agentls.answers")
 local client_mod = require("agentls.client")
 local config = require("agentls.config")
 local lines = require("agentls.lines")
 local render = require("agentls.render")
-local words = require("agentls.text")
 
 local M = {}
 
@@ -112,7 +112,7 @@ local function session_opened(root, client, result)
   shown[root] = chat
   -- Commands typed in the chat window act on this root, never on the cwd's.
   vim.b[chat.buffer.bufnr].agentls_root = root
-  chat:keymaps()
+  answers.keymaps(chat, function() return shown[root] or chat end)
   chat:load_commands()
   return chat
 end
@@ -414,7 +414,7 @@ function Chat:on_permission_request(event)
       require("agentls.window").open(self)
       self.opened_for_permission = true
     end
-    self:ask_in_select(permission)
+    answers.in_select(self, permission)
   elseif vim.api.nvim_get_current_buf() ~= self.buffer.bufnr then
     -- The cursor is elsewhere (the source window): say how to answer from there.
     local how = keys.permission and (" or %s then a key"):format(keys.permission) or ""
@@ -452,48 +452,6 @@ function Chat:respond(permission, option_id, accepted_text)
   local params = { requestId = permission.event.requestId, optionId = option_id }
   if accepted_text then params.acceptedText = accepted_text end
   self:request("agent/respondPermission", params)
-end
-
---- Answer a pending request with an option kind ("allow_once", …) or "review".
----@param permission agentls.Permission
----@param kind string
-function Chat:answer(permission, kind)
-  if kind == "review" then
-    if permission.event.diff then
-      require("agentls.review").open(self, permission)
-    else
-      vim.notify("agentls: this request has no change to review", vim.log.levels.WARN)
-    end
-    return
-  end
-  for _, option in ipairs(permission.event.options) do
-    if option.kind == kind then
-      return self:respond(permission, option.optionId, require("agentls.review").accepted_text(permission.event.requestId))
-    end
-  end
-  vim.notify(("agentls: this request offers no %q"):format(words.OPTION_LABELS[kind] or kind), vim.log.levels.WARN)
-end
-
---- The chat not on screen: the same choices through vim.ui.select (or its replacement).
----@param permission agentls.Permission
-function Chat:ask_in_select(permission)
-  local event = permission.event
-  local items = vim.deepcopy(event.options)
-  if event.diff then table.insert(items, { kind = "review", name = "Review the change" }) end
-  vim.ui.select(items, {
-    prompt = "agentls: " .. event.title,
-    format_item = function(item)
-      local label = item.kind == "review" and item.name or words.option_label(item)
-      return item.rule and ("%s (%s)"):format(label, item.rule) or label
-    end,
-  }, function(choice)
-    if not choice then return end
-    if choice.kind == "review" then
-      require("agentls.review").open(self, permission)
-    else
-      self:respond(permission, choice.optionId)
-    end
-  end)
 end
 
 function Chat:on_ask_user(event)
@@ -679,18 +637,6 @@ function Chat:visible()
   return #vim.fn.win_findbuf(self.buffer.bufnr) > 0
 end
 
--- Option kinds (and "review") by their configured key, for the chat's keys and :AgentPermission.
----@param key string
----@return string|nil
-local function kind_of_key(key)
-  local keys = config.options.keymaps
-  for _, kind in ipairs(lines.OPTION_KINDS) do
-    if keys[kind] == key or kind == key then return kind end
-  end
-  if key == keys.view_diff or key == "review" then return "review" end
-end
-M.kind_of_key = kind_of_key
-
 --- The chat with a pending request: `root`'s if it has one, else any.
 ---@param root? string
 ---@return agentls.Chat|nil
@@ -708,14 +654,10 @@ end
 ---@param key string
 ---@return boolean
 function M.answer(root, key)
-  local kind = kind_of_key(key)
+  local kind = answers.kind_of_key(key)
   if not kind then
-    local keys = config.options.keymaps
-    local known = {}
-    for _, k in ipairs({ "allow_once", "allow_always", "reject_once", "reject_always", "view_diff" }) do
-      if keys[k] then table.insert(known, keys[k]) end
-    end
-    vim.notify(("agentls: %q is not a permission answer; use one of %s"):format(key, table.concat(known, ", ")), vim.log.levels.ERROR)
+    local known = table.concat(answers.known_keys(), ", ")
+    vim.notify(("agentls: %q is not a permission answer; use one of %s"):format(key, known), vim.log.levels.ERROR)
     return false
   end
   local chat, permission = M.pending(root)
@@ -723,35 +665,8 @@ function M.answer(root, key)
     vim.notify("agentls: no permission request is waiting", vim.log.levels.WARN)
     return false
   end
-  chat:answer(permission, kind)
+  answers.by_kind(chat, permission, kind)
   return true
-end
-
---- The chat buffer's keys: answers while a request waits, abort, and `i` to write.
-function Chat:keymaps()
-  local keys = config.options.keymaps
-  local bufnr = self.buffer.bufnr
-  local function map(lhs, fn, desc, opts)
-    if lhs then vim.keymap.set("n", lhs, fn, vim.tbl_extend("force", { buffer = bufnr, desc = desc, nowait = true }, opts or {})) end
-  end
-  local function write() require("agentls.window").focus_prompt(self.root) end
-  -- y/a/n/d/v answer while a request waits; otherwise they keep their meaning (y yanks the
-  -- chat's markdown), and `a`, like `i`, writes a message.
-  for _, kind in ipairs({ "allow_once", "allow_always", "reject_once", "reject_always", "review" }) do
-    local lhs = kind == "review" and keys.view_diff or keys[kind]
-    map(lhs, function()
-      local chat = shown[self.root] or self
-      local permission = chat:pending_permission()
-      if not permission then
-        if lhs == "a" then vim.schedule(write) return "" end
-        return lhs
-      end
-      vim.schedule(function() chat:answer(permission, kind) end)
-      return ""
-    end, "agentls: " .. (words.OPTION_LABELS[kind] or "review the proposed change"), { expr = true })
-  end
-  map(keys.abort, function() (shown[self.root] or self):abort() end, "agentls: stop the turn")
-  vim.keymap.set("n", "i", write, { buffer = bufnr, desc = "agentls: write a message" })
 end
 
 M.Chat = Chat

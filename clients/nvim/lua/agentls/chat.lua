@@ -1,39 +1,68 @@
--- A chat: one daemon session, its buffer, and what each agent/event does to it.
+-- A chat: one daemon session's state, its transport (requests to the daemon) and where each
+-- agent/event lands in its buffer. What an event looks like is lines.lua's (pure); this
+-- module keeps the state and puts those lines on screen.
 
+local answers = require("agentls.answers")
 local client_mod = require("agentls.client")
 local config = require("agentls.config")
+local lines = require("agentls.lines")
 local render = require("agentls.render")
-local words = require("agentls.text")
 
 local M = {}
 
-local STATUS = {
-  pending = { "…", "AgentlsToolPending" },
-  in_progress = { "▶", "AgentlsToolRunning" },
-  completed = { "✓", "AgentlsToolDone" },
-  failed = { "✗", "AgentlsToolFailed" },
-  declined = { "⊘", "AgentlsToolDeclined" },
-  cancelled = { "⊘", "AgentlsToolDeclined" },
-}
--- Output lines fold away (window.lua folds runs of lines with these prefixes); a failed
--- tool's output has a prefix of its own so why it failed is never folded.
-local OUTPUT_PREFIX = "  │ "
-local ERROR_PREFIX = "  ┃ "
-local THINKING_PREFIX = "  ┊ "
-local MAX_OUTPUT_LINES = 30
--- A permission request's diff in the chat: at most this many lines (the review has it all).
-local MAX_DIFF_LINES = 40
 -- Extmarks of the permission keys' highlights, cleared whenever the options are laid out again.
 local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 
+---@class agentls.Tool  a tool call's card in the chat
+---@field name string
+---@field status string     its last status (pending, in_progress, completed, failed, …)
+---@field mark integer      extmark on the card's line
+---@field status_mark? integer  extmark of its sign and status words
+---@field lines integer     output lines under the card
+---@field diff? table       the change it made, when the daemon sent one
+
+---@class agentls.Permission  a permission request shown in the chat
+---@field event table       the permission_request event
+---@field state string      "pending", then the resolved event's outcome
+---@field mark integer      extmark on the title line
+---@field diff_count integer  diff lines under the title
+---@field option_count integer  choice lines under the diff (1 once answered)
+
+---@class agentls.Chat
+---@field root string           the workspace root the session works in
+---@field client_id integer     the vim.lsp client of the daemon
+---@field session_id string
+---@field model? string
+---@field mode? string          the permission mode
+---@field sandbox? table
+---@field buffer agentls.Buffer
+---@field running? string       the running turn's id
+---@field usage agentls.Usage
+---@field messages table<string, integer>  message id -> extmark where its text starts
+---@field tools table<string, agentls.Tool>  tool call id -> its card
+---@field permissions table<string, agentls.Permission>  request id -> the request
+---@field last_permission? string  the newest request's id (the one the keys answer)
+---@field stream_id? string     "<message id>:<text|thinking>" being streamed
+---@field commands? table[]     the session's slash commands
+---@field mcp_servers? table<string, table>  server name -> its last mcp_status event
+---@field plan? table[]
+---@field limit_reached? boolean  the last turn stopped at the turn limit
+---@field welcome_mark? integer
+---@field opened_for_permission? boolean  the chat opened itself to show a change
+---@field spin_timer? uv.uv_timer_t
+---@field spin_mark? integer
 local Chat = {}
 Chat.__index = Chat
 
--- Session id -> chat; root -> the chat shown for it.
+---@type table<string, agentls.Chat>  session id -> chat
 local by_session = {}
+---@type table<string, agentls.Chat>  root -> the chat shown for it
 local shown = {}
 
 --- The chat of a root (the current buffer's by default); `create` starts its session.
+---@param root? string
+---@param create? boolean
+---@return agentls.Chat|nil
 function M.get(root, create)
   root = root or client_mod.root_of(0)
   local chat = shown[root]
@@ -41,11 +70,26 @@ function M.get(root, create)
   return M.new(root)
 end
 
-function M.new(root)
+--- Ask the daemon for a session (agent/newSession or agent/resumeSession); errors as "agentls: …".
+---@param root string
+---@param method string
+---@param params table
+---@return table result
+---@return vim.lsp.Client client
+local function open_request(root, method, params)
   local client = client_mod.get(root)
-  local params = vim.tbl_extend("force", { cwd = root }, config.options.session or {})
-  local result, err = client_mod.request_sync(client, "agent/newSession", params)
-  if not result then error("agentls: " .. (err and err.message or "newSession failed"), 0) end
+  local result, err = client_mod.request_sync(client, method, params)
+  if not result then error(("agentls: %s"):format(err and err.message or (method:gsub("^agent/", "") .. " failed")), 0) end
+  return result, client
+end
+
+--- A session was opened (new or resumed): its chat takes the root's buffer (emptied) or a
+--- new one, becomes the root's shown chat, and gets its keys and slash commands.
+---@param root string
+---@param client vim.lsp.Client
+---@param result table  the newSession or resumeSession result
+---@return agentls.Chat
+local function session_opened(root, client, result)
   local previous = shown[root]
   local chat = setmetatable({
     root = root,
@@ -55,12 +99,10 @@ function M.new(root)
     mode = result.permissionMode,
     sandbox = result.sandbox,
     buffer = previous and previous.buffer or render.new("agentls://chat/" .. root),
-    running = nil,
     usage = { input = 0, output = 0, context = 0, window = 0 },
     messages = {},
     tools = {},
     permissions = {},
-    stream_id = nil,
   }, Chat)
   if previous then
     chat.buffer:clear()
@@ -70,42 +112,32 @@ function M.new(root)
   shown[root] = chat
   -- Commands typed in the chat window act on this root, never on the cwd's.
   vim.b[chat.buffer.bufnr].agentls_root = root
-  chat:keymaps()
+  answers.keymaps(chat, function() return shown[root] or chat end)
   chat:load_commands()
+  return chat
+end
+
+--- Start a new session in the root's chat (the one shown before stays resumable).
+---@param root string
+---@return agentls.Chat
+function M.new(root)
+  local params = vim.tbl_extend("force", { cwd = root }, config.options.session or {})
+  local result, client = open_request(root, "agent/newSession", params)
+  local chat = session_opened(root, client, result)
   chat:welcome()
   return chat
 end
 
 --- Go on in an earlier session: its history rendered, then live again.
+---@param root string
+---@param session_id string
+---@return agentls.Chat
 function M.resume(root, session_id)
-  local client = client_mod.get(root)
-  local result, err = client_mod.request_sync(client, "agent/resumeSession", { sessionId = session_id })
-  if not result then error("agentls: " .. (err and err.message or "resumeSession failed"), 0) end
-  local chat = shown[root]
-  if chat and chat.session_id ~= result.sessionId then
-    by_session[chat.session_id] = nil
-  end
-  chat = setmetatable({
-    root = root,
-    client_id = client.id,
-    session_id = result.sessionId,
-    model = result.model,
-    mode = result.permissionMode,
-    sandbox = result.sandbox,
-    buffer = chat and chat.buffer or render.new("agentls://chat/" .. root),
-    usage = { input = 0, output = 0, context = 0, window = 0 },
-    messages = {},
-    tools = {},
-    permissions = {},
-  }, Chat)
-  chat.buffer:clear()
-  vim.api.nvim_buf_clear_namespace(chat.buffer.bufnr, keys_ns, 0, -1)
-  by_session[chat.session_id] = chat
-  shown[root] = chat
-  -- Commands typed in the chat window act on this root, never on the cwd's.
-  vim.b[chat.buffer.bufnr].agentls_root = root
-  chat:keymaps()
-  chat:load_commands()
+  local result, client = open_request(root, "agent/resumeSession", { sessionId = session_id })
+  -- The session it replaces on screen no longer gets events (a new session's keeps them).
+  local previous = shown[root]
+  if previous and previous.session_id ~= result.sessionId then by_session[previous.session_id] = nil end
+  local chat = session_opened(root, client, result)
   for _, message in ipairs(result.messages) do chat:history(message) end
   return chat
 end
@@ -113,6 +145,9 @@ end
 -- A sub-agent's events that still reach the chat as they are: what the user must answer.
 local FROM_AGENTS = { permission_request = true, permission_resolved = true, ask_user = true, ask_user_resolved = true, notice = true }
 
+--- An agent/event from a daemon: the handler of its type draws it in its session's chat.
+---@param event table
+---@param client_id integer  the client it came from (a session id is only unique per daemon)
 function M.on_event(event, client_id)
   local chat = by_session[event.sessionId]
   if not chat or chat.client_id ~= client_id then return end
@@ -122,6 +157,10 @@ function M.on_event(event, client_id)
   vim.api.nvim_exec_autocmds("User", { pattern = "AgentlsEvent", data = event, modeline = false })
 end
 
+--- A daemon stopped: its chats are forgotten (a running turn says so first).
+---@param client_id integer
+---@param code integer
+---@param signal integer
 function M.on_exit(client_id, code, signal)
   for id, chat in pairs(by_session) do
     if chat.client_id == client_id then
@@ -134,6 +173,7 @@ function M.on_exit(client_id, code, signal)
 end
 
 --- All chats, for the statusline and tests.
+---@return agentls.Chat[]
 function M.all()
   return vim.tbl_values(by_session)
 end
@@ -146,10 +186,15 @@ function Chat:load_commands()
   end)
 end
 
+---@return vim.lsp.Client|nil
 function Chat:client()
   return vim.lsp.get_client_by_id(self.client_id)
 end
 
+--- A request about this session (its sessionId added); an error is also a notification.
+---@param method string
+---@param params table
+---@param callback? fun(err: table|nil, result: any)
 function Chat:request(method, params, callback)
   local client = self:client()
   if not client then
@@ -165,6 +210,9 @@ end
 
 -- Sending ---------------------------------------------------------------------------
 
+--- Submit a message (queued by the daemon while a turn runs).
+---@param text string
+---@param attachments? table[]
 function Chat:send(text, attachments)
   require("agentls.editor_state").flush()
   local params = { text = text }
@@ -187,25 +235,8 @@ end
 
 --- The empty chat says what to do (virtual lines, gone with the first message).
 function Chat:welcome()
-  local keys = config.options.keymaps
-  local lines = {
-    { { ("  agentls · %s · %s"):format(self.model or "", self.mode or ""), "AgentlsAgent" } },
-    { { "" } },
-    { { "  Write in the prompt below; Enter sends.", "AgentlsFooter" } },
-  }
-  local answers = {}
-  for _, kind in ipairs({ "allow_once", "allow_always", "reject_once", "reject_always" }) do
-    if keys[kind] then table.insert(answers, { keys[kind], words.OPTION_LABELS[kind] }) end
-  end
-  if keys.view_diff then table.insert(answers, { keys.view_diff, "Review the change" }) end
-  if #answers > 0 then
-    table.insert(lines, { { "  When a change asks for permission:", "AgentlsFooter" } })
-    for _, answer in ipairs(answers) do
-      table.insert(lines, { { "    " }, { answer[1], "AgentlsPermissionKey" }, { "  " .. answer[2], "AgentlsFooter" } })
-    end
-  end
-  table.insert(lines, { { "  :help agentls", "AgentlsFooter" } })
-  self.welcome_mark = self.buffer:mark(0, 0, { virt_lines = lines })
+  local virt_lines = lines.welcome(self.model, self.mode, config.options.keymaps)
+  self.welcome_mark = self.buffer:mark(0, 0, { virt_lines = virt_lines })
 end
 
 function Chat:on_message_completed(event)
@@ -217,28 +248,19 @@ function Chat:on_message_completed(event)
     self.stream_id = nil
     return
   end
-  local parts = {}
-  for _, block in ipairs(event.content) do
-    if block.type == "text" and not vim.startswith(block.text, "<userContext>") then table.insert(parts, block.text) end
-  end
-  if #parts == 0 then return end
-  local lines = vim.split(table.concat(parts, "\n\n"), "\n", { plain = true })
+  local quote = lines.user_message(event.content)
+  if not quote then return end
   -- Who speaks is virtual text above each part, so the buffer holds only the conversation.
-  -- The user's words as a markdown quote: set apart, and still markdown when yanked.
-  -- A blank line ends the quote (else the answer's first line would continue it).
-  for i, line in ipairs(lines) do lines[i] = "> " .. line end
-  table.insert(lines, "")
-  local row = self.buffer:block(lines)
-  self.buffer:mark(row, 0, { virt_lines_above = true, virt_lines = { { { "▍You", "AgentlsUser" } } } })
+  local row = self.buffer:block(quote)
+  self.buffer:mark(row, 0, { virt_lines_above = true, virt_lines = lines.USER_HEADER })
   local answer = self.buffer:tail()
-  self.buffer:mark(answer, 0, {
-    virt_lines_above = true,
-    virt_lines = { { { "▍agentls", "AgentlsAgent" } } },
-    right_gravity = false,
-  })
+  self.buffer:mark(answer, 0, { virt_lines_above = true, virt_lines = lines.AGENT_HEADER, right_gravity = false })
 end
 
 --- Streamed text or thinking of an assistant message.
+---@param message_id string
+---@param kind "text"|"thinking"
+---@param text string
 function Chat:stream(message_id, kind, text)
   local id = message_id .. ":" .. kind
   if self.stream_id ~= id then
@@ -248,9 +270,9 @@ function Chat:stream(message_id, kind, text)
       self.messages[message_id] = self.buffer:mark(row, col)
     end
     self.stream_id = id
-    if kind == "thinking" then self.buffer:stream(THINKING_PREFIX) end
+    if kind == "thinking" then self.buffer:stream(lines.THINKING_PREFIX) end
   end
-  if kind == "thinking" then text = text:gsub("\n", "\n" .. THINKING_PREFIX) end
+  if kind == "thinking" then text = lines.thinking(text) end
   self.buffer:stream(text)
 end
 
@@ -273,49 +295,48 @@ end
 
 function Chat:on_tool_call(event)
   self.stream_id = nil
-  local row = self.buffer:block({ "▸ " .. event.title })
+  local row = self.buffer:block(lines.tool_card(event.title))
   local tool = { lines = 0, status = "pending", name = event.name }
   tool.mark = self.buffer:mark(row, 0)
   self.tools[event.toolCallId] = tool
   self:tool_status(tool, "pending")
 end
 
+---@param tool agentls.Tool
+---@param status string
 function Chat:tool_status(tool, status)
   tool.status = status
   local row = self.buffer:mark_row(tool.mark)
-  local look = STATUS[status] or STATUS.pending
+  local look = lines.tool_look(status)
   tool.status_mark = vim.api.nvim_buf_set_extmark(self.buffer.bufnr, render.ns, row, 0, {
     id = tool.status_mark,
-    sign_text = look[1],
-    sign_hl_group = look[2],
-    virt_text = { { " " .. status:gsub("_", " "), look[2] } },
+    sign_text = look.sign,
+    sign_hl_group = look.hl,
+    virt_text = { { " " .. look.label, look.hl } },
     virt_text_pos = "eol",
   })
 end
 
---- Output lines under a tool's card (folded when they are several, unless the tool failed).
+--- Output lines under a tool's card (folded when they are several, unless the tool failed);
+--- `replace` puts the final content in place of what streamed before.
+---@param tool agentls.Tool
+---@param output string
+---@param replace boolean
 function Chat:tool_output(tool, output, replace)
   local row = self.buffer:mark_row(tool.mark) + 1
   if replace and tool.lines > 0 then
     self.buffer:replace(row, row + tool.lines, {})
     tool.lines = 0
   end
-  local lines = vim.split(output:gsub("\n$", ""), "\n", { plain = true })
-  if replace and #lines > MAX_OUTPUT_LINES then
-    local more = #lines - MAX_OUTPUT_LINES
-    lines = vim.list_slice(lines, 1, MAX_OUTPUT_LINES)
-    table.insert(lines, "… " .. words.count(more, "more line"))
-  end
   local failed = tool.status == "failed"
-  local prefix = failed and ERROR_PREFIX or OUTPUT_PREFIX
-  for i, line in ipairs(lines) do lines[i] = prefix .. line end
-  self.buffer:insert(row + tool.lines, lines)
+  local out = lines.tool_output(output, failed, replace)
+  self.buffer:insert(row + tool.lines, out)
   if failed then
-    for i = 0, #lines - 1 do
+    for i = 0, #out - 1 do
       self.buffer:mark(row + tool.lines + i, 0, { line_hl_group = "AgentlsToolError" })
     end
   end
-  tool.lines = tool.lines + #lines
+  tool.lines = tool.lines + #out
 end
 
 function Chat:on_tool_call_update(event)
@@ -329,45 +350,8 @@ function Chat:on_tool_call_update(event)
   if event.diff then tool.diff = event.diff end
 end
 
---- The proposed change as unified diff lines ({ text, highlight group }), capped.
-local function diff_lines(diff, review_key)
-  local unified = (vim.text and vim.text.diff or vim.diff)(diff.oldText or "", diff.newText or "", {
-    result_type = "unified",
-    ctxlen = 1,
-  })
-  local out = {}
-  if not diff.oldText then table.insert(out, { "  new file " .. vim.fs.basename(diff.path), "AgentlsDiffHunk" }) end
-  for _, line in ipairs(vim.split(unified, "\n", { plain = true })) do
-    local first = line:sub(1, 1)
-    if line ~= "" and first ~= "\\" then
-      local hl = first == "+" and "AgentlsDiffAdd" or first == "-" and "AgentlsDiffDelete" or first == "@" and "AgentlsDiffHunk" or nil
-      table.insert(out, { "  " .. line, hl })
-    end
-  end
-  if #out > MAX_DIFF_LINES then
-    local more = #out - MAX_DIFF_LINES
-    out = vim.list_slice(out, 1, MAX_DIFF_LINES)
-    local hint = review_key and (": %s opens the whole change"):format(review_key) or ""
-    table.insert(out, { "  … " .. words.count(more, "more line") .. hint, "AgentlsFooter" })
-  end
-  return out
-end
-
---- The choices of a request as "[y] Allow once" items, with the byte length of each key part.
-function Chat:permission_items(event)
-  local keys = config.options.keymaps
-  local items = {}
-  for _, option in ipairs(event.options) do
-    local key = keys[option.kind]
-    local label = words.option_label(option)
-    if option.rule then label = ("%s (%s)"):format(label, option.rule) end
-    table.insert(items, { key = key and ("[%s]"):format(key) or nil, label = label })
-  end
-  if event.diff and keys.view_diff then table.insert(items, { key = ("[%s]"):format(keys.view_diff), label = "Review" }) end
-  return items
-end
-
 --- Text columns the chat window shows before it wraps (80 while it is not on screen).
+---@return integer
 function Chat:text_width()
   local win = vim.fn.win_findbuf(self.buffer.bufnr)[1]
   if not win then return 80 end
@@ -375,54 +359,21 @@ function Chat:text_width()
   return math.max(20, vim.api.nvim_win_get_width(win) - (info and info.textoff or 0))
 end
 
---- Lay the items out in lines no wider than `width`, an item never split over two lines
---- (one wider than a line is cut with "…"). Returns the lines and the keys' byte ranges.
-local function layout_items(items, width)
-  local lines, keys = {}, {}
-  local line, line_keys = "", {}
-  local function push()
-    if line ~= "" then
-      table.insert(lines, line)
-      for _, k in ipairs(line_keys) do table.insert(keys, { #lines - 1, k[1], k[2] }) end
-    end
-    line, line_keys = "", {}
-  end
-  for _, item in ipairs(items) do
-    local piece = item.key and (item.key .. " " .. item.label) or item.label
-    if vim.fn.strdisplaywidth("  " .. piece) > width then
-      piece = vim.fn.strcharpart(piece, 0, math.max(1, width - 3)) .. "…"
-      while vim.fn.strdisplaywidth("  " .. piece) > width and vim.fn.strchars(piece) > 2 do
-        piece = vim.fn.strcharpart(piece, 0, vim.fn.strchars(piece) - 2) .. "…"
-      end
-    end
-    local candidate = line == "" and ("  " .. piece) or (line .. "   " .. piece)
-    if line ~= "" and vim.fn.strdisplaywidth(candidate) > width then
-      push()
-      candidate = "  " .. piece
-    end
-    if item.key then
-      local start = #candidate - #piece
-      table.insert(line_keys, { start, start + math.min(#item.key, #piece) })
-    end
-    line = candidate
-  end
-  push()
-  return lines, keys
-end
-
 --- (Re)write a pending request's choice lines to fit the chat window as it is now.
+---@param permission agentls.Permission
 function Chat:layout_permission(permission)
   if permission.state ~= "pending" or not self.buffer:valid() then return end
   local first = self.buffer:mark_row(permission.mark) + 1 + permission.diff_count
-  local lines, keys = layout_items(self:permission_items(permission.event), self:text_width())
+  local items = lines.permission_items(permission.event, config.options.keymaps)
+  local choices, keys = lines.layout_items(items, self:text_width())
   local now = vim.api.nvim_buf_get_lines(self.buffer.bufnr, first, first + permission.option_count, false)
-  if permission.option_count > 0 and vim.deep_equal(now, lines) then return end
-  self.buffer:replace(first, first + permission.option_count, lines)
-  vim.api.nvim_buf_clear_namespace(self.buffer.bufnr, keys_ns, first, first + math.max(#lines, permission.option_count))
+  if permission.option_count > 0 and vim.deep_equal(now, choices) then return end
+  self.buffer:replace(first, first + permission.option_count, choices)
+  vim.api.nvim_buf_clear_namespace(self.buffer.bufnr, keys_ns, first, first + math.max(#choices, permission.option_count))
   for _, k in ipairs(keys) do
     vim.api.nvim_buf_set_extmark(self.buffer.bufnr, keys_ns, first + k[1], k[2], { end_col = k[3], hl_group = "AgentlsPermissionKey" })
   end
-  permission.option_count = #lines
+  permission.option_count = #choices
 end
 
 --- Lay out every pending request again (the chat window was opened or resized).
@@ -438,10 +389,10 @@ end
 function Chat:on_permission_request(event)
   self.stream_id = nil
   local keys = config.options.keymaps
-  local diff = event.diff and diff_lines(event.diff, keys.view_diff) or {}
-  local lines = { "⚠ " .. event.title }
-  for _, line in ipairs(diff) do table.insert(lines, line[1]) end
-  local row = self.buffer:block(lines)
+  local diff = event.diff and lines.diff(event.diff, keys.view_diff) or {}
+  local shown_lines = { lines.permission_title(event) }
+  for _, line in ipairs(diff) do table.insert(shown_lines, line[1]) end
+  local row = self.buffer:block(shown_lines)
   local permission = {
     event = event,
     state = "pending",
@@ -463,7 +414,7 @@ function Chat:on_permission_request(event)
       require("agentls.window").open(self)
       self.opened_for_permission = true
     end
-    self:ask_in_select(permission)
+    answers.in_select(self, permission)
   elseif vim.api.nvim_get_current_buf() ~= self.buffer.bufnr then
     -- The cursor is elsewhere (the source window): say how to answer from there.
     local how = keys.permission and (" or %s then a key"):format(keys.permission) or ""
@@ -476,14 +427,10 @@ function Chat:on_permission_resolved(event)
   if not permission then return end
   local was_pending = permission.state == "pending"
   permission.state = event.outcome
-  local answer = event.outcome == "cancelled" and "cancelled" or event.optionId
-  for _, option in ipairs(permission.event.options) do
-    if option.optionId == event.optionId then answer = words.option_label(option) end
-  end
   if was_pending then
     local first = self.buffer:mark_row(permission.mark) + 1 + permission.diff_count
     vim.api.nvim_buf_clear_namespace(self.buffer.bufnr, keys_ns, first, first + permission.option_count)
-    self.buffer:replace(first, first + permission.option_count, { "  → " .. answer })
+    self.buffer:replace(first, first + permission.option_count, { lines.permission_answer(permission.event.options, event) })
     self.buffer:mark(first, 0, { hl_group = "AgentlsAnswer", end_row = first + 1, hl_eol = false })
     permission.option_count = 1
   end
@@ -491,11 +438,15 @@ function Chat:on_permission_resolved(event)
 end
 
 --- The permission request answered by the chat's keys: the newest still pending.
+---@return agentls.Permission|nil
 function Chat:pending_permission()
   local permission = self.last_permission and self.permissions[self.last_permission]
   if permission and permission.state == "pending" then return permission end
 end
 
+---@param permission agentls.Permission
+---@param option_id string
+---@param accepted_text? string  the change as the user edited it in the review
 function Chat:respond(permission, option_id, accepted_text)
   if permission.state ~= "pending" then return end
   local params = { requestId = permission.event.requestId, optionId = option_id }
@@ -503,47 +454,8 @@ function Chat:respond(permission, option_id, accepted_text)
   self:request("agent/respondPermission", params)
 end
 
---- Answer a pending request with an option kind ("allow_once", …) or "review".
-function Chat:answer(permission, kind)
-  if kind == "review" then
-    if permission.event.diff then
-      require("agentls.review").open(self, permission)
-    else
-      vim.notify("agentls: this request has no change to review", vim.log.levels.WARN)
-    end
-    return
-  end
-  for _, option in ipairs(permission.event.options) do
-    if option.kind == kind then
-      return self:respond(permission, option.optionId, require("agentls.review").accepted_text(permission.event.requestId))
-    end
-  end
-  vim.notify(("agentls: this request offers no %q"):format(words.OPTION_LABELS[kind] or kind), vim.log.levels.WARN)
-end
-
---- The chat not on screen: the same choices through vim.ui.select (or its replacement).
-function Chat:ask_in_select(permission)
-  local event = permission.event
-  local items = vim.deepcopy(event.options)
-  if event.diff then table.insert(items, { kind = "review", name = "Review the change" }) end
-  vim.ui.select(items, {
-    prompt = "agentls: " .. event.title,
-    format_item = function(item)
-      local label = item.kind == "review" and item.name or words.option_label(item)
-      return item.rule and ("%s (%s)"):format(label, item.rule) or label
-    end,
-  }, function(choice)
-    if not choice then return end
-    if choice.kind == "review" then
-      require("agentls.review").open(self, permission)
-    else
-      self:respond(permission, choice.optionId)
-    end
-  end)
-end
-
 function Chat:on_ask_user(event)
-  self:block_text("? " .. event.question)
+  self:block_text(lines.question(event))
   local answer = function(text)
     if text then self:request("agent/respondAskUser", { requestId = event.requestId, answer = text }) end
   end
@@ -555,7 +467,7 @@ function Chat:on_ask_user(event)
 end
 
 function Chat:on_ask_user_resolved(event)
-  if event.answer then self:block_text("  → " .. event.answer) end
+  if event.answer then self:block_text(lines.question_answer(event.answer)) end
 end
 
 function Chat:on_notice(event)
@@ -577,21 +489,16 @@ end
 function Chat:on_mcp_status(event)
   self.mcp_servers = self.mcp_servers or {}
   self.mcp_servers[event.server] = event
-  if event.status == "failed" then
-    self:notice("warning", ("MCP server %s failed: %s"):format(event.server, event.error or "no reason given"))
-  elseif event.status == "ready" and (event.attempt or 1) > 1 then
-    self:notice("info", ("MCP server %s is back (%s)"):format(event.server, words.count(event.toolCount or 0, "tool")))
-  end
+  local level, message = lines.mcp_status(event)
+  if level and message then self:notice(level, message) end
 end
 
 function Chat:on_hook_result(event)
-  local what = ({ success = "said", blocked = "blocked", timeout = "timed out" })[event.outcome] or "failed"
-  local detail = event.message and (": " .. event.message) or ""
-  self:notice(event.outcome == "success" and "info" or "warning", ("%s hook `%s` %s%s"):format(event.event, event.command, what, detail))
+  self:notice(lines.hook_result(event))
 end
 
 function Chat:on_compaction(event)
-  self:block_text(("· context compacted: %d → %s"):format(event.tokensBefore, words.count(event.tokensAfter, "token")))
+  self:block_text(lines.compaction(event))
 end
 
 function Chat:on_usage(event)
@@ -605,11 +512,11 @@ end
 -- Sub-agents, plans and limits -------------------------------------------------------------
 
 function Chat:agent_subagent_started(event)
-  self:block_text(("  ↳ %s agent: %s"):format(event.subagentType, event.description))
+  self:block_text(lines.subagent_started(event))
 end
 
 function Chat:agent_tool_call(event)
-  self:block_text("    · " .. event.title)
+  self:block_text(lines.agent_tool_call(event))
 end
 
 function Chat:agent_usage(event)
@@ -618,28 +525,20 @@ function Chat:agent_usage(event)
 end
 
 function Chat:agent_subagent_completed(event)
-  local row = self:block_text(("  ↳ agent %s: %s, %s, %.1f s"):format(
-    event.stopReason, words.count(event.turns, "model call"), words.count(event.toolCalls, "tool call"), event.durationMs / 1000))
-  if event.stopReason ~= "end_turn" then self.buffer:mark(row, 0, { line_hl_group = "AgentlsNoticeWarning" }) end
+  local text, hl = lines.subagent_completed(event)
+  local row = self:block_text(text)
+  if hl then self.buffer:mark(row, 0, { line_hl_group = hl }) end
 end
-
-local PLAN_MARKS = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
 
 --- The plan, whole, each time the agent rewrites it (its TodoWrite tool).
 function Chat:on_plan(event)
   self.plan = event.entries
-  local lines, done = {}, 0
-  for _, entry in ipairs(event.entries) do
-    if entry.status == "completed" then done = done + 1 end
-    table.insert(lines, ("  %s %s"):format(PLAN_MARKS[entry.status] or "[ ]", entry.content))
-  end
-  table.insert(lines, 1, ("Plan %d/%d"):format(done, #event.entries))
-  self:block_text(table.concat(lines, "\n"))
+  self:block_text(lines.plan(event.entries))
 end
 
 function Chat:on_turn_limit_reached(event)
   self.limit_reached = true
-  self:notice("warning", ("reached the turn limit (%s): :AgentContinue goes on"):format(words.count(event.turns, "model call")))
+  self:notice("warning", lines.turn_limit(event))
 end
 
 --- Another round of model calls after a turn stopped at the turn limit.
@@ -656,72 +555,25 @@ function Chat:on_turn_completed(event)
   self.running = nil
   self.stream_id = nil
   self:spinner(false)
-  local usage = self.usage
-  local parts = {
-    event.stopReason,
-    ("%d in"):format(usage.input),
-    ("%d out"):format(usage.output),
-    ("%d%% context"):format(usage.window > 0 and math.floor(usage.context * 100 / usage.window) or 0),
-  }
-  if usage.cost then table.insert(parts, ("$%.4f"):format(usage.cost)) end
-  if event.error then table.insert(parts, event.error.message) end
-  -- Virtual lines do not wrap: the parts go on as many lines as the window needs.
-  local hl = event.error and "AgentlsFooterError" or "AgentlsFooter"
-  local width, lines, line = self:text_width(), {}, "──"
-  for _, part in ipairs(parts) do
-    local next_line = line == "──" and (line .. " " .. part) or (line .. " · " .. part)
-    if line ~= "──" and vim.fn.strdisplaywidth(next_line) > width then
-      table.insert(lines, { { line, hl } })
-      next_line = "   " .. part
-    end
-    line = next_line
-  end
-  table.insert(lines, { { line, hl } })
+  local footer = lines.footer(event, self.usage, self:text_width())
   -- Under the answer's last line: the buffer's last line, unless a block left it empty.
   local row = self.buffer:tail()
   local last = vim.api.nvim_buf_get_lines(self.buffer.bufnr, row, row + 1, false)[1] or ""
   if last == "" and row > 0 then row = row - 1 end
-  self.buffer:mark(row, 0, { virt_lines = lines })
+  self.buffer:mark(row, 0, { virt_lines = footer })
   vim.cmd.redrawstatus()
 end
 
---- A resumed tool call's title, as the daemon titles a live one (`Read src/app.py`).
-local function history_title(block)
-  local input = type(block.input) == "table" and block.input or {}
-  local function field(name)
-    local value = input[name]
-    if type(value) == "string" and value ~= "" then return value end
-  end
-  local title = block.name
-  local path = field("file_path") or field("notebook_path") or field("path")
-  if block.name == "Bash" then
-    title = field("description") or (field("command") and vim.trim((field("command"):gsub("%s+", " ")))) or title
-  elseif block.name == "Task" and field("subagent_type") then
-    title = ("%s agent: %s"):format(field("subagent_type"), field("description") or "")
-  elseif field("pattern") then
-    title = ("%s %s"):format(block.name, field("pattern")) .. (field("path") and (" in " .. field("path")) or "")
-  elseif path then
-    title = ("%s %s"):format(block.name, path)
-  end
-  if vim.fn.strchars(title) > 80 then title = vim.fn.strcharpart(title, 0, 79) .. "…" end
-  return title
-end
-
 --- One message of a resumed history.
+---@param message { role: string, content: table[] }
 function Chat:history(message)
   if message.role == "user" then
     self:on_message_completed({ role = "user", content = message.content })
     for _, block in ipairs(message.content) do
       local tool = block.type == "tool_result" and self.tools[block.toolUseId]
       if tool then
-        local failed = block.isError
-        self:tool_status(tool, failed and "failed" or "completed")
-        local content = block.content
-        if type(content) == "table" then
-          local parts = {}
-          for _, part in ipairs(content) do if part.type == "text" then table.insert(parts, part.text) end end
-          content = table.concat(parts, "\n")
-        end
+        self:tool_status(tool, block.isError and "failed" or "completed")
+        local content = lines.tool_result_text(block)
         if content ~= "" then self:tool_output(tool, content, true) end
       end
     end
@@ -731,24 +583,31 @@ function Chat:history(message)
     if block.type == "text" and block.text ~= "" then
       self:block_text(block.text)
     elseif block.type == "tool_use" then
-      self:on_tool_call({ toolCallId = block.id, name = block.name, title = history_title(block) })
+      self:on_tool_call({ toolCallId = block.id, name = block.name, title = lines.history_title(block) })
     end
   end
 end
 
 -- Pieces ------------------------------------------------------------------------------------
 
+--- Text as whole lines at the end (it ends any stream); returns the first line's row.
+---@param text string
+---@return integer
 function Chat:block_text(text)
   self.stream_id = nil
   return self.buffer:block(vim.split(text, "\n", { plain = true }))
 end
 
+---@param level string  "error", "warning" or "info"
+---@param message string
 function Chat:notice(level, message)
-  local row = self:block_text("! " .. message)
-  local hl = level == "error" and "AgentlsNoticeError" or level == "warning" and "AgentlsNoticeWarning" or "AgentlsNoticeInfo"
+  local text, hl = lines.notice(level, message)
+  local row = self:block_text(text)
   self.buffer:mark(row, 0, { line_hl_group = hl })
 end
 
+--- The "working" spinner at the end of the chat, on or off.
+---@param on boolean
 function Chat:spinner(on)
   local frames = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
   if self.spin_timer then
@@ -773,21 +632,15 @@ function Chat:spinner(on)
   end))
 end
 
+---@return boolean
 function Chat:visible()
   return #vim.fn.win_findbuf(self.buffer.bufnr) > 0
 end
 
--- Option kinds (and "review") by their configured key, for the chat's keys and :AgentPermission.
-local function kind_of_key(key)
-  local keys = config.options.keymaps
-  for _, kind in ipairs({ "allow_once", "allow_always", "reject_once", "reject_always" }) do
-    if keys[kind] == key or kind == key then return kind end
-  end
-  if key == keys.view_diff or key == "review" then return "review" end
-end
-M.kind_of_key = kind_of_key
-
 --- The chat with a pending request: `root`'s if it has one, else any.
+---@param root? string
+---@return agentls.Chat|nil
+---@return agentls.Permission|nil
 function M.pending(root)
   local chat = root and shown[root]
   if chat and chat:pending_permission() then return chat, chat:pending_permission() end
@@ -797,15 +650,14 @@ function M.pending(root)
 end
 
 --- Answer the pending request by key ("y", …) or kind; false and a message when it cannot.
+---@param root? string
+---@param key string
+---@return boolean
 function M.answer(root, key)
-  local kind = kind_of_key(key)
+  local kind = answers.kind_of_key(key)
   if not kind then
-    local keys = config.options.keymaps
-    local known = {}
-    for _, k in ipairs({ "allow_once", "allow_always", "reject_once", "reject_always", "view_diff" }) do
-      if keys[k] then table.insert(known, keys[k]) end
-    end
-    vim.notify(("agentls: %q is not a permission answer; use one of %s"):format(key, table.concat(known, ", ")), vim.log.levels.ERROR)
+    local known = table.concat(answers.known_keys(), ", ")
+    vim.notify(("agentls: %q is not a permission answer; use one of %s"):format(key, known), vim.log.levels.ERROR)
     return false
   end
   local chat, permission = M.pending(root)
@@ -813,34 +665,8 @@ function M.answer(root, key)
     vim.notify("agentls: no permission request is waiting", vim.log.levels.WARN)
     return false
   end
-  chat:answer(permission, kind)
+  answers.by_kind(chat, permission, kind)
   return true
-end
-
-function Chat:keymaps()
-  local keys = config.options.keymaps
-  local bufnr = self.buffer.bufnr
-  local function map(lhs, fn, desc, opts)
-    if lhs then vim.keymap.set("n", lhs, fn, vim.tbl_extend("force", { buffer = bufnr, desc = desc, nowait = true }, opts or {})) end
-  end
-  local function write() require("agentls.window").focus_prompt(self.root) end
-  -- y/a/n/d/v answer while a request waits; otherwise they keep their meaning (y yanks the
-  -- chat's markdown), and `a`, like `i`, writes a message.
-  for _, kind in ipairs({ "allow_once", "allow_always", "reject_once", "reject_always", "review" }) do
-    local lhs = kind == "review" and keys.view_diff or keys[kind]
-    map(lhs, function()
-      local chat = shown[self.root] or self
-      local permission = chat:pending_permission()
-      if not permission then
-        if lhs == "a" then vim.schedule(write) return "" end
-        return lhs
-      end
-      vim.schedule(function() chat:answer(permission, kind) end)
-      return ""
-    end, "agentls: " .. (words.OPTION_LABELS[kind] or "review the proposed change"), { expr = true })
-  end
-  map(keys.abort, function() (shown[self.root] or self):abort() end, "agentls: stop the turn")
-  vim.keymap.set("n", "i", write, { buffer = bufnr, desc = "agentls: write a message" })
 end
 
 M.Chat = Chat

@@ -13,6 +13,8 @@ local function window()
   return require("agentls.window")
 end
 
+--- Configure the plugin (see `:help agentls-options`) and set its autocommands and keys.
+---@param opts? table  merged over require("agentls.config").defaults
 function M.setup(opts)
   config.set(opts)
   require("agentls.highlights").setup()
@@ -43,6 +45,9 @@ end
 
 --- Send a message; `opts.range` ({first, last} lines, 1-based) attaches those lines of the
 --- current buffer.
+---@param text string
+---@param opts? { range?: [integer, integer], root?: string }
+---@return agentls.Chat
 function M.ask(text, opts)
   opts = opts or {}
   local chat = chat_of(opts.root, true)
@@ -64,17 +69,22 @@ function M.ask(text, opts)
   return chat
 end
 
+--- Stop the running turn of a root's chat (the current buffer's by default).
+---@param root? string
 function M.abort(root)
   local chat = chat_of(root, false)
   if chat then chat:abort() end
 end
 
+--- :Agent (see window.toggle).
 function M.toggle()
   window().toggle(chat_of(nil, true))
 end
 
 --- Answer the pending permission request from any window: with `key` (y, a, n, d, v, or
 --- an option kind), or, without one, the key typed next (the choices shown meanwhile).
+---@param key? string
+---@return boolean answered
 function M.permission(key)
   local chat_mod = require("agentls.chat")
   local root = require("agentls.client").root_of(0)
@@ -85,7 +95,7 @@ function M.permission(key)
     return false
   end
   local shown = { { "agentls: " .. permission.event.title .. "  ", "AgentlsPermission" } }
-  for _, item in ipairs(chat:permission_items(permission.event)) do
+  for _, item in ipairs(require("agentls.lines").permission_items(permission.event, config.options.keymaps)) do
     if item.key then table.insert(shown, { item.key, "AgentlsPermissionKey" }) end
     table.insert(shown, { " " .. item.label .. "  " })
   end
@@ -108,12 +118,14 @@ function M.permission(key)
 end
 
 --- A new session in the chat window (the old one stays resumable from :AgentSessions).
+---@return agentls.Chat
 function M.new()
   local chat = require("agentls.chat").new(require("agentls.client").root_of(0))
   window().open(chat)
   return chat
 end
 
+--- :AgentSessions: pick an earlier session of this root and resume it.
 function M.sessions()
   local chat = chat_of(nil, true)
   local client = chat:client()
@@ -138,6 +150,7 @@ function M.sessions()
   end)
 end
 
+--- :AgentModel: pick the session's model among the provider's.
 function M.model()
   local chat = chat_of(nil, true)
   chat:request("agent/listModels", {}, function(err, result)
@@ -154,6 +167,7 @@ function M.model()
   end)
 end
 
+--- :AgentMode: pick the session's permission mode.
 function M.mode()
   local chat = chat_of(nil, true)
   vim.ui.select({ "default", "acceptEdits", "plan", "bypassPermissions" }, { prompt = "Permission mode" }, function(choice)
@@ -164,6 +178,7 @@ function M.mode()
   end)
 end
 
+--- :AgentContinue: go on after a turn stopped at the turn limit.
 function M.continue()
   local chat = chat_of(nil, false)
   if chat then chat:continue() end
@@ -187,6 +202,8 @@ function M.tasks()
   end)
 end
 
+--- :AgentCompact: summarise the conversation so far, with optional instructions.
+---@param instructions? string
 function M.compact(instructions)
   local chat = chat_of(nil, true)
   local params = {}
@@ -195,6 +212,7 @@ function M.compact(instructions)
 end
 
 --- For statuslines (lualine: `{ require("agentls").statusline }`): model, mode, context, state.
+---@return string
 function M.statusline()
   local chat = chat_of(nil, false)
   if not chat then return "" end

@@ -8,10 +8,17 @@ M.ns = vim.api.nvim_create_namespace("agentls")
 
 local FRAME_MS = 16
 
+---@class agentls.Buffer
+---@field bufnr integer
+---@field pending string[]   streamed text not yet written
+---@field scheduled boolean  a flush is due on the next frame
+---@field line_start boolean the text so far ends a line
 local Buffer = {}
 Buffer.__index = Buffer
 
 --- A nomodifiable markdown scratch buffer that only this writer changes.
+---@param name string
+---@return agentls.Buffer
 function M.new(name)
   local bufnr = vim.api.nvim_create_buf(false, true)
   vim.bo[bufnr].filetype = "markdown"
@@ -22,6 +29,7 @@ function M.new(name)
   return setmetatable({ bufnr = bufnr, pending = {}, scheduled = false, line_start = true }, Buffer)
 end
 
+---@return boolean
 function Buffer:valid()
   return vim.api.nvim_buf_is_valid(self.bufnr)
 end
@@ -52,6 +60,7 @@ function Buffer:follow(windows)
 end
 
 --- Queue streamed text; it reaches the buffer on the next frame, with what came meanwhile.
+---@param text string
 function Buffer:stream(text)
   if text == "" then return end
   table.insert(self.pending, text)
@@ -86,6 +95,8 @@ function Buffer:break_line()
 end
 
 --- The end of the buffer as (row, col), after the queued text is written.
+---@return integer row
+---@return integer col
 function Buffer:tail()
   self:flush()
   local count = vim.api.nvim_buf_line_count(self.bufnr)
@@ -94,6 +105,8 @@ function Buffer:tail()
 end
 
 --- Append whole lines at the end; returns the row of the first.
+---@param lines string[]
+---@return integer
 function Buffer:block(lines)
   self:break_line()
   local row = self:tail()
@@ -107,6 +120,8 @@ function Buffer:block(lines)
 end
 
 --- Insert lines before `row` (tool output under its card).
+---@param row integer
+---@param lines string[]
 function Buffer:insert(row, lines)
   self:flush()
   local windows = self:followers()
@@ -117,6 +132,9 @@ function Buffer:insert(row, lines)
 end
 
 --- Replace lines [first, last).
+---@param first integer
+---@param last integer
+---@param lines string[]
 function Buffer:replace(first, last, lines)
   self:flush()
   self:edit(function(bufnr)
@@ -125,6 +143,8 @@ function Buffer:replace(first, last, lines)
 end
 
 --- Delete from (row, col) to the end (a discarded attempt's text).
+---@param row integer
+---@param col integer
 function Buffer:cut_from(row, col)
   local last_row, last_col = self:tail()
   self:edit(function(bufnr)
@@ -134,10 +154,18 @@ function Buffer:cut_from(row, col)
 end
 
 --- An extmark at (row, col) that moves with the text; returns its id.
+---@param row integer
+---@param col integer
+---@param opts? vim.api.keyset.set_extmark
+---@return integer
 function Buffer:mark(row, col, opts)
   return vim.api.nvim_buf_set_extmark(self.bufnr, M.ns, row, col, opts or {})
 end
 
+--- Where an extmark of this writer is now.
+---@param id integer
+---@return integer row
+---@return integer col
 function Buffer:mark_row(id)
   local pos = vim.api.nvim_buf_get_extmark_by_id(self.bufnr, M.ns, id, {})
   return pos[1], pos[2]
@@ -152,6 +180,8 @@ function Buffer:clear()
   self.line_start = true
 end
 
+--- The whole buffer's text (the queued text written first).
+---@return string
 function Buffer:text()
   self:flush()
   return table.concat(vim.api.nvim_buf_get_lines(self.bufnr, 0, -1, false), "\n")

@@ -22,6 +22,8 @@ local function buffer_text(bufnr)
 end
 
 --- The text the user accepted in a request's open review, or nil.
+---@param request_id string
+---@return string|nil
 function M.accepted_text(request_id)
   local review = open[request_id]
   if review and vim.api.nvim_buf_is_valid(review.bufnr) then return buffer_text(review.bufnr) end
@@ -35,6 +37,9 @@ local function answer(review, option_id)
   emit(option_id == "allow_once" and "AgentlsReviewAccept" or "AgentlsReviewReject", { requestId = review.permission.event.requestId })
 end
 
+--- A request's proposal in a diff tab beside the file as it is (its open review if it has one).
+---@param chat agentls.Chat
+---@param permission agentls.Permission
 function M.open(chat, permission)
   local event = permission.event
   local existing = open[event.requestId]
@@ -93,6 +98,7 @@ function M.open(chat, permission)
 end
 
 --- The request was answered (here or anywhere): its review tab goes.
+---@param request_id string
 function M.close(request_id)
   local review = open[request_id]
   if not review then return end

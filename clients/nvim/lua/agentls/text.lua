@@ -3,6 +3,10 @@
 local M = {}
 
 --- "1 line", "2 lines"; `many` for irregular plurals ("1 model call" needs none).
+---@param n integer
+---@param one string
+---@param many? string
+---@return string
 function M.count(n, one, many)
   return ("%d %s"):format(n, n == 1 and one or (many or (one .. "s")))
 end
@@ -16,6 +20,8 @@ M.OPTION_LABELS = {
 }
 
 --- What a permission option is called on screen: its kind's label, else the daemon's name.
+---@param option { kind?: string, name?: string, optionId: string }
+---@return string
 function M.option_label(option)
   return M.OPTION_LABELS[option.kind] or option.name or option.optionId
 end

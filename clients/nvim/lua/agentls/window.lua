@@ -41,6 +41,9 @@ end
 
 --- The completion function of the prompt: the session's slash commands (`available_commands`)
 --- when the text so far is `/` and a command name.
+---@param findstart integer
+---@param base string
+---@return integer|table[]  the start column, or the matches
 function M.complete(findstart, base)
   local line = vim.api.nvim_get_current_line()
   local prompt = vim.fn.prompt_getprompt(vim.api.nvim_get_current_buf())
@@ -63,6 +66,7 @@ end
 -- What the chat's and the prompt's status lines say (instead of their buffer names).
 M.PROMPT_STATUS = " Enter sends · / then <C-x><C-o>: commands"
 
+---@return string
 function M.chat_status()
   local line = require("agentls").statusline()
   return " " .. (line ~= "" and line or "agentls")
@@ -87,10 +91,12 @@ local function style(win, chat_window)
   end
 end
 
--- Tool output and thinking (chat.lua's OUTPUT_PREFIX and THINKING_PREFIX).
-local FOLDED = { "  │ ", "  ┊ " }
+-- Tool output and thinking.
+local FOLDED = require("agentls.lines").FOLDED_PREFIXES
 
 --- 'foldexpr' of the chat: 1 for a line of a run of two or more output or thinking lines.
+---@param lnum integer
+---@return integer
 function M.fold_level(lnum)
   local function folded(n)
     local line = vim.fn.getline(n)
@@ -100,16 +106,21 @@ function M.fold_level(lnum)
   return (folded(lnum - 1) or folded(lnum + 1)) and 1 or 0
 end
 
+---@return string
 function M.fold_text()
   return "  ⋯ " .. require("agentls.text").count(vim.v.foldend - vim.v.foldstart + 1, "line")
 end
 
 --- The window showing a root's chat, if any.
+---@param chat agentls.Chat
+---@return integer|nil
 function M.find(chat)
   return vim.fn.win_findbuf(chat.buffer.bufnr)[1]
 end
 
 --- Show the chat without taking the cursor from where it is.
+---@param chat agentls.Chat
+---@return integer win
 function M.open(chat)
   local win = M.find(chat)
   if win then return win end
@@ -151,6 +162,8 @@ function M.open(chat)
   return win
 end
 
+--- Close the chat's windows and its prompt's.
+---@param chat agentls.Chat
 function M.close(chat)
   chat.opened_for_permission = nil
   for _, win in ipairs(vim.fn.win_findbuf(chat.buffer.bufnr)) do pcall(vim.api.nvim_win_close, win, false) end
@@ -162,6 +175,7 @@ end
 
 --- :Agent: open the chat with the cursor in its prompt; close it from the chat or prompt;
 --- from another window, go to the prompt of the chat already open.
+---@param chat agentls.Chat
 function M.toggle(chat)
   local current = vim.api.nvim_get_current_buf()
   local inside = current == chat.buffer.bufnr or current == prompts[chat.root]
@@ -173,6 +187,7 @@ function M.toggle(chat)
 end
 
 --- Put the cursor in the prompt, in insert mode.
+---@param root? string
 function M.focus_prompt(root)
   local chat = require("agentls.chat").get(root, true)
   root = chat.root

@@ -18,9 +18,10 @@ import {
 
 import { describe, initializeFailure, openSocket } from "./daemonSocket";
 import { toLspDiagnostics } from "./diagnostics";
-import { type DaemonAddress, DiscoveryError, connectSetting, findDaemon, localContext } from "./discovery";
+import { type DaemonAddress, DiscoveryError, findDaemon, localContext } from "./discovery";
 import { RedactingLog } from "./redactingLog";
 import { serverCommand } from "./server";
+import { initializationOptions, readSettings } from "./settings";
 import type { AgentEvent, Params, RequestMethod, Result } from "./wire";
 
 /** Tells the daemon this editor answers `agent/diagnostics` (PROTOCOL.md, server → client). */
@@ -62,7 +63,7 @@ export class AgentClient implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
-    const connect = connectSetting(vscode.workspace.getConfiguration("agentls").get<string>("server.connect"));
+    const connect = readSettings().connect;
     this.joined = undefined;
     this.initialized = false;
     const serverOptions = connect === "spawn" ? await this.spawnOptions() : this.joinOptions(connect);
@@ -73,8 +74,10 @@ export class AgentClient implements vscode.Disposable {
       // The message trace never shows the token (initialize carries it).
       traceOutputChannel: new RedactingLog(this.log, () => this.joined?.token),
       // Read when initialize is sent: a restart may have found another daemon.
-      initializationOptions: () =>
-        this.joined ? { ...initializationOptions(), authToken: this.joined.token } : initializationOptions(),
+      initializationOptions: () => {
+        const options = initializationOptions(readSettings());
+        return this.joined ? { ...options, authToken: this.joined.token } : options;
+      },
       // A refused token is reported once, by start(), not by the client's own notification.
       initializationFailedHandler: () => false,
       middleware: { workspace: { handleApplyEdit: (params, next) => this.applyEdit(params, next) } },
@@ -183,8 +186,7 @@ export class AgentClient implements vscode.Disposable {
   ): Promise<ApplyWorkspaceEditResult> {
     const result = await next(params, new vscode.CancellationTokenSource().token);
     if (!("applied" in result)) return { applied: false, failureReason: result.message };
-    const save = vscode.workspace.getConfiguration("agentls").get<boolean>("saveEdits", true);
-    if (!result.applied || !save) return result;
+    if (!result.applied || !readSettings().saveEdits) return result;
     for (const uri of touchedUris(params)) {
       const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
       if (document?.isDirty && !(await document.save())) {
@@ -212,19 +214,4 @@ function touchedUris(params: ApplyWorkspaceEditParams): string[] {
   }
   for (const uri of Object.keys(params.edit.changes ?? {})) uris.add(uri);
   return [...uris].map((u) => vscode.Uri.parse(u).toString());
-}
-
-/** The settings the daemon reads from initializationOptions (camelCase, as in PROTOCOL.md). */
-export function initializationOptions(): Record<string, unknown> {
-  const config = vscode.workspace.getConfiguration("agentls");
-  const options: Record<string, unknown> = { permissionMode: config.get("permissionMode", "default") };
-  const provider = config.get<string>("provider", "");
-  const model = config.get<string>("model", "");
-  const baseUrl = config.get<string>("baseUrl", "");
-  const script = config.get<string>("script", "");
-  if (provider) options.provider = provider;
-  if (model) options.model = model;
-  if (script) options.script = script;
-  if (baseUrl) options[provider === "anthropic" ? "anthropicBaseUrl" : "openaiBaseUrl"] = baseUrl;
-  return options;
 }

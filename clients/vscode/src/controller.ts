@@ -9,6 +9,7 @@ import { NO_PROVIDER_MESSAGE, isProviderMissing } from "./firstRun";
 import type { Reviews } from "./review";
 import {
   type Action,
+  type OpenedSession,
   type PermissionItem,
   type SummaryItem,
   type ToolItem,
@@ -16,6 +17,7 @@ import {
   combinedDiff,
   initialState,
   reduce,
+  sessionOpened,
 } from "./reducer";
 import { revertChange } from "./undo";
 import type { StatusBar } from "./statusBar";
@@ -250,19 +252,7 @@ export class ChatController {
     }
     const result = await this.client.request("agent/resumeSession", { sessionId });
     this.park();
-    this.sessionId = result.sessionId;
-    this.creating = undefined;
-    this.model = result.model;
-    this.mode = result.permissionMode;
-    this.statusBar.session(result.model, result.permissionMode);
-    this.statusBar.setSandbox(result.sandbox ?? undefined);
-    this.state = initialState();
-    this.dispatch({
-      type: "session",
-      sessionId: result.sessionId,
-      messages: result.messages,
-      ...(result.plan ? { plan: result.plan } : {}),
-    });
+    this.opened(result);
   }
 
   /** Pick the session's model from the server's list (agent/listModels). */
@@ -322,13 +312,19 @@ export class ChatController {
   private async create(): Promise<string> {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const result = await this.client.request("agent/newSession", cwd ? { cwd } : {});
+    return this.opened(result);
+  }
+
+  /** The one path for a session the daemon opened (new, resumed or forked): it becomes the
+   * shown chat, its model and mode go to the status bar, its history (if any) to the view. */
+  private opened(result: OpenedSession): string {
     this.sessionId = result.sessionId;
     this.creating = undefined;
     this.model = result.model;
     this.mode = result.permissionMode;
     this.statusBar.session(result.model, result.permissionMode);
     this.statusBar.setSandbox(result.sandbox ?? undefined);
-    this.dispatch({ type: "session", sessionId: result.sessionId });
+    this.dispatch(sessionOpened(result));
     return result.sessionId;
   }
 

@@ -12,6 +12,7 @@ import { FirstRun, askApiKey } from "./firstRun";
 import { ChatPanel, VIEW_ID } from "./panel";
 import { Reviews } from "./review";
 import { ServerNotFound } from "./server";
+import { readSettings, settingsChange } from "./settings";
 import { StatusBar } from "./statusBar";
 import { isWelcomeMessage } from "./welcome";
 
@@ -174,7 +175,7 @@ function askAboutSelection(panel: ChatPanel): void {
 
 async function setApiKey(context: vscode.ExtensionContext, restart: () => Promise<void>): Promise<void> {
   if (!(await askApiKey(context.secrets))) return;
-  if (vscode.workspace.getConfiguration("agentls").get<string>("server.connect", "spawn") !== "spawn") {
+  if (readSettings().connect !== "spawn") {
     // A daemon this window joined was started elsewhere, with its own environment.
     void vscode.window.showInformationMessage(
       "agentls: the key is stored, but the running daemon this window joined reads keys from its own environment; it is used when agentls.server.connect is \"spawn\".",
@@ -191,16 +192,12 @@ async function settingsChanged(
   controller: ChatController,
   restart: () => Promise<void>,
 ): Promise<void> {
-  if (!change.affectsConfiguration("agentls")) return;
-  const config = vscode.workspace.getConfiguration("agentls");
-  if (change.affectsConfiguration("agentls.permissionMode")) {
-    await controller.setMode(config.get("permissionMode", "default"));
-  }
-  if (change.affectsConfiguration("agentls.model") && config.get<string>("model")) {
-    await controller.setModel(config.get<string>("model", ""));
-  }
-  const needRestart = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath", "server.connect"];
-  if (needRestart.some((key) => change.affectsConfiguration(`agentls.${key}`))) {
+  const changed = settingsChange(change);
+  if (!changed) return;
+  const settings = readSettings();
+  if (changed.permissionMode) await controller.setMode(settings.permissionMode);
+  if (changed.model && settings.model) await controller.setModel(settings.model);
+  if (changed.needsRestart) {
     const choice = await vscode.window.showInformationMessage(
       "agentls: this setting applies when the server restarts (open chats start over).",
       "Restart Now",

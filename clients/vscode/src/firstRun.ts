@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 
 import { type AgentClient, SECRET_KEYS } from "./client";
 import type { ChatController, ChatView } from "./controller";
+import { saveUserSetting } from "./settings";
 import type { StatusBar } from "./statusBar";
 import type { RecentSession, SetupChoice, Welcome, WelcomeFromWebview } from "./welcome";
 
@@ -131,8 +132,6 @@ export class FirstRun {
 
   /** Provider, key and model, then a daemon that uses them; the typed message stays. */
   async setUp(choice: SetupChoice): Promise<void> {
-    const config = vscode.workspace.getConfiguration("agentls");
-    const global = vscode.ConfigurationTarget.Global;
     let baseUrl = "";
     if (choice === "compatible") {
       const url = await vscode.window.showInputBox({
@@ -150,14 +149,14 @@ export class FirstRun {
     if (!stored) return;
     this.settingUp = true;
     try {
-      await config.update("provider", choice === "anthropic" ? "anthropic" : "openai", global);
-      await config.update("baseUrl", baseUrl || undefined, global);
-      await config.update("model", undefined, global);
+      await saveUserSetting("provider", choice === "anthropic" ? "anthropic" : "openai");
+      await saveUserSetting("baseUrl", baseUrl || undefined);
+      await saveUserSetting("model", undefined);
       this.deps.controller.onServerRestarted();
       await this.deps.restart();
       const model = await this.pickModel();
       if (model) {
-        await config.update("model", model, global);
+        await saveUserSetting("model", model);
         this.deps.controller.onServerRestarted();
         await this.deps.restart();
       }

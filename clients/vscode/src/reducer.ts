@@ -10,8 +10,10 @@ import type {
   FileDiff,
   Location,
   MessageCompleted,
+  NewSessionResult,
   PermissionOption,
   PlanEntryParam as PlanEntry,
+  ResumeSessionResult,
   ToolCallEvent,
   TurnError,
 } from "./wire";
@@ -184,6 +186,15 @@ export type Action =
   | { type: "session"; sessionId: string; messages?: DisplayMessage[]; plan?: PlanEntry[] }
   | { type: "submitted"; text: string; turnId: string; queued: boolean }
   | { type: "undone"; toolCallIds: string[] };
+
+/** The daemon's answer to agent/newSession, agent/resumeSession or agent/forkSession. */
+export type OpenedSession = NewSessionResult | ResumeSessionResult;
+
+/** The one action for a session that was opened, new or with its history (resume, fork). */
+export function sessionOpened(result: OpenedSession): Action {
+  if (!("messages" in result)) return { type: "session", sessionId: result.sessionId };
+  return { type: "session", sessionId: result.sessionId, messages: result.messages, ...(result.plan ? { plan: result.plan } : {}) };
+}
 
 /** Events held back waiting for a gap before they are applied anyway. */
 export const MAX_EARLY = 64;

@@ -7,6 +7,8 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import * as vscode from "vscode";
 
+import { readSettings } from "./settings";
+
 const run = promisify(execFile);
 const MIN_PYTHON: [number, number] = [3, 11];
 
@@ -19,14 +21,13 @@ export interface ServerCommand {
 export class ServerNotFound extends Error {}
 
 export async function serverCommand(extensionPath: string): Promise<ServerCommand> {
-  const config = vscode.workspace.getConfiguration("agentls");
-  const serverPath = config.get<string>("serverPath", "");
-  if (serverPath) {
-    return { command: serverPath, args: config.get<string[]>("serverArgs", []), env: {} };
+  const settings = readSettings();
+  if (settings.serverPath) {
+    return { command: settings.serverPath, args: settings.serverArgs, env: {} };
   }
   const bundled = path.join(extensionPath, "bundled");
   const built = bundledPythons(bundled);
-  const [python, version] = await findPython(config.get<string>("pythonPath", ""), built);
+  const [python, version] = await findPython(settings.pythonPath, built);
   const env: Record<string, string> = { PYTHONNOUSERSITE: "1" };
   if (built !== null) {
     const bin = path.join(bundled, "bin", `cp${version.join("")}`);

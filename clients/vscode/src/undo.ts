@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 
+import { readSettings } from "./settings";
 import type { FileDiff } from "./wire";
 
 export type UndoOutcome = "reverted" | "cancelled";
@@ -35,7 +36,7 @@ export async function revertChange(change: FileDiff): Promise<UndoOutcome> {
   const whole = new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length));
   edit.replace(uri, whole, change.oldText);
   if (!(await vscode.workspace.applyEdit(edit))) return failed(name);
-  if (vscode.workspace.getConfiguration("agentls").get<boolean>("saveEdits", true)) await document.save();
+  if (readSettings().saveEdits) await document.save();
   return "reverted";
 }
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { type Action, type Item, MAX_EARLY, initialState, pendingPermissions, reduce } from "../src/reducer";
+import { type Action, type Item, MAX_EARLY, initialState, pendingPermissions, reduce, sessionOpened } from "../src/reducer";
 import type { AgentEvent, DisplayMessage } from "../src/wire";
 
 const SESSION = "sess_1";
@@ -412,6 +412,22 @@ test("the plan is replaced whole by each plan event and comes back with a resume
   const resumed = reduce(initialState(), { type: "session", sessionId: SESSION, messages: [], plan: second as never });
   assert.deepEqual(resumed.plan, second);
   assert.deepEqual(reduce(initialState(), { type: "session", sessionId: SESSION }).plan, []);
+});
+
+test("a new, resumed or forked session opens through one action, over whatever chat was shown", () => {
+  const shown = run(numbered(TURN));
+  const common = { model: "m", permissionMode: "default" as const, tools: [] };
+  const fresh = reduce(shown, sessionOpened({ ...common, sessionId: "sess_new" }));
+  assert.deepEqual(fresh, { ...initialState(), sessionId: "sess_new" });
+  const messages: DisplayMessage[] = [{ messageId: "u1", role: "user", content: [{ type: "text", text: "Hi" }] }];
+  const plan = [{ content: "Read", status: "pending" as const, priority: "low" as const }];
+  const resumed = reduce(shown, sessionOpened({ ...common, sessionId: "sess_old", messages, plan }));
+  assert.equal(resumed.sessionId, "sess_old");
+  assert.deepEqual(kinds(resumed.items), ["user"]);
+  assert.deepEqual(resumed.plan, plan);
+  assert.equal(resumed.runningTurn, null);
+  // A fork or resume with no plan (null on the wire) has an empty one.
+  assert.deepEqual(reduce(shown, sessionOpened({ ...common, sessionId: "sess_fork", messages, plan: null })).plan, []);
 });
 
 test("a sub-agent's events fold into its Task card, while its permission request stays in the chat", () => {

@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import type { Attachment, FromWebview, ToWebview } from "./bridge";
 import type { AgentClient } from "./client";
 import { DiffContent } from "./diffs";
-import { NO_PROVIDER_MESSAGE, isProviderMissing } from "./firstRun";
+import { NO_PROVIDER_MESSAGE, isProviderMissing } from "./providerMissing";
 import type { Reviews } from "./review";
 import {
   type Action,

@@ -10,21 +10,10 @@ import { saveUserSetting } from "./settings";
 import type { StatusBar } from "./statusBar";
 import type { RecentSession, SetupChoice, Welcome, WelcomeFromWebview } from "./welcome";
 
-/** The daemon's answer when no provider is configured (PROTOCOL.md, Errors). */
-const PROVIDER_NOT_CONFIGURED = 1004;
 const RECENT_SESSIONS = 5;
 const OLLAMA_URL = "http://localhost:11434/v1";
 
-export const NO_PROVIDER_MESSAGE =
-  "No model provider is set up yet. Pick one above (your message stays in the box), or run " +
-  "“agentls: Set API Key” and choose agentls.provider in Settings.";
-
 type SecretKey = (typeof SECRET_KEYS)[number];
-
-/** Whether a failed request is the daemon saying no provider is configured. */
-export function isProviderMissing(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === PROVIDER_NOT_CONFIGURED;
-}
 
 /** Ask for an API key (which one, unless given) and keep it in VS Code's secret storage.
  * Returns the key's name, or undefined when the user cancelled. */

@@ -1,7 +1,8 @@
 """The package's layout stays readable: the layer rules, checked on every run.
 
 Rules (see `layers.py` for how the source is read; nothing is imported):
-- no import cycle between modules, type-only and function-level imports included;
+- no import cycle between modules, type-only and function-level imports included, nor
+  between packages (each a box: no arrow runs back up);
 - the core (everything but the front ends: `lsp/`, `acp/`, `conformance/`, `cli.py`,
   `__main__.py`) never imports pygls, lsprotocol or the ACP SDK, nor a front end;
 - no `x._name` read of another object's private member;
@@ -56,6 +57,22 @@ def is_core(module: str) -> bool:
 def test_no_import_cycles(package: layers.Package) -> None:
     found = [sorted(c) for c in layers.cycles(package.graph())]
     assert not found, f"import cycles: {found}"
+
+
+def test_no_cycles_between_packages(package: layers.Package) -> None:
+    """Drawn a folder to a box (`agentls.tools`, `agentls.config`, ...), the arrows still
+    run one way: no package imports one that imports it back, by any path."""
+    between: dict[str, set[str]] = {}
+    for source, targets in package.graph().items():
+        home = _top(source)
+        between.setdefault(home, set())
+        between[home] |= {_top(t) for t in targets if _top(t) != home}
+    found = [sorted(c) for c in layers.cycles(between)]
+    assert not found, f"packages importing each other: {found}"
+
+
+def _top(module: str) -> str:
+    return ".".join(module.split(".")[:2])
 
 
 def test_the_core_imports_no_editor_sdk_and_no_front_end(package: layers.Package) -> None:

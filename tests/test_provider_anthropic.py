@@ -19,12 +19,13 @@ from agentls.messages import (
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
     user_text,
 )
 from agentls.providers.anthropic import AnthropicProvider
 from agentls.providers.anthropic_request import build_params
-from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
+from agentls.providers.base import ModelRequest, ProviderError, StreamEvent
 from agentls.providers.http_errors import retry_after_seconds
 from agentls.usage import Usage
 from replay_server import (

@@ -16,10 +16,11 @@ from agentls.messages import (
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
     user_text,
 )
-from agentls.providers.base import ModelRequest, ProviderError, StreamEvent, ToolSpec
+from agentls.providers.base import ModelRequest, ProviderError, StreamEvent
 from agentls.providers.factory import make_provider
 from agentls.providers.openai_compat import OpenAIProvider
 from agentls.providers.openai_request import PLACEHOLDER_API_KEY, build_params

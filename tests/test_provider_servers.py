@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
-from agentls.messages import Message, ToolResultBlock, ToolUseBlock, user_text
+from agentls.messages import Message, ToolResultBlock, ToolSpec, ToolUseBlock, user_text
 from agentls.providers.anthropic import AnthropicProvider
-from agentls.providers.base import ModelInfo, ModelRequest, ProviderError, StreamEvent, ToolSpec
+from agentls.providers.base import ModelInfo, ModelRequest, ProviderError, StreamEvent
 from agentls.providers.catalog import ModelCatalog, ModelListUnavailable
 from agentls.providers.openai_compat import OpenAIProvider
 from replay_server import (

@@ -10,16 +10,21 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from agentls.mcp_servers.config import McpServerConfig, merge_servers, parse_servers
-from agentls.names import PERMISSION_MODES, PROVIDERS, PermissionMode, RulesScope
+from agentls.names import (
+    PERMISSION_MODES,
+    PROVIDERS,
+    MaxTokensField,
+    PermissionMode,
+    ReasoningEffort,
+    RulesScope,
+)
 from agentls.pricing import Price
 from agentls.sandbox import SandboxSettings, parse_sandbox
 from agentls.web_config import SearchBackend, parse_search_backend
 
-ReasoningEffort = Literal["minimal", "low", "medium", "high"]
-MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 # Settings whose value is one of a few names (None, where allowed, unsets them).
 _CHOICES: dict[str, tuple[str, ...]] = {
     "permission_rules_scope": get_args(RulesScope),

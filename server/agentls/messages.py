@@ -219,3 +219,12 @@ def message_from_dict(data: dict[str, Any]) -> Message:
         raise ValueError(f"unknown role {role!r}")
     blocks = tuple(block_from_dict(b) for b in data["content"])
     return Message(role, blocks, str(data["id"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]

@@ -21,6 +21,10 @@ PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
 RulesScope = Literal["session", "local", "project", "user"]
 RULES_SCOPES: tuple[RulesScope, ...] = get_args(RulesScope)
 
+# OpenAI's reasoning effort, and the field its output limit goes in (settings).
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+
 Delivery = Literal["queue", "steer", "interrupt"]
 DELIVERIES: tuple[Delivery, ...] = get_args(Delivery)
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 
 from agentls.context.budget import BudgetThresholds, TokenBudget, estimate_tokens
 from agentls.context.results import ResultBudget, Spill, apply_result_budget
-from agentls.messages import ToolResultBlock
-from agentls.providers.base import ToolSpec
+from agentls.messages import ToolResultBlock, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,10 @@ from agentls.messages import (
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
 )
-from agentls.providers.base import (
-    ModelRequest,
-    ToolSpec,
-)
+from agentls.providers.base import ModelRequest
 
 _EPHEMERAL = {"type": "ephemeral"}
 

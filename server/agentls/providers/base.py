@@ -11,20 +11,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from agentls.messages import Message
+from agentls.messages import Message, ToolSpec
 from agentls.redact import Masker
 from agentls.usage import Usage
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """A tool as the model sees it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

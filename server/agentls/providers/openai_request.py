@@ -10,13 +10,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentls.config import MaxTokensField, ReasoningEffort
 from agentls.images import without_images
-from agentls.messages import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentls.messages import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
 from agentls.model_table import by_model
+from agentls.names import MaxTokensField, ReasoningEffort
 from agentls.providers.base import (
     ModelRequest,
-    ToolSpec,
 )
 
 # Local servers ignore the key, but the SDK refuses to start without one.

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentls.providers.base import ToolSpec
+from agentls.messages import ToolSpec
 from agentls.sandbox import Sandbox
 from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool

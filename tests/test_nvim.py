@@ -313,30 +313,20 @@ def test_review_accepts_what_the_user_wrote_with_w(editor: Editor) -> None:
     assert editor.lua("return #vim.api.nvim_list_tabpages()") == 1
 
 
-def test_quit_right_after_a_turn_exits_cleanly(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
-    script = write_script(tmp_path / "script.jsonl", EDIT)
-    settings = {
-        "plugin": str(PLUGIN),
-        "cmd": DAEMON,
-        "script": str(script),
-        "log": str(tmp_path / "requests.jsonl"),
-    }
+def run_headless(
+    tmp_path: Path, root: Path, script: Path, body: str, log: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A headless Neovim in `root` with the plugin set up on `script`, running the Lua
+    `body`; it must quit by itself (60 s at most)."""
+    settings = {"plugin": str(PLUGIN), "cmd": DAEMON, "script": str(script), "log": str(log or "")}
     lua = tmp_path / "run.lua"
     lua.write_text(
         f"local s = vim.json.decode([==[{json.dumps(settings)}]==])\n"
-        f"assert(loadstring([==[{SETUP}]==]))(s.plugin, s.cmd, s.script, s.log)\n"
-        + """
-vim.cmd("edit app.py")
-vim.cmd("AgentAsk change the port")
-vim.wait(20000, function() return #_G.agentls_turns > 0 end, 20)
-vim.cmd("qa")
-""",
+        "local log = s.log ~= '' and s.log or nil\n"
+        f"assert(loadstring([==[{SETUP}]==]))(s.plugin, s.cmd, s.script, log)\n" + body,
         encoding="utf-8",
     )
-    done = subprocess.run(
+    return subprocess.run(
         [NVIM, "--headless", "--clean", "-n", "-c", f"luafile {lua}"],
         cwd=root,
         env=environment(tmp_path),
@@ -344,6 +334,20 @@ vim.cmd("qa")
         text=True,
         timeout=60,
     )
+
+
+def test_quit_right_after_a_turn_exits_cleanly(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("PORT = 8000\n", encoding="utf-8")
+    script = write_script(tmp_path / "script.jsonl", EDIT)
+    body = """
+vim.cmd("edit app.py")
+vim.cmd("AgentAsk change the port")
+vim.wait(20000, function() return #_G.agentls_turns > 0 end, 20)
+vim.cmd("qa")
+"""
+    done = run_headless(tmp_path, root, script, body, log=tmp_path / "requests.jsonl")
     assert done.returncode == 0, done.stderr
     assert (root / "app.py").read_text(encoding="utf-8") == "PORT = 9000\n"
 

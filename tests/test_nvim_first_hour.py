@@ -13,7 +13,6 @@ turn under clients/nvim/.work/artifacts.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,15 @@ import pytest
 
 from agent_client import write_script
 from nvim_screen import Screen
-from test_nvim import DAEMON, EDIT, NVIM, PLUGIN, SETUP, Editor, environment, open_editor, start
+from test_nvim import (
+    DAEMON,
+    EDIT,
+    PLUGIN,
+    Editor,
+    open_editor,
+    run_headless,
+    start,
+)
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "clients" / "nvim" / ".work" / "artifacts"
 
@@ -68,13 +75,9 @@ def test_qa_quits_after_typing_in_the_prompt(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     script = write_script(tmp_path / "script.jsonl", [{"text": "unused"}])
-    settings = {"plugin": str(PLUGIN), "cmd": DAEMON, "script": str(script), "log": ""}
     report = tmp_path / "report.json"
-    lua = tmp_path / "run.lua"
-    lua.write_text(
-        f"local s = vim.json.decode([==[{json.dumps(settings)}]==])\n"
-        f"assert(loadstring([==[{SETUP}]==]))(s.plugin, s.cmd, s.script, nil)\n"
-        + f"local report = [==[{report}]==]\n"
+    body = (
+        f"local report = [==[{report}]==]\n"
         + """
 vim.cmd("Agent")
 -- Typed in the prompt, not sent: half a message.
@@ -86,17 +89,9 @@ vim.fn.writefile({ vim.json.encode(state) }, report)
 local ok, err = pcall(vim.cmd, "qa")
 io.stderr:write("qa refused: " .. tostring(err) .. "\\n")
 vim.cmd("cquit 3")
-""",
-        encoding="utf-8",
+"""
     )
-    done = subprocess.run(
-        [NVIM, "--headless", "--clean", "-n", "-c", f"luafile {lua}"],
-        cwd=root,
-        env=environment(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_headless(tmp_path, root, script, body)
     state = json.loads(report.read_text(encoding="utf-8"))
     assert state["buftype"] == "prompt" and "half a message" in state["line"], state
     assert done.returncode == 0, done.stderr

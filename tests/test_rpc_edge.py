@@ -116,7 +116,7 @@ async def test_a_directory_the_os_cannot_name_is_invalid_params_over_lsp(tmp_pat
     try:
         await fuzz_transports.lsp_handshake(client, tmp_path)
         for n, cwd in enumerate(UNNAMEABLE):
-            # The OS said ENAMETOOLONG deep in the handler: -32603.
+            # Refused at the params (it was -32603: the OS said ENAMETOOLONG in the handler).
             new = await client.request("agent/newSession", {"cwd": cwd}, f"n{n}")
             assert new["error"]["code"] == -32602, new
             listed = await client.request("agent/listSessions", {"cwd": cwd}, f"l{n}")
@@ -138,8 +138,7 @@ async def test_acp_refuses_unnameable_directories_and_salvaged_capabilities_work
         assert "result" in await client.request("initialize", init, "init")
         for n, cwd in enumerate(UNNAMEABLE):
             for method in ("session/new", "session/list"):
-                params = {"cwd": cwd, "mcpServers": []} if method == "session/new" else {}
-                params["cwd"] = cwd
+                params = {"cwd": cwd, "mcpServers": []} if method == "session/new" else {"cwd": cwd}
                 answer = await client.request(method, params, f"{method}{n}")
                 assert answer["error"]["code"] == -32602, answer
         extra = {"cwd": str(tmp_path), "mcpServers": [], "additionalDirectories": ["/a\x00"]}

@@ -108,7 +108,8 @@ if (scenario === "no-server") {
     const trust = page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust$/ }).first();
     await trust.waitFor({ timeout: 30_000 });
     await trust.click();
-    await command("agentls: Focus Chat");
+    // The panel stays open beside the trust editor, which may stay as a modal over the
+    // window and hide the command palette (seen in CI): go on in the panel itself.
     await chat().locator('#welcome[data-state="ready"] .setup-line[data-model="scripted"]').waitFor({ timeout: 90_000 });
     check(daemons().length === 1, `not one daemon after trust: ${daemons().join("; ")}`);
     check((await chat().locator("#input").inputValue()) === MESSAGE, "the kept message is gone");

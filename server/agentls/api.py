@@ -234,6 +234,10 @@ class SessionInfo(WireModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    # Present (true) while the session is open in this daemon and runs a turn, with or
+    # without a window attached; the turn is `running_turn_id`.
+    running: bool | None = None
+    running_turn_id: str | None = None
 
 
 class ListSessionsResult(WireModel):
@@ -246,6 +250,9 @@ class ResumeSessionParams(ParamsModel):
     # Additions: a scripted session's script starts over, so a resume may name a new one.
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None
+    # The last event `seq` the client saw of this session (a window reloading mid-turn):
+    # the running turn's later events are sent again, after the answer.
+    last_seq: int | None = Field(default=None, ge=0)
 
 
 class DisplayMessage(WireModel):
@@ -270,6 +277,11 @@ class ResumeSessionResult(WireModel):
     plan: list[PlanEntryParam] | None = None
     # Absent when the sandbox is off.
     sandbox: SandboxState | None = None
+    # The turn the session is running, when it runs one.
+    running_turn_id: str | None = None
+    # The `seq` of the session's last event when it was answered (0 for a session rebuilt
+    # from its transcript, whose events start again at 1).
+    last_seq: int | None = None
 
 
 class ForkSessionParams(ParamsModel):

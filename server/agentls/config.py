@@ -101,6 +101,8 @@ class Settings:
     diagnostics_wait: float = 1.5
     mcp_tool_timeout: float = 600.0
     mcp_startup_timeout: float = 10.0
+    # Over a socket daemon: how long a turn runs on once no window sees its session.
+    detached_turn_timeout: float = 600.0
     # WebFetch of loopback, private and link-local addresses (refused unless this is set).
     web_fetch_allow_private: bool = False
     # The search backend WebSearch asks; None: WebSearch is not offered.
@@ -217,6 +219,7 @@ _KEYS = {
     "editorDiagnostics": "editor_diagnostics",
     "diagnosticsWait": "diagnostics_wait",
     "mcpStartupTimeout": "mcp_startup_timeout",
+    "detachedTurnTimeout": "detached_turn_timeout",
     "webFetchAllowPrivate": "web_fetch_allow_private",
     "webSearch": "web_search",
     "sandbox": "sandbox",

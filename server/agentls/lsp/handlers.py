@@ -29,6 +29,7 @@ from agentls.lsp.mcp_entries import mcp_server_entry
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
 from agentls.lsp.provider_status import status_before_session
+from agentls.lsp.returning import ReturningWindows, running_fields
 from agentls.lsp.server import AgentServer
 from agentls.messages import Message
 from agentls.names import RulesScope
@@ -61,6 +62,7 @@ class AgentHandlers:
             name: getattr(self, m.handler) for name, m in methods.REQUESTS.items()
         }
         self.catalog = ModelCatalog()
+        self.returning = ReturningWindows(self.manager, hub)
 
     async def dispatch(self, method: str, params: Any, client: Client) -> Any:
         """Run one request; every failure becomes a JSON-RPC error without a traceback."""
@@ -106,6 +108,20 @@ class AgentHandlers:
         """Close a session no connection sees any more (it stays resumable from disk)."""
         if session_id in self.manager.sessions:
             await self.manager.close(session_id)
+
+    def after_opening(
+        self, method: str, result: dict[str, Any], client: Client
+    ) -> Callable[[], None]:
+        """What follows the answer to a request that opened a session: for a resume, the
+        events the window missed and then the live ones; the session's commands."""
+        session_id: str = result["sessionId"]
+
+        def follow_up() -> None:
+            if method == "agent/resumeSession":
+                self.returning.rejoin(session_id, result["lastSeq"], client)
+            self.announce_commands(session_id)
+
+        return follow_up
 
     async def provider_status(
         self, p: api.ProviderStatusParams, client: Client
@@ -203,6 +219,7 @@ class AgentHandlers:
                 input_tokens=m.input_tokens,
                 output_tokens=m.output_tokens,
                 cost_usd=m.cost_usd,
+                **running_fields(self.manager.sessions.get(m.session_id)),
             )
             for m in metas
         ]
@@ -214,8 +231,11 @@ class AgentHandlers:
         overrides = p.model_dump(
             by_alias=True, exclude_none=True, include={"script", "request_log"}
         )
-        session, display = await self.manager.resume(p.session_id, overrides, _link(client))
-        return self._opened(session, display, client)
+        session, display = await self.returning.resume(
+            p.session_id, p.last_seq, overrides, _link(client), client
+        )
+        # Attached once the answer is out (after_opening), with what the window missed.
+        return self._opened(session, display, client, attach=False)
 
     async def list_mcp_servers(
         self, p: api.SessionParams, _client: Client
@@ -287,10 +307,12 @@ class AgentHandlers:
         return self._opened(session, display, client)
 
     def _opened(
-        self, session: AgentSession, display: list[Message], client: Client
+        self, session: AgentSession, display: list[Message], client: Client, attach: bool = True
     ) -> api.ResumeSessionResult:
         """A resumed or forked session, attached to `client`, with what it shows."""
-        self.hub.attach(session.id, client)
+        if attach:
+            self.hub.attach(session.id, client)
+        running = session.turns.running
         messages = [
             api.DisplayMessage(message_id=m.id, role=m.role, content=to_wire(list(m.content)))
             for m in display
@@ -307,6 +329,8 @@ class AgentHandlers:
             permission_mode=session.gate.mode,
             plan=plan or None,
             sandbox=_sandbox_state(session),
+            running_turn_id=running.turn_id if running is not None else None,
+            last_seq=session.events.out.seq,
         )
 
     async def rewind(self, p: api.RewindParams, client: Client) -> api.RewindResult:

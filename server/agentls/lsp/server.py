@@ -357,8 +357,8 @@ def _register_request(server: AgentServer, method: str) -> None:
         if method in SESSION_OPENERS and msg_id is not None:
             protocol = server.protocol
             assert isinstance(protocol, AgentProtocol)
-            session_id = result["sessionId"]
-            protocol.after_response(msg_id, lambda: handlers.announce_commands(session_id))
+            follow_up = handlers.after_opening(method, result, server)
+            protocol.after_response(msg_id, follow_up)
         return result
 
     server.feature(method)(run)

@@ -4,13 +4,18 @@
 order clients see is the order of `emit` calls. `SessionEvents.send` is what a turn's
 events go through first: it notes what they change (the turn's end and spend, finished
 steps, the plan) in the session's books and transcript before they are sent, and
-`end_broken_turn` gives a turn that broke off its one end.
+`end_broken_turn` gives a turn that broke off its one end. `RecentEvents` holds what went out
+since the running turn began, so a window that comes back after a reload gets the events
+it missed with their own `seq` (agent/resumeSession's `lastSeq`).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+from collections import deque
 from collections.abc import Callable
+from typing import Final
 
 from agentls.events import (
     LoopEvent,
@@ -32,6 +37,30 @@ from agentls.usage import Usage
 log = logging.getLogger(__name__)
 EventSink = Callable[[SessionEvent], None]
 _CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
+# Events of the running turn held for a window that comes back; older ones are dropped.
+RECENT_LIMIT: Final = 10_000
+
+
+class RecentEvents:
+    """The session's events since its running (or last) turn began, at most `limit` (the
+    newest), events outside turns among them: what a returning window may have missed."""
+
+    def __init__(self, limit: int = RECENT_LIMIT) -> None:
+        self._events: deque[SessionEvent] = deque(maxlen=limit)
+
+    def turn_began(self) -> None:
+        self._events.clear()
+
+    def add(self, envelope: SessionEvent) -> None:
+        self._events.append(envelope)
+
+    def since(self, seq: int) -> list[SessionEvent]:
+        """The events held whose `seq` is above `seq`, oldest first."""
+        if not self._events or self._events[-1].seq <= seq:
+            return []
+        # Held events are numbered without a gap, so the first wanted one's place is known.
+        start = max(0, seq + 1 - self._events[0].seq)
+        return list(itertools.islice(self._events, start, None))
 
 
 class EventOut:
@@ -42,6 +71,12 @@ class EventOut:
         self._sink = sink
         self._masker = masker
         self._seq = 0
+        self.recent = RecentEvents()
+
+    @property
+    def seq(self) -> int:
+        """The `seq` of the last event sent (0 before the first)."""
+        return self._seq
 
     def emit(
         self, event: LoopEvent, turn_id: str | None, origin: tuple[str, str] | None = None
@@ -50,6 +85,7 @@ class EventOut:
         call_id, agent_id = origin if origin is not None else (None, None)
         masked = self._masker.mask_value(event)
         envelope = SessionEvent(self._session_id, self._seq, turn_id, masked, call_id, agent_id)
+        self.recent.add(envelope)
         try:
             self._sink(envelope)
         except Exception:
@@ -76,6 +112,10 @@ class SessionEvents:
         self.last_stop: TurnStopReason | None = None
         # Calls that change something, by id, until they finish: finished ones become steps.
         self._changing_calls: dict[str, str] = {}
+
+    def turn_began(self) -> None:
+        """A turn starts running: what a returning window is given again starts here."""
+        self.out.recent.turn_began()
 
     def emit(
         self, event: LoopEvent, turn_id: str | None, origin: tuple[str, str] | None = None

@@ -76,6 +76,11 @@ class TurnQueue:
             self._waiting.remove(turn)
         return dropped
 
+    async def idle(self) -> None:
+        """Until no turn runs or waits; cancelling this wait leaves the turns running."""
+        while (worker := self._worker) is not None:
+            await asyncio.wait({worker})
+
     async def settled(self) -> None:
         """Wait until the worker has stopped (every turn ended)."""
         worker = self._worker
@@ -115,6 +120,7 @@ class TurnRunner:
 
     async def run_to_end(self, turn: Turn) -> None:
         """Run a turn; whatever fails inside it, the turn ends and the session stays usable."""
+        self.events.turn_began()
         try:
             await self._run(turn)
         except asyncio.CancelledError:

@@ -155,7 +155,7 @@ class SessionManager:
         for message in loaded.repaired:
             transcript.record_message(message, None)
         session = self._start(session_id, root, settings, provider, transcript, link)
-        session.restore(loaded.history, loaded.state)
+        session.conversation.restore(loaded.history, loaded.state)
         return session, loaded.display
 
     async def fork(
@@ -187,7 +187,7 @@ class SessionManager:
         for message in history:
             session.transcript.record_message(message, None)
         session.transcript.touch(title=f"Fork: {loaded.meta.title}" if loaded.meta.title else None)
-        session.adopt(history, loaded.state, save=True)
+        session.conversation.adopt(history, loaded.state, save=True)
         return session, display
 
     def list(
@@ -240,7 +240,7 @@ class SessionManager:
             self.callbacks,
         )
         self.sessions[session_id] = session
-        session.start_mcp_servers()
+        session.mcp_wiring.start()
         return session
 
     def attach(self, session_id: str, link: EditorLink) -> AgentSession:

@@ -106,6 +106,12 @@ async def test_a_window_that_comes_back_sees_every_event_once_and_answers_the_re
     last_seq = seen[-1]["seq"]
     await first.close()
 
+    # A window that comes and goes again watches the turn reach its permission request.
+    watcher = await window(daemon)
+    await watcher.request("agent/resumeSession", {"sessionId": session, "lastSeq": last_seq})
+    await watcher.wait_for(lambda: bool(watcher.of_type(session, "permission_request")))
+    await watcher.close()
+
     second = await window(daemon)
     entry = await listed(second, session)
     assert entry["running"] is True and entry["runningTurnId"] == turn
@@ -113,7 +119,8 @@ async def test_a_window_that_comes_back_sees_every_event_once_and_answers_the_re
         "agent/resumeSession", {"sessionId": session, "lastSeq": last_seq}
     )
     assert resumed["runningTurnId"] == turn
-    assert resumed["lastSeq"] >= last_seq
+    # The request that waits was sent before this answer: it comes again, for this window.
+    assert resumed["lastSeq"] >= watcher.of_type(session, "permission_request")[0]["seq"]
     await second.wait_for(lambda: bool(second.of_type(session, "permission_request")))
     asked = second.of_type(session, "permission_request")[0]
     answer = {"sessionId": session, "requestId": asked["requestId"], "optionId": "allow_once"}
@@ -130,6 +137,9 @@ async def test_a_window_that_comes_back_sees_every_event_once_and_answers_the_re
     text = "".join(b["text"] for b in reply["content"] if b["type"] == "text")
     # What the first window read and what the second got make up the reply, once.
     assert streamed_text(seen + got, reply["messageId"]) == text
+    # What was sent again is what the watching window got live, seq for seq.
+    watched = {e["seq"]: e for e in watcher.events[session]}
+    assert all(watched[e["seq"]] == e for e in got if e["seq"] in watched)
     assert (tmp_path / "new.txt").read_text() == "hi\n"
     assert "running" not in await listed(second, session)
     await second.close()
@@ -183,4 +193,20 @@ async def test_a_session_without_a_running_turn_closes_with_its_last_window(
 
     second = await window(daemon)
     assert await closed(second, session)
+    await second.close()
+
+
+async def test_a_client_whose_turns_end_with_it_sees_them_aborted_when_it_goes(
+    daemon: TcpDaemon, tmp_path: Path
+) -> None:
+    # `agentls run` connects so: Ctrl-C, and its turn is over, however it left.
+    first = await window(daemon, detachedTurnTimeout=0)
+    session, turn = await start_turn(first, tmp_path, [{"tool_calls": [WRITE]}])
+    await first.wait_for(lambda: bool(first.of_type(session, "permission_request")))
+    await first.close()
+
+    second = await window(daemon)
+    assert await closed(second, session)
+    records = turn_records(tmp_path / "home", session)
+    assert [(r["turnId"], r["stopReason"]) for r in records] == [(turn, "aborted")]
     await second.close()

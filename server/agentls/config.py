@@ -101,7 +101,7 @@ class Settings:
     diagnostics_wait: float = 1.5
     mcp_tool_timeout: float = 600.0
     mcp_startup_timeout: float = 10.0
-    # Over a socket daemon: how long a turn runs on once no window sees its session.
+    # Over a socket daemon: how long a turn runs on once no window sees its session (0: not).
     detached_turn_timeout: float = 600.0
     # WebFetch of loopback, private and link-local addresses (refused unless this is set).
     web_fetch_allow_private: bool = False
@@ -250,6 +250,11 @@ def _coerce(name: str, value: Any) -> Any:
         raise ValueError(f"must be one of {', '.join(PERMISSION_MODES)}")
     if name == "prices":
         return _prices(value)
+    if name == "detached_turn_timeout":
+        # 0: the session's turns end with its last connection (`agentls run` asks this).
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValueError("must be a number of seconds, 0 or more")
+        return float(value)
     if name == "web_search":
         return parse_search_backend(value)
     if name == "sandbox":

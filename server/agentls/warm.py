@@ -364,6 +364,8 @@ def _run(
             "rootUri": file_uri(cwd),
             "capabilities": {},
             "clientInfo": {"name": "agentls run", "version": __version__},
+            # The run's turn ends with it (Ctrl-C), never runs on as an editor's may.
+            "initializationOptions": {"detachedTurnTimeout": 0},
         },
     )
     turn.conn.notify("initialized", {})

@@ -312,7 +312,7 @@ class AgentHandlers:
         """A resumed or forked session, attached to `client`, with what it shows."""
         if attach:
             self.hub.attach(session.id, client)
-        running = session.turns.running
+        running = session.intake.queue.running
         messages = [
             api.DisplayMessage(message_id=m.id, role=m.role, content=to_wire(list(m.content)))
             for m in display

@@ -35,7 +35,8 @@ class ReturningWindows:
         session = self._manager.sessions.get(session_id)
         if session is None or not session.busy:
             return None
-        return session.settings.detached_turn_timeout
+        timeout = session.settings.detached_turn_timeout
+        return timeout if timeout > 0 else None
 
     async def until_idle(self, session_id: str, timeout: float) -> bool:
         """Whether the session's turns (queued ones too) all ended within `timeout` s."""
@@ -43,7 +44,7 @@ class ReturningWindows:
         if session is None:
             return True
         try:
-            await asyncio.wait_for(session.turns.idle(), timeout)
+            await asyncio.wait_for(session.intake.queue.idle(), timeout)
         except TimeoutError:
             return False
         return True
@@ -84,5 +85,5 @@ class ReturningWindows:
 
 def running_fields(session: AgentSession | None) -> dict[str, Any]:
     """A listing's `running` and `runningTurnId`, for a session open here that runs a turn."""
-    running = session.turns.running if session is not None else None
+    running = session.intake.queue.running if session is not None else None
     return {} if running is None else {"running": True, "running_turn_id": running.turn_id}

@@ -38,3 +38,42 @@ async def test_a_session_opened_for_a_connection_already_gone_is_closed(tmp_path
     await asyncio.sleep(0.1)
     assert kept.id in handlers.manager.sessions
     await hub.close_all()
+
+
+class Window:
+    """A connection of a socket daemon that keeps the events it is sent."""
+
+    shared = True
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def send_event(self, payload: dict[str, Any]) -> None:
+        self.events.append(payload)
+
+
+async def test_a_window_taking_a_detached_session_back_stops_its_clock(tmp_path: Path) -> None:
+    hub = Hub()
+    handlers = await hub.handlers()
+    write = {"id": "w1", "name": "Write", "input": {"file_path": "a.txt", "content": "a"}}
+    overrides = {"provider": "scripted", "script": [{"tool_calls": [write]}]}
+    session = await handlers.manager.create(tmp_path, {**overrides, "detachedTurnTimeout": 0.2})
+    first, second = Window(), Window()
+    hub.attach(session.id, first)
+    session.submit("write it")
+    for _ in range(200):
+        if any(e["type"] == "permission_request" for e in first.events):
+            break
+        await asyncio.sleep(0.05)
+    await hub.detach(first)
+    assert hub.detached() == [session.id]
+    hub.attach(session.id, second)
+    assert hub.detached() == []
+    await asyncio.sleep(0.5)
+    # Well past its timeout, the turn still waits for its answer.
+    assert session.id in handlers.manager.sessions and session.busy
+
+    await hub.detach(second)
+    assert await _closed(hub, session.id)
+    assert hub.detached() == []
+    assert not session.busy and session.last_stop == "aborted"

@@ -10,6 +10,7 @@ is sent again the events it missed (held by the session's `RecentEvents`, after 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,8 +28,11 @@ class ReturningWindows:
     def __init__(self, manager: SessionManager, hub: Hub) -> None:
         self._manager = manager
         self._hub = hub
-        # The `lastSeq` of a resume of a live session, until its answer is sent.
-        self._replay_after: dict[tuple[Connection, str], int] = {}
+        # The `lastSeq` of a resume of a live session, by connection and session, until its
+        # answer is sent (weakly: a connection gone before its answer is not kept).
+        self._replay_after: weakref.WeakKeyDictionary[Connection, dict[str, int]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def detached_timeout(self, session_id: str) -> float | None:
         """How long the session's turns may run on with no window; None when it runs none."""
@@ -68,14 +72,14 @@ class ReturningWindows:
             raise
         # A rebuilt session numbers its events from 1 again: the client's seq means nothing.
         if live and last_seq is not None:
-            self._replay_after[(client, session_id)] = last_seq
+            self._replay_after.setdefault(client, {})[session_id] = last_seq
         return session, display
 
     def rejoin(self, session_id: str, answered_seq: int, client: Connection) -> None:
         """After a resume's answer (which gave `answered_seq` as `lastSeq`): send `client`
         the held events after the `lastSeq` it gave (else after `answered_seq`), then attach
         it, in one step, so no event falls between the two or comes twice."""
-        since = self._replay_after.pop((client, session_id), answered_seq)
+        since = self._replay_after.get(client, {}).pop(session_id, answered_seq)
         session = self._manager.sessions.get(session_id)
         if session is not None and client not in self._hub.attached.get(session_id, ()):
             for envelope in session.events.out.recent.since(since):

@@ -51,6 +51,7 @@ local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 ---@field opened_for_permission? boolean  the chat opened itself to show a change
 ---@field spin_timer? uv.uv_timer_t
 ---@field spin_mark? integer
+---@field drawn? table<string, boolean>  after a re-attach: message ids its history drew
 local Chat = {}
 Chat.__index = Chat
 
@@ -117,6 +118,8 @@ local function session_opened(root, client, result)
   return chat
 end
 
+M.opened = session_opened
+
 --- Start a new session in the root's chat (the one shown before stays resumable).
 ---@param root string
 ---@return agentls.Chat
@@ -151,6 +154,8 @@ local FROM_AGENTS = { permission_request = true, permission_resolved = true, ask
 function M.on_event(event, client_id)
   local chat = by_session[event.sessionId]
   if not chat or chat.client_id ~= client_id then return end
+  -- After a re-attach, what the resumed history shows already comes again: drawn once.
+  if chat.drawn and require("agentls.reattach").drawn_before(chat, event) then return end
   local handler = Chat["on_" .. event.type]
   if event.agentId and not FROM_AGENTS[event.type] then handler = Chat["agent_" .. event.type] end
   if handler then handler(chat, event) end
@@ -231,6 +236,7 @@ end
 function Chat:on_turn_started(event)
   self.running = event.turnId
   self:spinner(true)
+  if config.options.reattach then require("agentls.reattach").running(self, event.seq - 1) end
 end
 
 --- The empty chat says what to do (virtual lines, gone with the first message).
@@ -552,6 +558,7 @@ function Chat:continue()
 end
 
 function Chat:on_turn_completed(event)
+  if config.options.reattach then require("agentls.reattach").ended(self) end
   self.running = nil
   self.stream_id = nil
   self:spinner(false)

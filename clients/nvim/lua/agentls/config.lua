@@ -27,6 +27,9 @@ M.defaults = {
     -- Open the chat when :AgentAsk sends a message.
     open_on_ask = true,
   },
+  -- Neovim closed while a turn ran: the next start in that root resumes the session and
+  -- shows the turn going on (see :help agentls-reattach).
+  reattach = true,
   -- Write the buffers the agent edits (`:update` semantics), so disk and buffer agree.
   save_edits = true,
   -- Milliseconds editor state waits for the cursor to rest before it is sent.

@@ -32,6 +32,12 @@ function M.setup(opts)
       if #require("agentls.client").all() > 0 then require("agentls.editor_state").schedule() end
     end,
   })
+  if config.options.reattach then
+    vim.schedule(function()
+      local ok, err = pcall(require("agentls.reattach").at_start, require("agentls.client").root_of(0))
+      if not ok then vim.notify(tostring(err):match("agentls: .*$") or ("agentls: " .. tostring(err)), vim.log.levels.ERROR) end
+    end)
+  end
   local keys = config.options.keymaps
   if keys.toggle then vim.keymap.set("n", keys.toggle, M.toggle, { desc = "agentls: toggle the chat" }) end
   if keys.permission then

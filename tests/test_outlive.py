@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,44 @@ async def test_a_client_whose_turns_end_with_it_sees_them_aborted_when_it_goes(
     records = turn_records(tmp_path / "home", session)
     assert [(r["turnId"], r["stopReason"]) for r in records] == [(turn, "aborted")]
     await second.close()
+
+
+RACING_TEXT = {"text": "one two three four " * 20, "chunk": 5, "delay": 0.01}
+
+
+async def drop_and_come_back(daemon: TcpDaemon, cwd: Path, draw: random.Random) -> None:
+    """A window leaves after a random number of events, another resumes with its lastSeq a
+    random while later: every later event once, the reply whole, one turn_completed."""
+    first = await window(daemon)
+    script = [{**RACING_TEXT, "tool_calls": [WRITE]}, {"text": "written"}]
+    session, turn = await start_turn(first, cwd, script)
+    wanted = draw.randint(1, 40)
+    await first.wait_for(lambda: len(first.events.get(session, [])) >= wanted)
+    seen = list(first.events[session])
+    await first.close()
+    await asyncio.sleep(draw.uniform(0, 0.3))
+
+    second = await window(daemon)
+    resume = {"sessionId": session, "lastSeq": seen[-1]["seq"]}
+    assert (await second.request("agent/resumeSession", resume))["runningTurnId"] == turn
+    await second.wait_for(lambda: bool(second.of_type(session, "permission_request")))
+    asked = second.of_type(session, "permission_request")[0]
+    answer = {"sessionId": session, "requestId": asked["requestId"], "optionId": "reject_once"}
+    await second.request("agent/respondPermission", answer)
+    await second.wait_for(lambda: bool(second.of_type(session, "turn_completed")))
+    got = second.events[session]
+    assert [e["seq"] for e in got] == list(range(seen[-1]["seq"] + 1, got[-1]["seq"] + 1))
+    reply = next(e for e in got if e["type"] == "message_completed" and e["role"] == "assistant")
+    text = "".join(b["text"] for b in reply["content"] if b["type"] == "text")
+    assert streamed_text(seen + got, reply["messageId"]) == text
+    assert len(second.of_type(session, "turn_completed")) == 1
+    await second.close()
+
+
+async def test_a_window_reconnecting_at_any_moment_sees_every_event_once(
+    daemon: TcpDaemon, tmp_path: Path, long_run: bool
+) -> None:
+    # Seeded in the normal run; under --long, many more drops at fresh random moments.
+    draw = random.Random(None if long_run else 28)
+    for _ in range(25 if long_run else 3):
+        await drop_and_come_back(daemon, tmp_path, draw)

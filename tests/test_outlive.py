@@ -252,3 +252,19 @@ async def test_a_window_reconnecting_at_any_moment_sees_every_event_once(
     draw = random.Random(None if long_run else 28)
     for _ in range(25 if long_run else 3):
         await drop_and_come_back(daemon, tmp_path, draw)
+
+
+async def test_a_daemon_stopping_ends_and_records_a_detached_turn(
+    daemon: TcpDaemon, tmp_path: Path
+) -> None:
+    first = await window(daemon)
+    session, turn = await start_turn(first, tmp_path, [{"tool_calls": [WRITE]}])
+    await first.wait_for(lambda: bool(first.of_type(session, "permission_request")))
+    await first.close()
+    second = await window(daemon)
+    assert (await listed(second, session))["runningTurnId"] == turn
+    await second.close()
+
+    assert await daemon.stop() == 0
+    records = turn_records(tmp_path / "home", session)
+    assert [(r["turnId"], r["stopReason"]) for r in records] == [(turn, "aborted")]

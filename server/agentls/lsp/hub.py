@@ -173,7 +173,7 @@ class Hub:
                 continue
             log.info("session %s runs on with no window, for at most %g s", session_id, timeout)
             self.attached[session_id] = []
-            self._detached[session_id] = asyncio.get_running_loop().create_task(
+            self._detached[session_id] = self._in_background(
                 self._run_detached(session_id, timeout)
             )
         await self._close(closing)
@@ -202,16 +202,19 @@ class Hub:
         log.info("session %s: a window came back", session_id)
         return True
 
-    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        # Held until done: the event loop keeps only a weak reference to a task.
         task = asyncio.get_running_loop().create_task(work)
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+        return task
 
     async def close_all(self) -> None:
         """The daemon is stopping: close every session while all its connections still
         see it, so each of them hears how its turns ended (detached sessions' turns too)."""
-        for session_id in list(self._detached):
-            self._take_back(session_id)
+        for watch in self._detached.values():
+            watch.cancel()
+        self._detached.clear()
         await self._close(list(self.attached))
 
     async def _close(self, session_ids: list[str]) -> None:

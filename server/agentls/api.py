@@ -281,7 +281,7 @@ class ResumeSessionResult(WireModel):
     running_turn_id: str | None = None
     # The `seq` of the session's last event when it was answered (0 for a session rebuilt
     # from its transcript, whose events start again at 1).
-    last_seq: int | None = None
+    last_seq: int = 0
 
 
 class ForkSessionParams(ParamsModel):

@@ -445,16 +445,19 @@ export interface RespondPermissionParams {
 }
 
 export interface ResumeSessionParams {
+  lastSeq?: number | null;
   requestLog?: string | null;
   script?: string | Array<Record<string, unknown>> | null;
   sessionId: string;
 }
 
 export interface ResumeSessionResult {
+  lastSeq?: number;
   messages: DisplayMessage[];
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
   plan?: PlanEntryParam[] | null;
+  runningTurnId?: string | null;
   sandbox?: SandboxState | null;
   sessionId: string;
   tools: string[];
@@ -490,6 +493,8 @@ export interface SessionInfo {
   cwd: string;
   inputTokens?: number;
   outputTokens?: number;
+  running?: boolean | null;
+  runningTurnId?: string | null;
   sessionId: string;
   title: string;
   turns: number;

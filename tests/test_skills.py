@@ -78,6 +78,7 @@ def homes(tmp_path: Path) -> dict[str, str]:
         ("---\nname: S_1\ndescription: d\n---\nBody", "lowercase letters"),
         ("---\nname: s\ndescription: " + "d" * 1025 + "\n---\nBody", "over 1,024"),
         ("---\nname: s\ndescription: d\n---\n\n", "body"),
+        ("---\nname: s\ndescription: >\n  two\n  lines\n---\nBody", "on one line"),
         ("---\nname: s\ndescription: d\nallowed-tools: Bash(\n---\nBody", "allowed-tools"),
     ],
 )

@@ -28,6 +28,7 @@ SKILL_FILE = "SKILL.md"
 NAME_CHARS = 64
 DESCRIPTION_CHARS = 1024
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_BLOCK_SCALARS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,9 @@ def read_skill(folder: Path, scope: str) -> Skill:
         raise ValueError("no front matter (a --- block with name and description)")
     fields, body = split_front_matter(text)
     name, description = fields.get("name", ""), fields.get("description", "")
+    if description in _BLOCK_SCALARS:
+        # The front matter is read line by line (front_matter.py): no YAML blocks.
+        raise ValueError("the description must be on one line (no YAML | or > block)")
     _check_name(name, folder.name)
     if not description:
         raise ValueError("no description in the front matter")

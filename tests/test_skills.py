@@ -120,6 +120,11 @@ def test_the_project_wins_a_name_and_problems_are_logged_and_told_once(
     assert found.problems[0] in caplog.text
     assert found.untold_problems() == found.problems and found.untold_problems() == []
     assert find_skills([SkillPlace(tmp_path / "nowhere", "user")]).skills == ()
+    # A project at the home directory: its .claude/skills is read (and told) once.
+    (project / ".claude" / "skills" / "worse").mkdir()
+    (project / ".claude" / "skills" / "worse" / "SKILL.md").write_text("no front matter")
+    at_home = find_skills(skill_places(project, agentls_home, project))
+    assert at_home.find("same") is not None and len(at_home.problems) == 2
 
 
 def test_an_active_skill_narrows_the_turn_to_its_tools() -> None:

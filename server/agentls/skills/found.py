@@ -91,7 +91,12 @@ def find_skills(places: Sequence[SkillPlace]) -> SkillSet:
     """Every usable skill of `places` (the first of a name wins), and what was wrong."""
     found: dict[str, Skill] = {}
     problems: list[str] = []
+    seen: set[Path] = set()
     for place in places:
+        # A project at the home directory has its `.claude/skills` twice: read it once.
+        if place.folder.resolve() in seen:
+            continue
+        seen.add(place.folder.resolve())
         for folder in _skill_folders(place.folder):
             try:
                 skill = read_skill(folder, place.scope)

@@ -15,7 +15,7 @@ from agent_client import AgentClient, read_requests, running_daemon
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.rules import parse_rule
 from agentls.permissions.scoped import ActiveSkill, TurnGate
-from agentls.skills.found import SkillPlace, find_skills, read_skill, skill_places
+from agentls.skills.found import SkillPlace, find_skills, read_skill, skill_places, tool_list
 from replay_server import ReplayServer, anthropic_text_turn
 from test_cli import agentls
 from test_slash_commands import user_texts, write_call
@@ -80,6 +80,7 @@ def homes(tmp_path: Path) -> dict[str, str]:
         ("---\nname: s\ndescription: d\n---\n\n", "body"),
         ("---\nname: s\ndescription: >\n  two\n  lines\n---\nBody", "on one line"),
         ("---\nname: s\ndescription: d\nallowed-tools: Bash(\n---\nBody", "allowed-tools"),
+        ("---\nname: s\ndescription: d\nallowed-tools:\n  - Read\n---\nBody", "one line"),
     ],
 )
 def test_a_malformed_skill_file_says_what_is_wrong(tmp_path: Path, text: str, why: str) -> None:
@@ -87,6 +88,17 @@ def test_a_malformed_skill_file_says_what_is_wrong(tmp_path: Path, text: str, wh
     (tmp_path / "s" / "SKILL.md").write_text(text, encoding="utf-8")
     with pytest.raises(ValueError, match=why):
         read_skill(tmp_path / "s", "project")
+
+
+def test_allowed_tools_take_commas_or_spaces() -> None:
+    assert tool_list("Read, Grep") == ("Read", "Grep")
+    assert tool_list("Bash(git diff:*) Read  Bash(npm run x -- a,b)") == (
+        "Bash(git diff:*)",
+        "Read",
+        "Bash(npm run x -- a,b)",
+    )
+    assert tool_list("[Read, 'Write']") == ("Read", "Write")
+    assert tool_list("") == ()
 
 
 def test_a_name_over_64_characters_is_refused(tmp_path: Path) -> None:

@@ -2,9 +2,9 @@
 
 A skill's front matter gives its `name` (the folder's name: lowercase letters, digits and
 hyphens, at most 64 characters), its `description` (at most 1,024) and optionally its
-`allowed-tools` (permission rules, as a slash command's). Only the front matter is read
-here: the body is read when the skill is used, so the model's first request carries the
-names and descriptions alone (progressive disclosure).
+`allowed-tools` (permission rules, as a slash command's, between commas or spaces). Only
+the front matter is read here: the body is read when the skill is used, so the model's
+first request carries the names and descriptions alone (progressive disclosure).
 
 The places, first wins on a name: the project's `.agentls/skills/` and `.claude/skills/`,
 then the user's `$AGENTLS_HOME/skills/` and `~/.claude/skills/` (so skills written for
@@ -139,8 +139,26 @@ def read_skill(folder: Path, scope: str) -> Skill:
         raise ValueError(f"the description is over {DESCRIPTION_CHARS:,} characters")
     if not body.strip():
         raise ValueError("the body (the skill's instructions) is empty")
-    listed = comma_list(fields.get("allowed-tools", ""))
+    if "allowed-tools" in fields and not fields["allowed-tools"]:
+        # A YAML list under the key would otherwise read as no list, a wider skill.
+        raise ValueError("allowed-tools must be on one line (`Read, Grep` or `Read Grep`)")
+    listed = tool_list(fields.get("allowed-tools", ""))
     return Skill(name, description, folder.resolve(), scope, listed, _rules(listed))
+
+
+def tool_list(value: str) -> tuple[str, ...]:
+    """`allowed-tools` as Claude Code writes it (`Read, Grep`) or as the Agent Skills
+    format does (`Read Grep`): split on commas and on spaces outside parentheses."""
+    items: list[str] = []
+    for item in comma_list(value):
+        depth, start = 0, 0
+        for index, char in enumerate(item):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if char.isspace() and depth <= 0:
+                items.append(item[start:index])
+                start = index + 1
+        items.append(item[start:])
+    return tuple(i for i in items if i)
 
 
 def _check_name(name: str, folder_name: str) -> None:

@@ -44,7 +44,7 @@ class ActiveSkill:
 
 
 class TurnGate(PermissionGate):
-    """The session's gate and a turn's extra allow rules."""
+    """The session's gate, a turn's extra allow rules, and the narrowing of its active skill."""
 
     def __init__(
         self,

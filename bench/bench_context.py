@@ -1,23 +1,37 @@
-"""8 editor state: the cost of <userContext> when the client sends an enormous editor state.
+"""8 editor state: the cost of <userContext> when the client sends an enormous editor state;
+and skills: what 50 of them add to the first request, and what finding them costs.
 
 A 10 MB unsaved active buffer selected whole (plus 1,000 more selections) and 5,000 open
 documents: how long building the user context takes, and how large it is, against the
 same call with no editor state at all. The editor part is capped by its budget, so its size
 stays flat however much the client sends.
+
+Skills are listed by name and description only (the `Skill` tool's description); their
+bodies, here 20 KB each, never reach the first request. The prefix is the system prompt
+and the tool definitions, as a session without MCP servers sends them.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from pathlib import Path
 
 from agentls.context.editor_context import EDITOR_BUDGET_CHARS
-from agentls.context.prompt import user_context
+from agentls.context.prompt import system_prompt, user_context
+from agentls.messages import ToolSpec
+from agentls.session.skills import SessionSkills
+from agentls.skills.found import find_skills, skill_places
+from agentls.subagents.types import agent_types
+from agentls.tools.registry import default_tools, tool_spec
+from agentls.tools.task import TaskTool
 from agentls.workspace.view import EditorState, OpenDocument, Position, Range, WorkspaceView
 from harness import Row, timing_rows
 
 SECTION = "8 editor state in <userContext>"
+SKILLS_SECTION = "8b skills in the first request"
+SKILLS = 50
 TEN_MB = 10 * 1024 * 1024
 
 
@@ -44,12 +58,58 @@ def _time(view: WorkspaceView, root: Path, runs: int) -> tuple[list[float], int]
     return samples, size
 
 
+def _write_skills(folder: Path) -> None:
+    for n in range(SKILLS):
+        name = f"skill-{n:02d}"
+        (folder / name).mkdir(parents=True)
+        head = f"---\nname: {name}\ndescription: Does task {n} the team's way; use for {n}.\n---\n"
+        (folder / name / "SKILL.md").write_text(head + "Step.\n" * 3_500, encoding="utf-8")
+
+
+def _prefix_chars(specs: list[ToolSpec]) -> int:
+    """The system prompt and tool definitions, in characters as JSON carries them."""
+    system = system_prompt(None, "")
+    tools = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in specs
+    ]
+    return len(system.static) + len(system.dynamic) + len(json.dumps(tools))
+
+
+def _skill_rows(root: Path, runs: int) -> list[Row]:
+    project, home = root / "project", root / "home"
+    _write_skills(project / ".agentls" / "skills")
+    places = skill_places(project, home / "agentls", home)
+    finding = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        find_skills(places)
+        finding.append(time.perf_counter() - start)
+    base = [tool_spec(t) for t in [*default_tools(), TaskTool(agent_types(project, home))]]
+    skills = SessionSkills.load(project, home / "agentls")
+    assert skills.tool is not None and len(skills.found.skills) == SKILLS
+    without, with_skills = _prefix_chars(base), _prefix_chars([*base, tool_spec(skills.tool)])
+    added = with_skills - without
+    return [
+        *timing_rows(SKILLS_SECTION, f"finding {SKILLS} skills (at session open)", finding),
+        Row(SKILLS_SECTION, "first request prefix, no skills", float(without), "chars"),
+        Row(
+            SKILLS_SECTION,
+            f"first request prefix, {SKILLS} skills (20 KB bodies)",
+            float(with_skills),
+            "chars",
+            f"+{added:,} chars (×{with_skills / without:.2f}), {added / SKILLS:.0f} a skill",
+        ),
+    ]
+
+
 def run(quick: bool) -> list[Row]:
     runs = 5 if quick else 20
     with tempfile.TemporaryDirectory(prefix="agentls-bench-context-") as tmp:
         root = Path(tmp)
         empty, empty_size = _time(WorkspaceView([root]), root, runs)
         huge, huge_size = _time(_huge_view(root), root, runs)
+        skill_rows = _skill_rows(root, runs)
     return [
         *timing_rows(SECTION, "user context, no editor state", empty),
         *timing_rows(SECTION, "user context, 10 MB buffer + 5,000 documents", huge),
@@ -61,4 +121,5 @@ def run(quick: bool) -> list[Row]:
             "chars",
             f"editor budget {EDITOR_BUDGET_CHARS:,}",
         ),
+        *skill_rows,
     ]

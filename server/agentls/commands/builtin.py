@@ -7,6 +7,7 @@ project or user file of the same name replaces them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from agentls.commands.catalog import (
@@ -81,13 +82,17 @@ BUILT_IN: tuple[SlashCommand, ...] = (
 )
 
 
-def standard_catalog(project: Path, user_home: Path | None = None) -> CommandCatalog:
-    """The built-ins, then the user's `~/.agentls/commands`, then the project's
-    `.agentls/commands` (a later one wins on a name)."""
+def standard_catalog(
+    project: Path, user_home: Path | None = None, skills: Sequence[SlashCommand] = ()
+) -> CommandCatalog:
+    """The built-ins, then the skills' `/<name>` commands, then the user's
+    `~/.agentls/commands`, then the project's `.agentls/commands` (a later one wins on a
+    name, so a command file of a skill's name replaces the skill's command)."""
     home = user_home if user_home is not None else Path.home()
     return CommandCatalog(
         [
             FixedCommands(BUILT_IN),
+            FixedCommands(tuple(skills)),
             CommandFolder(home / ".agentls" / "commands", "user"),
             CommandFolder(project / ".agentls" / "commands", "project"),
         ]

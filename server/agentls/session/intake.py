@@ -50,7 +50,7 @@ class TurnIntake:
             self.inbox.steer(text)
             return running.turn_id, False
         turn = Turn(new_id("turn"), text, data, intent, message.attachments, message.budget)
-        turn.allowed, turn.model = tuple(message.allowed), message.model
+        turn.allowed, turn.model, turn.skill = tuple(message.allowed), message.model, message.skill
         return self._enqueue(turn, front=message.delivery == "interrupt")
 
     def submit_local(

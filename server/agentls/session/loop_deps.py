@@ -16,6 +16,7 @@ from agentls.context.budget import context_window_for
 from agentls.context.prompt import SystemPrompt
 from agentls.context.results import write_spill_file
 from agentls.context.window import ContextWindow, overhead_tokens
+from agentls.events import Notice
 from agentls.hooks.callbacks import LoopCallbacks
 from agentls.hooks.config import parse_hooks
 from agentls.hooks.points import LoopHooks, command_hooks
@@ -32,6 +33,7 @@ from agentls.redact import Masker
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.events_out import SessionEvents
 from agentls.session.inbox import Inbox
+from agentls.session.skills import SessionSkills
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks, SubagentLimits, SubagentRunner
 from agentls.session.toolbox import Toolbox
@@ -69,6 +71,7 @@ class SessionParts(Protocol):
     masker: Masker
     agent_types: list[AgentType]
     subagent_slots: asyncio.Semaphore
+    skills: SessionSkills
 
     @property
     def answers(self) -> PermissionPrompter: ...
@@ -127,8 +130,10 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
         )
     model = (turn.model if turn is not None else None) or session.model
     gate = session.gate
-    if turn is not None and turn.allowed:
-        gate = TurnGate(session.gate, turn.allowed, cwd=session.cwd)
+    if turn is not None:
+        _start_skill(session, turn)
+    if turn is not None and (turn.allowed or session.skills.tool is not None):
+        gate = TurnGate(session.gate, turn.allowed, cwd=session.cwd, skill=session.skills.active)
     deps = LoopDeps(
         provider=session.provider,
         registry=session.registry,
@@ -174,6 +179,19 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
             lambda: session.history,
         )
     return deps
+
+
+def _start_skill(session: SessionParts, turn: Turn) -> None:
+    """A turn starts in its command's skill or in none; the skills' problems are told in
+    the session's first turn (after its user message), once."""
+    found, active = session.skills.found, session.skills.active
+    skill = found.find(turn.skill) if turn.skill else None
+    if skill is not None:
+        active.start(skill.name, skill.allowed)
+    else:
+        active.end()
+    for problem in found.untold_problems():
+        session.events.send(Notice("warning", problem), turn)
 
 
 def _sync_mcp_tools(session: SessionParts) -> None:

@@ -54,6 +54,7 @@ from agentls.session.intake import TurnIntake
 from agentls.session.loop_deps import context_window, loop_deps, make_hooks
 from agentls.session.mcp_wiring import McpWiring
 from agentls.session.permission_answers import PendingAnswers
+from agentls.session.skills import SessionSkills
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
 from agentls.session.toolbox import Toolbox
@@ -105,12 +106,16 @@ class AgentSession:
         self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
         # What the model may use: tools, sub-agents, background work, the read files.
         self.agent_types = agent_types(project_root or cwd)
-        self.commands = standard_catalog(project_root or cwd)
+        # Skills: listed to the model by the Skill tool, to the user as `/<name>` commands.
+        self.skills = SessionSkills.load(project_root or cwd, settings.home)
+        self.commands = standard_catalog(project_root or cwd, skills=self.skills.commands())
         self.sandbox = prepare_sandbox(settings.sandbox)
         web = WebOptions.from_settings(
             settings.web_fetch_allow_private, settings.web_search, os.environ
         )
-        self.toolbox = Toolbox(workspace, self.agent_types, self.sandbox, web, settings.todo_write)
+        self.toolbox = Toolbox(
+            workspace, self.agent_types, self.sandbox, web, settings.todo_write, self.skills.tool
+        )
         # Sub-agents running at once, the session's and its turns' alike.
         self.subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))
         self.read_cache = FileReadCache()

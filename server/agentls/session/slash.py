@@ -5,7 +5,8 @@ session's catalog has one by that name. A local command (`/clear`, `/compact`, `
 `/model`, `/mode`, `/help`) takes its place in the turn queue and answers with a
 `command_output` event, never calling the model. A prompt command (`/init`, `/review`, a
 project's or user's file) sends its expanded prompt as the user message of a normal turn,
-with its `allowed-tools` pre-approved and its `model` for that turn only. A `/name` that
+with its `allowed-tools` pre-approved and its `model` for that turn only; a skill's
+command sends the skill's text and starts the turn in the skill. A `/name` that
 names no command is refused (InvalidParams on `text`), unless `/name` exists as a path,
 so `/tmp is full` still reaches the model. Anything else is an ordinary message.
 """
@@ -27,6 +28,7 @@ from agentls.pricing import price_for
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
 from agentls.session.turn import LocalAction, Submission
+from agentls.skills.loading import SKILL_SOURCE
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +58,16 @@ async def submit_message(
         return session.intake.submit_local(command.name, action, delivery)
     prompt = await render(command, invocation.arguments)
     allowed = allowed_rules(command)
+    skill = command.name if command.source == SKILL_SOURCE else None
     return session.intake.send(
-        replace(message, text=prompt, delivery=delivery, allowed=allowed, model=command.model)
+        replace(
+            message,
+            text=prompt,
+            delivery=delivery,
+            allowed=allowed,
+            model=command.model,
+            skill=skill,
+        )
     )
 
 

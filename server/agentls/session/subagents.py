@@ -38,8 +38,9 @@ from agentls.tools.base import SubagentCall, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry
 from agentls.usage import Usage
 
-# Tools a sub-agent never gets: the plan belongs to the main agent.
-MAIN_AGENT_ONLY = ("TodoWrite",)
+# Tools a sub-agent never gets: the plan belongs to the main agent, and so do skills
+# (a skill narrows the turn's gate, which a sub-agent shares).
+MAIN_AGENT_ONLY = ("TodoWrite", "Skill")
 # A child event goes to the client with the agent it came from, the Task call, and
 # whether it runs in the background (its events then belong to no turn).
 ChildEmit = Callable[[LoopEvent, str, str, bool], None]

@@ -1,4 +1,5 @@
-"""A session's tools: the built-in ones, the editor's, Task, and its MCP servers' tools.
+"""A session's tools: the built-in ones, the editor's, Task, Skill (when the session has
+skills) and its MCP servers' tools.
 
 The set is fixed when the session opens, except for the MCP servers' tools, which come
 and go as servers start and stop: `refresh`, called before a model call, takes the new
@@ -15,6 +16,7 @@ from agentls.sandbox import Sandbox
 from agentls.subagents.types import AgentType
 from agentls.tools.editor import editor_tools
 from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.skill import SkillTool
 from agentls.tools.task import TaskTool
 from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView
@@ -28,12 +30,14 @@ class Toolbox:
         sandbox: Sandbox | None,
         web: WebOptions,
         todo: bool,
+        skill: SkillTool | None = None,
     ) -> None:
         self._workspace = workspace
         self._agent_types = agent_types
         self._sandbox = sandbox
         self._web = web
         self._todo = todo
+        self._skill = skill
         # Set when the session starts its MCP servers (start_mcp_servers).
         self.mcp: McpServers | None = None
         self._mcp_version = 0
@@ -51,4 +55,5 @@ class Toolbox:
         mcp_tools = self.mcp.tools() if self.mcp is not None else []
         builtin = default_tools(todo=self._todo, sandbox=self._sandbox, web=self._web)
         editor = editor_tools(self._workspace.intel)
-        return ToolRegistry([*builtin, *editor, TaskTool(self._agent_types), *mcp_tools])
+        skill = [self._skill] if self._skill is not None else []
+        return ToolRegistry([*builtin, *editor, TaskTool(self._agent_types), *skill, *mcp_tools])

@@ -16,7 +16,8 @@ from agentls.permissions.rules import Rule
 @dataclass(frozen=True, slots=True)
 class Submission:
     """A user message as a front end hands it over, before it becomes a turn (or joins the
-    running one as steering). `allowed` and `model` are a slash command's, for its turn."""
+    running one as steering). `allowed` and `model` are a slash command's, for its turn;
+    `skill` the skill a skill's `/<name>` starts the turn in."""
 
     text: str
     data: Any = None
@@ -26,6 +27,7 @@ class Submission:
     budget: Budget | None = None
     allowed: Sequence[Rule] = ()
     model: str | None = None
+    skill: str | None = None
 
 
 # A local slash command's work, given its turn id; returns what it says to the user.
@@ -49,6 +51,8 @@ class Turn:
     # A prompt command's pre-approved tools and model, for this turn only.
     allowed: tuple[Rule, ...] = ()
     model: str | None = None
+    # The skill the turn starts in (a skill's slash command); the Skill tool may change it.
+    skill: str | None = None
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
     ended: bool = False

@@ -19,12 +19,12 @@ from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.redact import Masker
 from agentls.session.events_out import EventSink
+from agentls.session.index import indexed_metas
 from agentls.session.records import SessionStarted
 from agentls.session.session import AgentSession
 from agentls.session.store import (
     SessionMeta,
     Transcript,
-    list_metas,
     load_transcript,
     transcript_path,
 )
@@ -195,10 +195,12 @@ class SessionManager:
     ) -> tuple[list[SessionMeta], str | None]:
         """Sessions newest first, `limit` a page; the cursor is the last one's id."""
         home = self.settings_for(Path.cwd(), {}).home
-        metas = list_metas(home)
+        metas = indexed_metas(home)
         if cwd is not None:
             wanted = os.path.realpath(cwd)
-            metas = [m for m in metas if os.path.realpath(m.cwd) == wanted]
+            # Sessions share a few directories: each is resolved once, not once a session.
+            resolved = {c: os.path.realpath(c) for c in {m.cwd for m in metas}}
+            metas = [m for m in metas if resolved[m.cwd] == wanted]
         start = 0
         if cursor is not None:
             ids = [m.session_id for m in metas]

@@ -246,6 +246,15 @@ class ResumeSessionParams(ParamsModel):
     # Additions: a scripted session's script starts over, so a resume may name a new one.
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None
+    # Only the conversation's last `messageLimit` messages; older ones by agent/getMessages.
+    message_limit: int | None = Field(default=None, ge=0, le=10_000)
+
+
+class GetMessagesParams(ParamsModel):
+    session_id: str
+    # A `messagesCursor` or `nextCursor`: the page ends before it (absent: at the end).
+    before: str | None = None
+    limit: int = Field(default=100, ge=1, le=1_000)
 
 
 class DisplayMessage(WireModel):
@@ -270,6 +279,14 @@ class ResumeSessionResult(WireModel):
     plan: list[PlanEntryParam] | None = None
     # Absent when the sandbox is off.
     sandbox: SandboxState | None = None
+    # With `messageLimit`, when older messages were left out: agent/getMessages's `before`.
+    messages_cursor: str | None = None
+
+
+class GetMessagesResult(WireModel):
+    messages: list[DisplayMessage]
+    # Present when older messages remain: the next page's `before`.
+    next_cursor: str | None = None
 
 
 class ForkSessionParams(ParamsModel):

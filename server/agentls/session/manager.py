@@ -23,11 +23,13 @@ from agentls.session.index import indexed_metas
 from agentls.session.records import SessionStarted
 from agentls.session.session import AgentSession
 from agentls.session.store import (
+    LoadedSession,
     SessionMeta,
     Transcript,
     load_transcript,
     transcript_path,
 )
+from agentls.session.transcript_map import display_page, load_tail
 from agentls.workspace.link import EditorLink, bind
 from agentls.workspace.view import EditorState, EditSink, OpenDocument, WorkspaceView
 
@@ -128,19 +130,54 @@ class SessionManager:
         link: EditorLink | None = None,
     ) -> tuple[AgentSession, list[Message]]:
         """A live session, or one rebuilt from its transcript; also its display history."""
+        session, loaded = await self._resume(session_id, overrides, link, load_transcript)
+        return session, loaded.display
+
+    async def resume_tail(
+        self,
+        session_id: str,
+        limit: int,
+        overrides: Mapping[str, Any] | None = None,
+        link: EditorLink | None = None,
+    ) -> tuple[AgentSession, list[Message], str | None]:
+        """As `resume`, with only the last `limit` messages of the display read; also the
+        cursor of the older ones (for `messages_before`), None when there are none."""
+        session, loaded = await self._resume(
+            session_id, overrides, link, lambda path: load_tail(path, limit)
+        )
+        return session, loaded.display, page_cursor(loaded.display_start)
+
+    async def messages_before(
+        self, session_id: str, before: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        """A page of a session's display (live or closed) that ends before the cursor
+        `before` (at the end when None), and the cursor of the page before it."""
+        position = cursor_position(before)
+        path = self._transcript_of(session_id, "to read")
+        try:
+            page, start = await asyncio.to_thread(display_page, path, position, limit)
+        except (OSError, ValueError) as exc:
+            raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
+        return page, page_cursor(start)
+
+    async def _resume(
+        self,
+        session_id: str,
+        overrides: Mapping[str, Any] | None,
+        link: EditorLink | None,
+        load: Callable[[Path], LoadedSession],
+    ) -> tuple[AgentSession, LoadedSession]:
         live = self.sessions.get(session_id)
         if live is not None:
             if link is not None:
                 bind(live.workspace, link)
             # The display history is the whole conversation, as for a closed session.
-            loaded = await asyncio.to_thread(load_transcript, live.transcript.path)
-            return live, loaded.display
-        home = self.settings_for(Path.cwd(), {}).home
-        if not is_id(session_id, "sess") or not transcript_path(home, session_id).is_file():
-            raise UnknownSession(f"No session {_shown(session_id)} to resume under {home}.")
-        path = transcript_path(home, session_id)
+            return live, await asyncio.to_thread(load, live.transcript.path)
+        path = self._transcript_of(session_id, "to resume")
         try:
-            loaded = await asyncio.to_thread(load_transcript, path)
+            # The model's history is what follows the last compaction: `load` parses
+            # that, and of the display only what it is asked for.
+            loaded = await asyncio.to_thread(load, path)
         except (OSError, ValueError) as exc:
             raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
         root = Path(loaded.meta.cwd)
@@ -156,7 +193,17 @@ class SessionManager:
             transcript.record_message(message, None)
         session = self._start(session_id, root, settings, provider, transcript, link)
         session.restore(loaded.history, loaded.state)
-        return session, loaded.display
+        return session, loaded
+
+    def _transcript_of(self, session_id: str, purpose: str) -> Path:
+        """The transcript of a live session, or of a closed one under the home (1001)."""
+        live = self.sessions.get(session_id)
+        if live is not None:
+            return live.transcript.path
+        home = self.settings_for(Path.cwd(), {}).home
+        if not is_id(session_id, "sess") or not transcript_path(home, session_id).is_file():
+            raise UnknownSession(f"No session {_shown(session_id)} {purpose} under {home}.")
+        return transcript_path(home, session_id)
 
     async def fork(
         self, session_id: str, message_id: str | None, link: EditorLink | None = None
@@ -319,6 +366,22 @@ def cut_at(messages: list[Message], message_id: str) -> list[Message]:
 def _results_only(message: Message) -> bool:
     """A user message that carries tool results (steering text may ride along)."""
     return message.role == "user" and any(isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def page_cursor(start: int) -> str | None:
+    """A page cursor: where the page began in the conversation (None: at its start)."""
+    return str(start) if start > 0 else None
+
+
+def cursor_position(cursor: str | None) -> int | None:
+    """The position a page cursor names (-32602 for anything else)."""
+    if cursor is None:
+        return None
+    if not cursor.isdigit() or len(cursor) > 12:
+        raise InvalidParams(
+            f"cursor {cursor[:40]!r} is not a messagesCursor or nextCursor", {"field": "before"}
+        )
+    return int(cursor)
 
 
 def _shown(session_id: str) -> str:

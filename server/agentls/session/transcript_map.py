@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +39,12 @@ log = logging.getLogger(__name__)
 # and the time stamp last.
 MESSAGE_HEAD = b'{"type": "message", "turnId": '
 BODY_KEY = b', "message": '
-COPY_TAIL = re.compile(rb', "copy": true, "ts": [0-9.eE+-]+\}\r?\n\Z')
-PLAIN_TAIL = re.compile(rb'\}, "ts": [0-9.eE+-]+\}\r?\n\Z')
-TAIL_BYTES = 64
+NULL_TURN = b"null" + BODY_KEY
+TS_KEY = b', "ts": '
+COPY_KEY = b', "copy": true'
+TAIL_BYTES = 40
+# Records the fold has no use for, known by how the writer starts them.
+SKIPPED_HEADS = (b'{"type": "turn", ', b'{"type": "turn_start", ')
 
 
 @dataclass(slots=True)
@@ -87,6 +89,8 @@ def map_transcript(path: Path) -> TranscriptMap:
         offset = len(first)
         for number, line in enumerate(handle, 2):
             start, offset = offset, offset + len(line)
+            if line.startswith(SKIPPED_HEADS):
+                continue
             shape = _message_shape(line)
             if shape is not None:
                 found.add_message(start, *shape)
@@ -150,21 +154,28 @@ def _message_shape(line: bytes) -> tuple[str | None, bool] | None:
     for a line of any other shape (it is parsed in full)."""
     if not line.startswith(MESSAGE_HEAD):
         return None
-    rest = line[len(MESSAGE_HEAD) : len(MESSAGE_HEAD) + 200]
+    at = len(MESSAGE_HEAD)
     turn: str | None
-    if rest.startswith(b"null" + BODY_KEY):
+    if line.startswith(NULL_TURN, at):
         turn = None
-    elif rest.startswith(b'"'):
-        close = rest.find(b'"', 1)
-        if close < 0 or b"\\" in rest[:close] or not rest[close + 1 :].startswith(BODY_KEY):
+    elif line.startswith(b'"', at):
+        close = line.find(b'"', at + 1, at + 200)
+        if (
+            close < 0
+            or line.find(b"\\", at, close) >= 0
+            or not line.startswith(BODY_KEY, close + 1)
+        ):
             return None
-        turn = rest[1:close].decode("utf-8", "replace")
+        turn = line[at + 1 : close].decode("utf-8", "replace")
     else:
         return None
-    tail = line[-TAIL_BYTES:]
-    if COPY_TAIL.search(tail):
+    # The time stamp is last; a copy's flag comes just before it.
+    stamp = line.rfind(TS_KEY, len(line) - TAIL_BYTES)
+    if stamp < 0 or not line.endswith(b"}\n"):
+        return None
+    if line.endswith(COPY_KEY, 0, stamp):
         return turn, True
-    if PLAIN_TAIL.search(tail):
+    if line.endswith(b"}", 0, stamp):
         return turn, False
     return None
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.config import Settings, apply_layer, load_settings
-from agentls.errors import InvalidParams, UnknownSession
+from agentls.errors import InvalidParams, TooManySessions, UnknownSession
 from agentls.hooks.callbacks import LoopCallbacks
 from agentls.messages import Message, ToolResultBlock, is_id, new_id
 from agentls.pairing import repair_pairing
@@ -19,6 +19,7 @@ from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.redact import Masker
 from agentls.session.events_out import EventSink
+from agentls.session.idle import IdleSweeper
 from agentls.session.index import indexed_metas
 from agentls.session.records import SessionStarted
 from agentls.session.session import AgentSession
@@ -60,6 +61,9 @@ class SessionManager:
         self._edit_sink_factory = edit_sink_factory
         self._env = dict(os.environ if env is None else env)
         self.masker = Masker.from_environment(self._env)
+        self.idle = IdleSweeper(
+            self.sessions, self._close_idle, lambda s: s.settings.session_idle_timeout
+        )
 
     def settings_for(
         self, cwd: Path, overrides: Mapping[str, Any], options: Mapping[str, Any] | None = None
@@ -113,6 +117,7 @@ class SessionManager:
             )
         root = Path(os.path.realpath(root))
         settings = self.settings_for(root, overrides, link.options)
+        self._check_room(settings)
         provider = await asyncio.to_thread(make_provider, settings)
         session_id = new_id("sess")
         meta = SessionMeta(session_id, str(root), **_identity(settings))
@@ -187,6 +192,7 @@ class SessionManager:
         layer.update(loaded.overrides)
         layer.update(overrides or {})
         settings = self.settings_for(root, layer, link.options if link else None)
+        self._check_room(settings)
         provider = await asyncio.to_thread(make_provider, settings)
         transcript = Transcript(path, loaded.meta, self.masker)
         for message in loaded.repaired:
@@ -289,8 +295,24 @@ class SessionManager:
             self.callbacks,
         )
         self.sessions[session_id] = session
+        self.idle.touch(session_id)
         session.start_mcp_servers()
         return session
+
+    def _check_room(self, settings: Settings) -> None:
+        """TooManySessions (1008) when another live session would pass the cap."""
+        cap = settings.max_live_sessions
+        if len(self.sessions) >= cap:
+            raise TooManySessions(
+                f"This daemon already has {len(self.sessions)} live sessions (maxLiveSessions "
+                f"is {cap}). Close sessions you no longer use with agent/closeSession (they "
+                "stay resumable), or raise maxLiveSessions in the settings.",
+                {"live": len(self.sessions), "maxLiveSessions": cap},
+            )
+
+    async def _close_idle(self, session_id: str) -> None:
+        if session_id in self.sessions:
+            await self.close(session_id)
 
     def attach(self, session_id: str, link: EditorLink) -> AgentSession:
         """Make `link` the editor a live session reads and edits through (UnknownSession)."""
@@ -301,6 +323,8 @@ class SessionManager:
     def get(self, session_id: str) -> AgentSession:
         """The session, or UnknownSession (1001)."""
         session = self.sessions.get(session_id)
+        if session is not None:
+            self.idle.touch(session_id)
         if session is None:
             raise UnknownSession(
                 f"Unknown session {_shown(session_id)}: it was never created or has been closed. "
@@ -327,10 +351,12 @@ class SessionManager:
         """Abort and forget a session."""
         session = self.get(session_id)
         del self.sessions[session_id]
+        self.idle.forget(session_id)
         await session.close()
 
     async def close_all(self) -> None:
         """Abort every session (on shutdown)."""
+        await self.idle.stop()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)

@@ -142,3 +142,21 @@ def test_the_demo_leaves_no_session_behind_and_its_closing_hint_runs(tmp_path: P
     tried = agentls("run", prompt, cwd=project, AGENTLS_HOME=home, AGENTLS_SCRIPT=str(script))
     assert tried.returncode == 0, tried.stderr
     assert "A demo project." in tried.stdout
+
+
+def test_turn_line_says_when_the_server_sent_no_token_counts() -> None:
+    # llama-cpp-python's server streams no usage even when asked: a turn with model calls
+    # and all-zero counts is "not reported", never a turn that cost nothing.
+    from agentls.cli_print import summary_line
+
+    def ended(turns: int, usage: dict[str, int]) -> str | None:
+        event = {"type": "turn_completed", "stopReason": "end_turn", "turns": turns}
+        return summary_line({**event, "usage": usage})
+
+    silent = {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+    assert ended(2, silent) == (
+        "\n[end_turn after 2 model calls, token counts not reported by the server]"
+    )
+    assert ended(0, silent) == "\n[end_turn after 0 model calls, 0 in / 0 out tokens]"
+    counted = {**silent, "inputTokens": 1200, "outputTokens": 35}
+    assert ended(1, counted) == "\n[end_turn after 1 model call, 1,200 in / 35 out tokens]"

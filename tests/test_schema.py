@@ -45,6 +45,7 @@ from agentls.events import (
     UsageEvent,
 )
 from agentls.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentls.permissions.asking import PermissionAnswer
 from agentls.session.manager import SessionManager
 from agentls.tool_values import FileDiff, Location, PlanEntry
 from agentls.usage import Usage
@@ -313,7 +314,8 @@ class _Collector:
         self.events.append(payload)
         if payload["type"] == "permission_request":
             loop = asyncio.get_running_loop()
-            loop.call_soon(self.session.respond_permission, payload["requestId"], "allow_once")
+            answer = PermissionAnswer("allow_once")
+            loop.call_soon(self.session.answers.respond_permission, payload["requestId"], answer)
         if sum(e["type"] == "turn_completed" for e in self.events) == 2:
             self.finished.set()
 

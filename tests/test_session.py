@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentls.errors import InvalidParams, UnknownPermissionRequest, UnknownSession
+from agentls.permissions.asking import PermissionAnswer
 from agentls.session.manager import SessionManager
 from agentls.wire import json_sink
 
@@ -146,10 +147,10 @@ async def test_permission_answers_are_checked(tmp_path: Path, home: Path) -> Non
         await asyncio.sleep(0.01)
     request_id = asks[0]["requestId"]
     with pytest.raises(InvalidParams):
-        session.respond_permission(request_id, "maybe")
-    session.respond_permission(request_id, "allow_once")
+        session.answers.respond_permission(request_id, PermissionAnswer("maybe"))
+    session.answers.respond_permission(request_id, PermissionAnswer("allow_once"))
     with pytest.raises(UnknownPermissionRequest):
-        session.respond_permission(request_id, "allow_once")
+        session.answers.respond_permission(request_id, PermissionAnswer("allow_once"))
     assert (await sink.done(turn))["stopReason"] == "end_turn"
     assert (tmp_path / "n.txt").read_text() == "x"
     with pytest.raises(UnknownSession):

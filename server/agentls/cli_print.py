@@ -128,12 +128,21 @@ def summary_line(event: Event) -> str | None:
     if kind == "turn_completed":
         error = event.get("error")
         detail = f": {error['message']}" if error else ""
-        usage = event.get("usage") or {}
-        tokens = f"{usage.get('inputTokens', 0):,} in / {usage.get('outputTokens', 0):,} out tokens"
         calls = counted(event["turns"], "model call")
+        tokens = _tokens(event.get("usage") or {}, event["turns"])
         return f"\n[{event['stopReason']} after {calls}, {tokens}]{detail}"
     return None
 
+
+def _tokens(usage: Event, calls: int) -> str:
+    """The turn's tokens; servers that send no usage (llama-cpp-python's, some proxies)
+    are said to, rather than shown as a turn that cost nothing."""
+    if calls and not any(usage.get(k) for k in USAGE_COUNTS):
+        return "token counts not reported by the server"
+    return f"{usage.get('inputTokens', 0):,} in / {usage.get('outputTokens', 0):,} out tokens"
+
+
+USAGE_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
 
 # What each kind of answer is called where a user reads it (the same words in every client).
 ANSWER_WORDS = {

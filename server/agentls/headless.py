@@ -34,6 +34,7 @@ from agentls.cli_print import (
 from agentls.ctrl_c import CtrlC, exit_now
 from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, UnknownSession
 from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
+from agentls.permissions.asking import PermissionAnswer
 from agentls.session.manager import SessionManager
 from agentls.session.slash import submit_message
 from agentls.session.turn import Submission
@@ -159,11 +160,12 @@ class _FrontEnd:
     async def _answer(self, session_id: str, request: dict[str, Any]) -> None:
         option = await _on_own_thread(lambda: self.answers.permission(request))
         self.printer.answered(request, option)
-        self.manager.get(session_id).respond_permission(request["requestId"], option)
+        answer = PermissionAnswer(option)
+        self.manager.get(session_id).answers.respond_permission(request["requestId"], answer)
 
     async def _reply(self, session_id: str, request: dict[str, Any]) -> None:
         reply = await _on_own_thread(lambda: self.answers.question(request))
-        self.manager.get(session_id).respond_ask_user(request["requestId"], reply)
+        self.manager.get(session_id).answers.respond_ask_user(request["requestId"], reply)
 
     async def turn(self, cwd: Path, request: TurnRequest, overrides: dict[str, Any]) -> int:
         """Open the session, submit the message, wait for the turn's end."""
@@ -193,7 +195,7 @@ class _FrontEnd:
             while completed.stop_reason == "max_turns" and await _on_own_thread(
                 functools.partial(self.answers.go_on, payload)
             ):
-                session.continue_turn()
+                session.intake.continue_turn()
                 completed, payload = await self.ended.get()
         finally:
             if ticker is not None:

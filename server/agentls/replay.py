@@ -19,6 +19,7 @@ from typing import Any
 
 from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
 from agentls.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentls.permissions.asking import PermissionAnswer
 from agentls.session.manager import SessionManager
 from agentls.session.store import load_transcript
 from agentls.wire import event_payload
@@ -127,10 +128,10 @@ async def replay_transcript(
         if isinstance(event, PermissionRequest):
             recorded = recording.results.get(event.tool_call_id, ("", False))[0]
             option = "reject_once" if recorded.startswith(REJECTED) else "allow_once"
-            session.respond_permission(event.request_id, option)
+            session.answers.respond_permission(event.request_id, PermissionAnswer(option))
         elif isinstance(event, AskUserRequest):
             recorded = recording.results.get(event.tool_call_id, ("", False))[0]
-            session.respond_ask_user(event.request_id, recorded.removeprefix(ANSWERED))
+            session.answers.respond_ask_user(event.request_id, recorded.removeprefix(ANSWERED))
         elif isinstance(event, TurnCompleted):
             result.stop_reasons.append(event.stop_reason)
             ended.put_nowait(event.stop_reason)

@@ -35,6 +35,7 @@ from agentls.events import (
     SessionEvent,
     TurnCompleted,
 )
+from agentls.permissions.asking import PermissionAnswer
 from agentls.providers.catalog import ModelCatalog
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
@@ -357,13 +358,11 @@ class AcpAgent:
             return  # the turn ended (cancel): the core has already resolved the request
         finally:
             self._asking.pop(request.request_id, None)
+        # Dismissed without a choice: the call does not run, the turn goes on.
+        dismissed = PermissionAnswer("reject_once", "The user dismissed the request.")
+        answer = dismissed if option_id is None else PermissionAnswer(option_id)
         with contextlib.suppress(AgentError):
-            if option_id is None:
-                # Dismissed without a choice: the call does not run, the turn goes on.
-                message = "The user dismissed the request."
-                session.respond_permission(request.request_id, "reject_once", message)
-            else:
-                session.respond_permission(request.request_id, option_id)
+            session.answers.respond_permission(request.request_id, answer)
 
     async def _ask_user(self, session_id: str, request: AskUserRequest) -> None:
         session = self.manager.sessions.get(session_id)
@@ -373,7 +372,7 @@ class AcpAgent:
         can_elicit = elicitation is not None and elicitation.form is not None
         answer = await ask_question(self._client, session_id, request, can_elicit)
         with contextlib.suppress(AgentError):
-            session.respond_ask_user(request.request_id, answer)
+            session.answers.respond_ask_user(request.request_id, answer)
 
     # -- helpers -----------------------------------------------------------------------
 

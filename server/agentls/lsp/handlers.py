@@ -32,6 +32,7 @@ from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.server import AgentServer
 from agentls.messages import Message
 from agentls.names import RulesScope
+from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
 from agentls.sandbox import sandbox_status
@@ -163,7 +164,7 @@ class AgentHandlers:
     async def continue_turn(self, p: api.SessionParams, client: Client) -> api.ContinueTurnResult:
         session = self.manager.attach(p.session_id, _link(client))
         self.hub.attach(session.id, client)
-        return api.ContinueTurnResult(turn_id=session.continue_turn())
+        return api.ContinueTurnResult(turn_id=session.intake.continue_turn())
 
     async def abort(self, p: api.AbortParams, _client: Client) -> api.AbortResult:
         return api.AbortResult(aborted=self.manager.get(p.session_id).abort(p.turn_id))
@@ -171,21 +172,20 @@ class AgentHandlers:
     async def respond_permission(
         self, p: api.RespondPermissionParams, _client: Client
     ) -> api.EmptyResult:
-        self.manager.get(p.session_id).respond_permission(
-            p.request_id, p.option_id, p.message, p.updated_input, p.accepted_text
-        )
+        answer = PermissionAnswer(p.option_id, p.message, p.updated_input, p.accepted_text)
+        self.manager.get(p.session_id).answers.respond_permission(p.request_id, answer)
         return api.EmptyResult()
 
     async def note_user_action(
         self, p: api.NoteUserActionParams, _client: Client
     ) -> api.EmptyResult:
-        self.manager.get(p.session_id).note_user_action(p.text)
+        self.manager.get(p.session_id).intake.note_user_action(p.text)
         return api.EmptyResult()
 
     async def respond_ask_user(
         self, p: api.RespondAskUserParams, _client: Client
     ) -> api.EmptyResult:
-        self.manager.get(p.session_id).respond_ask_user(p.request_id, p.answer)
+        self.manager.get(p.session_id).answers.respond_ask_user(p.request_id, p.answer)
         return api.EmptyResult()
 
     async def list_sessions(

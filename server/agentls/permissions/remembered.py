@@ -12,8 +12,10 @@ The rest of the file is kept as it was; the file is replaced whole, never half w
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,8 @@ from agentls.permissions.rules import PermissionBehavior, Rule, parse_rule
 # In the order the settings read them.
 FILE_SCOPES: tuple[RulesScope, ...] = ("user", "project", "local")
 LOCAL_FILE_NAME = "settings.local.json"
+
+log = logging.getLogger(__name__)
 
 
 def settings_path(scope: RulesScope, cwd: Path, home: Path) -> Path | None:
@@ -129,12 +133,27 @@ def _change(path: Path, edit: Any) -> None:
 
 
 class RuleFiles:
-    """A session's rules as kept in the settings files (user, project) and in its gate."""
+    """A session's rules as kept in the settings files (user, project) and in its gate.
 
-    def __init__(self, gate: PermissionGate, cwd: Path, home: Path) -> None:
+    It takes the gate's "always" answers: each is kept where `scope()` says (the
+    permissionRulesScope setting, read when the answer comes)."""
+
+    def __init__(
+        self, gate: PermissionGate, cwd: Path, home: Path, scope: Callable[[], RulesScope]
+    ) -> None:
         self.gate = gate
         self.cwd = cwd
         self.home = home
+        self.scope = scope
+        gate.on_remember = self.remember
+
+    def remember(self, rule: Rule) -> None:
+        """Keep an "always" answer's rule; a file that cannot take it leaves the rule in
+        force for this session only."""
+        try:
+            self.keep(rule, self.scope())
+        except (OSError, ValueError) as exc:
+            log.warning("rule %s kept for this session only: %s", rule, exc)
 
     def keep(self, rule: Rule, scope: RulesScope) -> None:
         """Save an "always" answer's rule in the scope's file (ValueError, OSError)."""

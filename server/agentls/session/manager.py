@@ -198,7 +198,7 @@ class SessionManager:
         for message in loaded.repaired:
             transcript.record_message(message, None)
         session = self._start(session_id, root, settings, provider, transcript, link)
-        session.restore(loaded.history, loaded.state)
+        session.conversation.restore(loaded.history, loaded.state)
         return session, loaded
 
     def _transcript_of(self, session_id: str, purpose: str) -> Path:
@@ -240,7 +240,7 @@ class SessionManager:
         for message in history:
             session.transcript.record_message(message, None)
         session.transcript.touch(title=f"Fork: {loaded.meta.title}" if loaded.meta.title else None)
-        session.adopt(history, loaded.state, save=True)
+        session.conversation.adopt(history, loaded.state, save=True)
         return session, display
 
     def list(
@@ -296,7 +296,7 @@ class SessionManager:
         )
         self.sessions[session_id] = session
         self.idle.touch(session_id)
-        session.start_mcp_servers()
+        session.mcp_wiring.start()
         return session
 
     def _check_room(self, settings: Settings) -> None:

@@ -85,7 +85,7 @@ async def rewind(
     record = Rewound(turn_id, what, len(cut.removed) if cut else 0)
     session.transcript.record_rewind(record, cut.history if cut else ())
     if cut is not None:
-        session.adopt(cut.history, cut.state, save=True)
+        session.conversation.adopt(cut.history, cut.state, save=True)
         # The model no longer remembers the reads of the removed turns.
         session.read_cache = FileReadCache()
         session.context.compacted()
@@ -95,7 +95,7 @@ async def rewind(
         await restore_files(session.checkpoints, session.workspace, turns, force, outcome)
     if cut is None and (outcome.restored or outcome.deleted):
         # The conversation still holds the changes the files no longer have.
-        session.note_user_action(_files_note(outcome, session.cwd))
+        session.intake.note_user_action(_files_note(outcome, session.cwd))
     return outcome
 
 

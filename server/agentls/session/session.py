@@ -2,9 +2,11 @@
 
 The session composes small parts, each owning its state: the `Conversation` (history and
 the caller's data, as recorded), `SessionEvents` (what goes out, and the books it keeps),
-the `Inbox` (what the model has not heard yet), the `TurnQueue` and its `TurnRunner` (the
-turns, one at a time, each to its one end), `PendingAnswers` (the questions turns ask
-the user) and the `Toolbox` (tools and MCP servers). What the loop is given is built in
+the `Inbox` (what the model has not heard yet), the `TurnIntake` with its queue and the
+`TurnRunner` (the turns, one at a time, each to its one end), `PendingAnswers` (the
+questions turns ask the user) and the `Toolbox` (tools and MCP servers). Front ends use
+the parts directly (`session.answers`, `session.intake`); the session keeps `submit` and
+`abort`, which every front end needs. What the loop is given is built in
 `loop_deps`; the MCP servers' start and approval in `mcp_wiring`; compaction the user
 asks for in `manual_compaction`.
 """
@@ -22,25 +24,22 @@ from typing import Any
 from agentls.commands.builtin import standard_catalog
 from agentls.config import Settings
 from agentls.context.memory import find_memory_files, memory_prompt
-from agentls.context.prompt import UserAttachment, system_prompt, user_action_note
-from agentls.errors import NothingToContinue, SessionBusy
+from agentls.context.prompt import UserAttachment, system_prompt
+from agentls.errors import SessionBusy
 from agentls.events import (
     AvailableCommands,
     CommandInfo,
     PlanEvent,
-    TurnCompleted,
     TurnStopReason,
 )
 from agentls.hooks.callbacks import LoopCallbacks
-from agentls.json_text import scrub
 from agentls.loop.guards import Budget
 from agentls.mcp_servers.servers import McpServers
-from agentls.messages import Message, new_id
+from agentls.messages import Message
 from agentls.names import Delivery, PermissionMode
-from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
-from agentls.permissions.rules import Rule, rules_from
+from agentls.permissions.rules import rules_from
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
@@ -51,16 +50,16 @@ from agentls.session.checkpoints import CheckpointStore
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import EventOut, EventSink, SessionEvents
 from agentls.session.inbox import Inbox
+from agentls.session.intake import TurnIntake
 from agentls.session.loop_deps import context_window, loop_deps, make_hooks
 from agentls.session.mcp_wiring import McpWiring
 from agentls.session.permission_answers import PendingAnswers
-from agentls.session.records import StateSaved
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks
 from agentls.session.toolbox import Toolbox
-from agentls.session.turn import LocalAction, Submission, Turn
+from agentls.session.turn import Submission
 from agentls.session.turn_start import TurnOpening
-from agentls.session.turns import TurnQueue, TurnRunner
+from agentls.session.turns import TurnRunner
 from agentls.subagents.types import agent_types
 from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
@@ -121,8 +120,9 @@ class AgentSession:
             rules_from(deny=settings.deny, ask=settings.ask, allow=settings.allow),
             cwd=cwd,
         )
-        self.gate.on_remember = self._remember_rule
-        self.rule_files = RuleFiles(self.gate, cwd, settings.home)
+        self.rule_files = RuleFiles(
+            self.gate, cwd, settings.home, lambda: self.settings.permission_rules_scope
+        )
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
         self.checkpoints = CheckpointStore(
             transcript.path.with_suffix("") / "checkpoints", settings.home
@@ -142,9 +142,11 @@ class AgentSession:
             self.answers,
             self.announce_commands,
         )
-        self.turns = TurnQueue(self._turn_runner().run_to_end, self._steering_left)
+        self.intake = TurnIntake(
+            session_id, self._turn_runner().run_to_end, self.inbox, self.events
+        )
         reports = BackgroundReports(
-            self.events, self.inbox, self.turns, self.submit, lambda: self.closing
+            self.events, self.inbox, self.intake.queue, self.submit, lambda: self.closing
         )
         self.tasks = BackgroundTasks(reports.task_finished)
         self.shells = BackgroundShells(reports.shell_changed)
@@ -195,28 +197,13 @@ class AgentSession:
     def last_stop(self) -> TurnStopReason | None:
         return self.events.last_stop
 
-    def restore(self, history: list[Message], state: StateSaved) -> None:
-        """Take over a resumed session's history and state (before any turn runs); the
-        next turn recaps what was done and left unanswered."""
-        self.conversation.restore(history, state)
-
-    def adopt(self, history: list[Message], state: StateSaved, save: bool = False) -> None:
-        """Take `history` and the state (its open questions aside) as this session's own;
-        `save` writes the state to this session's transcript (a fork's first state)."""
-        self.conversation.adopt(history, state, save)
-
-    def start_mcp_servers(self) -> None:
-        """Start the configured MCP servers in the background (their tools join the
-        session's once ready; a turn waits a little for servers still starting)."""
-        self.mcp_wiring.start()
-
     @property
     def model(self) -> str:
         return self.settings.resolved_model()
 
     @property
     def busy(self) -> bool:
-        return self.turns.busy
+        return self.intake.busy
 
     def submit(
         self,
@@ -229,27 +216,7 @@ class AgentSession:
         budget: Budget | None = None,
     ) -> tuple[str, bool]:
         """Accept a user message; returns its turn id and whether it waits behind another."""
-        return self.send(Submission(text, data, intent, attachments, delivery, budget))
-
-    def send(self, message: Submission) -> tuple[str, bool]:
-        """`submit`, given the message as one value (what slash commands pass on)."""
-        running = self.turns.running
-        # JSON may carry lone surrogates ("\ud800"); no provider or file takes them.
-        text, data, intent = scrub(message.text), scrub(message.data), scrub(message.intent)
-        if message.delivery == "steer" and running is not None:
-            self.inbox.steer(text)
-            return running.turn_id, False
-        turn = Turn(new_id("turn"), text, data, intent, message.attachments, message.budget)
-        turn.allowed, turn.model = tuple(message.allowed), message.model
-        return self._enqueue(turn, front=message.delivery == "interrupt")
-
-    def submit_local(
-        self, command: str, action: LocalAction, delivery: Delivery = "queue"
-    ) -> tuple[str, bool]:
-        """A local slash command, run in its place in the turn queue (so it never acts on
-        a history a turn is using); its turn sends `command_output`, then turn_completed."""
-        turn = Turn(new_id("turn"), f"/{command}", command=command, action=action)
-        return self._enqueue(turn, front=delivery == "interrupt")
+        return self.intake.send(Submission(text, data, intent, attachments, delivery, budget))
 
     def announce_commands(self) -> None:
         """Tell clients the session's slash commands (an event outside any turn)."""
@@ -271,53 +238,9 @@ class AgentSession:
         if had_plan:
             self.events.emit(PlanEvent(()), turn_id)
 
-    def continue_turn(self) -> str:
-        """After a turn stopped at the turn limit: run another with as many model calls, on
-        the history as it is (agent/continueTurn); its turn id."""
-        if self.busy:
-            raise SessionBusy(f"Session {self.id} is running a turn; there is nothing to go on.")
-        if self.last_stop != "max_turns":
-            ended = f"ended {self.last_stop}" if self.last_stop else "has not run"
-            raise NothingToContinue(
-                f"The last turn of session {self.id} {ended}; only a turn that reached the "
-                "turn limit (max_turns) can be continued. Send a message instead."
-            )
-        turn = Turn(new_id("turn"), "", continued=True)
-        return self._enqueue(turn, front=False)[0]
-
-    def _enqueue(self, turn: Turn, front: bool) -> tuple[str, bool]:
-        return turn.turn_id, self.turns.enqueue(turn, front)
-
-    def _steering_left(self, turn: Turn) -> Turn | None:
-        """Steering that arrived as `turn` ended becomes the next turn; an aborted turn's
-        steering goes with it."""
-        leftover = self.inbox.take_steering()
-        if not leftover or turn.abort.is_set():
-            return None
-        return Turn(new_id("turn"), "\n\n".join(leftover))
-
-    def note_user_action(self, text: str) -> None:
-        """Something the user did outside the conversation (undid an edit): the running
-        turn gets it at its next step, else the next message carries it."""
-        text = scrub(text)
-        running = self.turns.running
-        # A local command's turn has no model to tell: the next message carries it.
-        if running is not None and running.action is None and not running.abort.is_set():
-            self.inbox.steer(user_action_note(text))
-        else:
-            self.inbox.note_user_action(text)
-
     def abort(self, turn_id: str | None = None) -> bool:
         """Abort the running turn (and drop queued ones), or one turn by id. Idempotent."""
-        aborted = False
-        for turn in self.turns.drop_waiting(turn_id):
-            self.events.emit(TurnCompleted(turn.turn_id, "aborted", 0, Usage()), turn.turn_id)
-            aborted = True
-        running = self.turns.running
-        if running is not None and turn_id in (None, running.turn_id):
-            aborted = aborted or not running.abort.is_set()
-            running.abort.set()
-            self.inbox.drop_steering()
+        aborted = self.intake.abort(turn_id)
         if turn_id is None:
             # Stop means stop: background agents too.
             aborted = aborted or bool(self.tasks.running())
@@ -328,32 +251,7 @@ class AgentSession:
         """Record the running turn's end (aborted) now, without waiting for it to unwind:
         the process is leaving (a second Ctrl-C in `agentls run`)."""
         self.abort()
-        running = self.turns.running
-        if running is not None:
-            self.events.end_broken_turn(running, "aborted", None)
-
-    def respond_permission(
-        self,
-        request_id: str,
-        option_id: str,
-        message: str | None = None,
-        updated_input: dict[str, Any] | None = None,
-        accepted_text: str | None = None,
-    ) -> None:
-        """Answer a pending permission request (UnknownPermissionRequest if there is none)."""
-        answer = PermissionAnswer(option_id, message, updated_input, accepted_text)
-        self.answers.respond_permission(request_id, answer)
-
-    def respond_ask_user(self, request_id: str, answer: str) -> None:
-        """Answer a pending AskUser question (UnknownPermissionRequest if there is none)."""
-        self.answers.respond_ask_user(request_id, answer)
-
-    def _remember_rule(self, rule: Rule) -> None:
-        """Keep an "always" answer's rule where the permissionRulesScope setting says."""
-        try:
-            self.rule_files.keep(rule, self.settings.permission_rules_scope)
-        except (OSError, ValueError) as exc:
-            log.warning("session %s: rule %s kept for this session only: %s", self.id, rule, exc)
+        self.intake.record_running_aborted()
 
     def set_permission_mode(self, mode: PermissionMode) -> None:
         self.gate.mode = mode
@@ -373,26 +271,23 @@ class AgentSession:
         if self.mcp is not None:
             await self.mcp.close()
         await self.shells.kill_all()
-        await self.turns.settled()
+        await self.intake.queue.settled()
         self.transcript.close()
 
-    async def compact(self, instructions: str | None) -> tuple[int, int]:
-        """Summarise the history now (agent/compact); SessionBusy while a turn runs."""
-        if self.busy:
+    async def compact(
+        self, instructions: str | None, turn_id: str | None = None
+    ) -> tuple[int, int]:
+        """Summarise the history now (AgentError when it fails): agent/compact outside
+        turns (SessionBusy while one runs), or in `turn_id`, the turn of a /compact."""
+        if turn_id is None and self.busy:
             raise SessionBusy(
                 f"Session {self.id} is running a turn; compact when it has finished, "
                 "or abort it first."
             )
-        return await self.summarise(instructions, None)
-
-    async def summarise(self, instructions: str | None, turn_id: str | None) -> tuple[int, int]:
-        """Compact the history now (AgentError when it fails): for agent/compact outside
-        turns, or in `turn_id`, the turn of a /compact command."""
-        deps = loop_deps(self, None)
         return await manual_compaction.summarise(
             self.id,
             self.history,
-            deps,
+            loop_deps(self, None),
             self.context,
             self.events.emit,
             lambda: self.busy,

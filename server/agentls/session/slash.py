@@ -42,7 +42,7 @@ async def submit_message(
     invocation = parse_invocation(message.text)
     command = session.commands.find(invocation.name) if invocation is not None else None
     if invocation is None or (command is None and _is_path(invocation.name)):
-        return session.send(message)
+        return session.intake.send(message)
     if command is None:
         raise InvalidParams(
             f"Unknown command /{invocation.name}. /help lists the commands; to send text "
@@ -53,10 +53,10 @@ async def submit_message(
     delivery = "queue" if message.delivery == "steer" else message.delivery
     if command.local:
         action = _local_action(manager, session, invocation)
-        return session.submit_local(command.name, action, delivery)
+        return session.intake.submit_local(command.name, action, delivery)
     prompt = await render(command, invocation.arguments)
     allowed = allowed_rules(command)
-    return session.send(
+    return session.intake.send(
         replace(message, text=prompt, delivery=delivery, allowed=allowed, model=command.model)
     )
 
@@ -106,7 +106,7 @@ async def _clear(session: AgentSession, _arguments: str, turn_id: str) -> str:
 
 
 async def _compact(session: AgentSession, arguments: str, turn_id: str) -> str:
-    before, after = await session.summarise(arguments or None, turn_id)
+    before, after = await session.compact(arguments or None, turn_id)
     return f"The conversation was compacted: about {before:,} tokens before, {after:,} after."
 
 

@@ -49,28 +49,70 @@ def index_path(home: Path) -> Path:
     return sessions_dir(home) / INDEX_NAME
 
 
+@dataclass(slots=True)
+class _Entry:
+    """One session's listing entry and the stamp of the file it was read from."""
+
+    source: str
+    stamp: tuple[int, int, int]
+    meta: SessionMeta
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "stamp": list(self.stamp), "meta": self.meta.to_json()}
+
+
+class SessionIndex:
+    """The index of one home's sessions, kept in memory between listings: the index file
+    is parsed again only when another process rewrote it."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._entries: dict[str, _Entry] = {}
+        self._file_stamp: tuple[int, int, int] | None = None
+        self._newest_first: list[SessionMeta] | None = None
+
+    def metas(self) -> list[SessionMeta]:
+        """Every session with a transcript, newest activity first (shared: not to be
+        changed by the caller)."""
+        folder = sessions_dir(self.home)
+        found = _scan(folder)
+        self._load()
+        changed = False
+        for session_id in set(self._entries) - set(found):
+            del self._entries[session_id]
+            changed = True
+        for session_id, seen in found.items():
+            entry = self._entries.get(session_id)
+            if entry is not None and (entry.source, entry.stamp) == (seen.source, seen.stamp):
+                continue
+            changed = True
+            fresh = _fresh_entry(folder, session_id, seen)
+            if fresh is None:
+                self._entries.pop(session_id, None)
+            else:
+                self._entries[session_id] = fresh
+        if changed or self._newest_first is None:
+            if changed:
+                self._file_stamp = _write_index(index_path(self.home), self._entries)
+            metas = [e.meta for e in self._entries.values()]
+            metas.sort(key=lambda m: (m.updated_at, m.session_id), reverse=True)
+            self._newest_first = metas
+        return list(self._newest_first)
+
+    def _load(self) -> None:
+        """Take the index file's entries if it is not the one these came from."""
+        path = index_path(self.home)
+        stamp = _stamp_of(path)
+        if stamp is not None and stamp == self._file_stamp:
+            return
+        self._entries = _read_index(path)
+        self._file_stamp = stamp
+        self._newest_first = None
+
+
 def indexed_metas(home: Path) -> list[SessionMeta]:
     """Every session with a transcript, newest activity first, read through the index."""
-    folder = sessions_dir(home)
-    found = _scan(folder)
-    cached = _read_index(index_path(home))
-    entries: dict[str, dict[str, Any]] = {}
-    metas = []
-    changed = set(cached) != set(found)
-    for session_id, seen in found.items():
-        entry = cached.get(session_id)
-        meta = _meta_of(entry, seen) if entry is not None else None
-        if meta is None:
-            entry = _fresh_entry(folder, session_id, seen)
-            meta = _meta_of(entry, seen) if entry is not None else None
-            changed = True
-        if entry is not None and meta is not None:
-            entries[session_id] = entry
-            metas.append(meta)
-    if changed:
-        _write_index(index_path(home), entries)
-    metas.sort(key=lambda m: (m.updated_at, m.session_id), reverse=True)
-    return metas
+    return SessionIndex(home).metas()
 
 
 def _scan(folder: Path) -> dict[str, _Found]:
@@ -101,7 +143,7 @@ def _scan(folder: Path) -> dict[str, _Found]:
     return found
 
 
-def _fresh_entry(folder: Path, session_id: str, seen: _Found) -> dict[str, Any] | None:
+def _fresh_entry(folder: Path, session_id: str, seen: _Found) -> _Entry | None:
     """An index entry read from the session's files (None when they cannot be read)."""
     try:
         if seen.source == "meta":
@@ -116,7 +158,7 @@ def _fresh_entry(folder: Path, session_id: str, seen: _Found) -> dict[str, Any] 
     if meta.session_id != session_id:
         log.warning("session listing %s skipped: its entry names %s", session_id, meta.session_id)
         return None
-    return {"source": seen.source, "stamp": list(seen.stamp), "meta": meta.to_json()}
+    return _Entry(seen.source, seen.stamp, meta)
 
 
 def _meta_from_head(path: Path, seen: _Found) -> SessionMeta:
@@ -137,7 +179,7 @@ def _meta_from_head(path: Path, seen: _Found) -> SessionMeta:
     )
 
 
-def _read_index(path: Path) -> dict[str, dict[str, Any]]:
+def _read_index(path: Path) -> dict[str, _Entry]:
     """The entries of the index on disk; empty (so rebuilt) when missing, torn or old."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -148,26 +190,45 @@ def _read_index(path: Path) -> dict[str, dict[str, Any]]:
         return {}
     if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
         return {}
-    entries = data.get("sessions")
-    if not isinstance(entries, dict):
-        return {}
-    return {k: v for k, v in entries.items() if isinstance(v, dict)}
+    stored = data.get("sessions")
+    entries = {}
+    for session_id, item in stored.items() if isinstance(stored, dict) else ():
+        entry = _entry_of(item)
+        if entry is not None:
+            entries[session_id] = entry
+    return entries
 
 
-def _write_index(path: Path, entries: dict[str, dict[str, Any]]) -> None:
+def _entry_of(item: Any) -> _Entry | None:
+    """A stored entry; None for one a hand or another version garbled (it is read again)."""
     try:
-        body = {"version": INDEX_VERSION, "sessions": entries}
+        stamp = item["stamp"]
+        if item["source"] not in ("meta", "head") or len(stamp) != 3:
+            return None
+        return _Entry(
+            item["source"],
+            (int(stamp[0]), int(stamp[1]), int(stamp[2])),
+            SessionMeta.from_json(item["meta"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _write_index(path: Path, entries: dict[str, _Entry]) -> tuple[int, int, int] | None:
+    """Write the index atomically; the stamp of the file written (None if it was not)."""
+    try:
+        body = {"version": INDEX_VERSION, "sessions": {k: e.to_json() for k, e in entries.items()}}
         write_atomically(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")))
     except OSError as exc:
         # A read-only home still lists; the next listing tries again.
         log.warning("%s cannot be written: %s", path, exc)
-
-
-def _meta_of(entry: dict[str, Any], seen: _Found) -> SessionMeta | None:
-    """The entry's listing data if it was read from the file as it is now, else None."""
-    if entry.get("source") != seen.source or entry.get("stamp") != list(seen.stamp):
         return None
+    return _stamp_of(path)
+
+
+def _stamp_of(path: Path) -> tuple[int, int, int] | None:
     try:
-        return SessionMeta.from_json(entry["meta"])
-    except (KeyError, TypeError, ValueError):
+        info = path.stat()
+    except OSError:
         return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)

@@ -20,7 +20,7 @@ from agentls.providers.factory import make_provider
 from agentls.redact import Masker
 from agentls.session.events_out import EventSink
 from agentls.session.idle import IdleSweeper
-from agentls.session.index import indexed_metas
+from agentls.session.index import SessionIndex
 from agentls.session.records import SessionStarted
 from agentls.session.session import AgentSession
 from agentls.session.store import (
@@ -61,6 +61,8 @@ class SessionManager:
         self._edit_sink_factory = edit_sink_factory
         self._env = dict(os.environ if env is None else env)
         self.masker = Masker.from_environment(self._env)
+        # The listing of the sessions on disk, kept between agent/listSessions requests.
+        self._index: SessionIndex | None = None
         self.idle = IdleSweeper(
             self.sessions, self._close_idle, lambda s: s.settings.session_idle_timeout
         )
@@ -248,7 +250,9 @@ class SessionManager:
     ) -> tuple[list[SessionMeta], str | None]:
         """Sessions newest first, `limit` a page; the cursor is the last one's id."""
         home = self.settings_for(Path.cwd(), {}).home
-        metas = indexed_metas(home)
+        if self._index is None or self._index.home != home:
+            self._index = SessionIndex(home)
+        metas = self._index.metas()
         if cwd is not None:
             wanted = os.path.realpath(cwd)
             # Sessions share a few directories: each is resolved once, not once a session.

@@ -10,7 +10,8 @@ in the middle: the summary merged into the last two turns, written again as copi
 
 A 50,000-message session (a compaction every 1,000 messages, as a long one has) is then
 resumed over stdio in a fresh daemon, whole (every message returned, as before there was a
-`messageLimit`) and with `messageLimit` 100: the time, and the RSS it adds to the daemon.
+`messageLimit`) and with `messageLimit` 100, first with the transcript mapped in full and
+then with the map the first resume saved: the time, and the RSS it adds to the daemon.
 
 Three layers are timed: `load_transcript` alone, `SessionManager.resume` in process (the
 same, plus settings, provider and AgentSession construction), and `agent/resumeSession`
@@ -45,7 +46,7 @@ from agentls.messages import (
 from agentls.session.manager import SessionManager
 from agentls.session.records import SessionStarted, TurnEnded
 from agentls.session.store import SessionMeta, Transcript, load_transcript, transcript_path
-from agentls.session.transcript_map import load_tail
+from agentls.session.transcript_map import load_tail, saved_map_path
 from harness import (
     DaemonClient,
     Row,
@@ -363,12 +364,19 @@ async def _measure_long(quick: bool) -> list[Row]:
             f"{written.history:,} after the last; written in {written.seconds:.1f} s"
         )
         rows.append(Row(LONG_SECTION, "transcript size", written.size_mb, "MB", shape))
-        cases = {"whole display (before)": None, f"messageLimit {PAGE} (after)": PAGE}
-        for label, limit in cases.items():
-            samples = [
-                await resume_in_fresh_daemon(home, workspace, written.session_id, limit)
-                for _ in range(runs)
-            ]
+        map_file = saved_map_path(written.path)
+        cases = {
+            "whole display (before)": (None, False),
+            f"messageLimit {PAGE}, first (file mapped)": (PAGE, False),
+            f"messageLimit {PAGE}, later (map saved)": (PAGE, True),
+        }
+        for label, (limit, keep_map) in cases.items():
+            samples = []
+            for _ in range(runs):
+                if not keep_map:
+                    map_file.unlink(missing_ok=True)
+                resumed = await resume_in_fresh_daemon(home, workspace, written.session_id, limit)
+                samples.append(resumed)
             note = f"{samples[0].shown:,} messages returned; a fresh daemon each"
             rows += timing_rows(
                 LONG_SECTION, f"agent/resumeSession, {label}", [r.seconds for r in samples], note
@@ -381,12 +389,19 @@ async def _measure_long(quick: bool) -> list[Row]:
             rows.append(
                 Row(LONG_SECTION, f"peak RSS added, {label}", mb(peak), "MB", "VmHWM - before")
             )
-        with_map = [_timed(lambda: load_tail(written.path, PAGE)) for _ in range(runs)]
-        rows += timing_rows(LONG_SECTION, f"load_tail({PAGE}) alone, in process", with_map)
+        cold = [
+            _timed(lambda: load_tail(written.path, PAGE), before=lambda: map_file.unlink())
+            for _ in range(runs)
+        ]
+        warm = [_timed(lambda: load_tail(written.path, PAGE)) for _ in range(runs)]
+        rows += timing_rows(LONG_SECTION, f"load_tail({PAGE}) in process, file mapped", cold)
+        rows += timing_rows(LONG_SECTION, f"load_tail({PAGE}) in process, map saved", warm)
     return rows
 
 
-def _timed(work: Any) -> float:
+def _timed(work: Any, before: Any = None) -> float:
+    if before is not None:
+        before()
     gc.collect()
     start = time.perf_counter()
     work()

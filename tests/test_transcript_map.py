@@ -15,8 +15,13 @@ from agentls.messages import (
     user_text,
 )
 from agentls.session.records import HistoryCleared, Rewound, StateSaved, TurnBegan
-from agentls.session.store import LoadedSession, load_transcript
-from agentls.session.transcript_map import display_page, load_tail, map_transcript
+from agentls.session.store import LoadedSession, SessionMeta, Transcript, load_transcript
+from agentls.session.transcript_map import (
+    display_page,
+    load_tail,
+    map_transcript,
+    saved_map_path,
+)
 from test_store import open_transcript
 
 
@@ -34,7 +39,8 @@ def same_session(tail: LoadedSession, full: LoadedSession) -> None:
     assert tail.overrides == full.overrides
     assert (tail.meta.session_id, tail.meta.cwd) == (full.meta.session_id, full.meta.cwd)
     start = tail.display_start
-    assert ids(tail.display[: len(tail.display) - added]) == ids(full.display[start:-added])
+    shown = ids(tail.display[: len(tail.display) - added])
+    assert shown == ids(full.display[start : len(full.display) - added])
     assert tail.display_turns == full.display_turns[start:]
 
 
@@ -107,3 +113,32 @@ def test_the_map_skips_the_messages_before_the_boundary(tmp_path: Path) -> None:
     transcript.close()
     found = map_transcript(transcript.path)
     assert len(found.history) == 2 and len(found.display) == 51
+
+
+def test_the_saved_map_is_brought_up_to_date_and_dropped_when_it_does_not_fit(
+    tmp_path: Path,
+) -> None:
+    path = busy_transcript(tmp_path)
+    load_tail(path, 5)
+    saved = saved_map_path(path)
+    assert json.loads(saved.read_text())["size"] == path.stat().st_size
+    # More turns, a /clear and a rewind appended after the map was saved.
+    transcript = Transcript(path, SessionMeta("sess_abc", str(tmp_path)))
+    transcript.record_message(user_text("appended"), "turn_e0")
+    transcript.write(TurnBegan("turn_e1"))
+    transcript.record_message(user_text("gone soon"), "turn_e1")
+    transcript.record_rewind(Rewound("turn_e1", "conversation"), [user_text("kept")])
+    transcript.close()
+    same_session(load_tail(path, 7), load_transcript(path))
+    assert json.loads(saved.read_text())["size"] == path.stat().st_size
+    transcript = Transcript(path, SessionMeta("sess_abc", str(tmp_path)))
+    transcript.write(HistoryCleared())
+    transcript.record_message(user_text("after the clear"), "turn_f0")
+    transcript.close()
+    same_session(load_tail(path, 3), load_transcript(path))
+    # A transcript replaced by hand with another: the map no longer fits and is redone.
+    other = busy_transcript(tmp_path / "other")
+    path.write_bytes(other.read_bytes() + b'{"type": "clear"}\n')
+    same_session(load_tail(path, 4), load_transcript(path))
+    saved.write_text("{torn")
+    same_session(load_tail(path, 4), load_transcript(path))

@@ -9,10 +9,15 @@ small records in full; it keeps byte offsets. Only the messages the caller asks 
 then parsed. The fold is `store.loaded_from`'s, on offsets instead of messages, so what a
 resume shows and continues from is the same as a full load's. A line of another shape
 (an older writer, a hand edit) is parsed in full, as `read_records` would.
+
+The map is saved in the session's folder (`transcript-map.json`) with a digest of the
+bytes it ends on, so the next resume maps only what was appended since; a map that does
+not fit the file (cut, replaced, edited by hand) is ignored and made again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Sequence
@@ -33,6 +38,7 @@ from agentls.session.records import (
     record_from_json,
 )
 from agentls.session.store import LoadedSession, SessionMeta, read_meta
+from agentls.workspace.view import write_atomically
 
 log = logging.getLogger(__name__)
 # How `Transcript.write` lays out a message line: the type and turn first, the copy flag
@@ -43,6 +49,9 @@ NULL_TURN = b"null" + BODY_KEY
 TS_KEY = b', "ts": '
 COPY_KEY = b', "copy": true'
 TAIL_BYTES = 40
+# The saved map's format, and how many bytes before its end tie it to the file.
+MAP_VERSION = 1
+CHECK_BYTES = 256
 # Records the fold has no use for, known by how the writer starts them.
 SKIPPED_HEADS = (b'{"type": "turn", ', b'{"type": "turn_start", ')
 
@@ -52,10 +61,13 @@ class TranscriptMap:
     """Byte offsets of a transcript's message lines, folded as `loaded_from` folds them."""
 
     head: SessionStarted
+    # How much of the file is mapped: the end of its last complete line.
+    size: int = 0
     history: list[int] = field(default_factory=list)
     display: list[int] = field(default_factory=list)
     display_turns: list[str | None] = field(default_factory=list)
-    state: StateSaved = field(default_factory=StateSaved)
+    # Where the session state was last saved (None: the empty state).
+    state_at: int | None = None
 
     def add_message(self, offset: int, turn_id: str | None, copy: bool) -> None:
         self.history.append(offset)
@@ -63,14 +75,14 @@ class TranscriptMap:
             self.display.append(offset)
             self.display_turns.append(turn_id)
 
-    def add_record(self, record: TranscriptRecord) -> None:
+    def add_record(self, record: TranscriptRecord, offset: int) -> None:
         if isinstance(record, CompactBoundary):
             self.history = []
         elif isinstance(record, HistoryCleared):
             self.history, self.display, self.display_turns = [], [], []
-            self.state = StateSaved()
+            self.state_at = None
         elif isinstance(record, StateSaved):
-            self.state = record
+            self.state_at = offset
         elif isinstance(record, Rewound) and record.conversation:
             self.history = []
             turns = self.display_turns
@@ -78,39 +90,118 @@ class TranscriptMap:
             del self.display[cut:], self.display_turns[cut:]
 
 
-def map_transcript(path: Path) -> TranscriptMap:
-    """One pass over a transcript; ValueError when it is not one."""
+def map_transcript(path: Path, known: TranscriptMap | None = None) -> TranscriptMap:
+    """One pass over a transcript, or over what follows the part `known` maps already;
+    ValueError when it is not a transcript."""
     with path.open("rb") as handle:
-        first = handle.readline()
-        head = _parsed(first, path, 1)
-        if not isinstance(head, SessionStarted):
-            raise ValueError(f"{path} is not an agentls transcript")
-        found = TranscriptMap(head)
-        offset = len(first)
-        for number, line in enumerate(handle, 2):
-            start, offset = offset, offset + len(line)
-            if line.startswith(SKIPPED_HEADS):
-                continue
-            shape = _message_shape(line)
-            if shape is not None:
-                found.add_message(start, *shape)
-                continue
-            record = _parsed(line, path, number)
-            if isinstance(record, MessageRecord):
-                found.add_message(start, record.turn_id, record.copy)
-            elif record is not None:
-                found.add_record(record)
+        if known is None:
+            first = handle.readline()
+            head = _parsed(first, path, 1)
+            if not isinstance(head, SessionStarted):
+                raise ValueError(f"{path} is not an agentls transcript")
+            known = TranscriptMap(head, len(first))
+        handle.seek(known.size)
+        _map_lines(handle, path, known)
+    return known
+
+
+def _map_lines(handle: BinaryIO, path: Path, found: TranscriptMap) -> None:
+    offset = found.size
+    for line in handle:
+        start, offset = offset, offset + len(line)
+        if line.endswith(b"\n"):
+            found.size = offset
+        if line.startswith(SKIPPED_HEADS):
+            continue
+        shape = _message_shape(line)
+        if shape is not None:
+            found.add_message(start, *shape)
+            continue
+        record = _parsed(line, path, start)
+        if isinstance(record, MessageRecord):
+            found.add_message(start, record.turn_id, record.copy)
+        elif record is not None:
+            found.add_record(record, start)
+
+
+def mapped(path: Path) -> TranscriptMap:
+    """The transcript's map: the saved one, brought up to date with what was appended
+    since (the whole file is mapped when there is none, or it does not fit the file)."""
+    saved = _read_saved(path)
+    saved_size = saved.size if saved is not None else None
+    found = map_transcript(path, saved)
+    if found.size != saved_size:
+        _save(path, found)
     return found
+
+
+def saved_map_path(transcript: Path) -> Path:
+    """Where a transcript's map is kept: in the session's own folder."""
+    return transcript.with_suffix("") / "transcript-map.json"
+
+
+def _save(path: Path, found: TranscriptMap) -> None:
+    turn_ids = list(dict.fromkeys(t for t in found.display_turns if t is not None))
+    number = {t: n for n, t in enumerate(turn_ids)}
+    body = {
+        "version": MAP_VERSION,
+        "size": found.size,
+        "check": _check(path, found.size),
+        "history": found.history,
+        "display": found.display,
+        "turnIds": turn_ids,
+        "turns": [-1 if t is None else number[t] for t in found.display_turns],
+        "stateAt": found.state_at,
+    }
+    try:
+        write_atomically(saved_map_path(path), json.dumps(body, separators=(",", ":")))
+    except OSError as exc:
+        log.warning("%s cannot be written: %s", saved_map_path(path), exc)
+
+
+def _read_saved(path: Path) -> TranscriptMap | None:
+    """The saved map if it maps the start of this very file; else None (mapped afresh)."""
+    try:
+        body = json.loads(saved_map_path(path).read_text(encoding="utf-8"))
+        if body["version"] != MAP_VERSION or body["check"] != _check(path, body["size"]):
+            return None
+        with path.open("rb") as handle:
+            head = _parsed(handle.readline(), path, 0)
+        if not isinstance(head, SessionStarted):
+            return None
+        turn_ids = [str(t) for t in body["turnIds"]]
+        return TranscriptMap(
+            head,
+            int(body["size"]),
+            [int(n) for n in body["history"]],
+            [int(n) for n in body["display"]],
+            [None if n < 0 else turn_ids[n] for n in body["turns"]],
+            None if body["stateAt"] is None else int(body["stateAt"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _check(path: Path, size: int) -> str | None:
+    """A digest of the bytes just before `size`: a map fits a file that still has them."""
+    if not isinstance(size, int) or size <= 0:
+        return None
+    with path.open("rb") as handle:
+        if handle.seek(0, 2) < size:
+            return None
+        handle.seek(max(0, size - CHECK_BYTES))
+        return hashlib.sha256(handle.read(min(size, CHECK_BYTES))).hexdigest()
 
 
 def load_tail(path: Path, limit: int) -> LoadedSession:
     """The session as `load_transcript` gives it, but with only the last `limit` messages
     of the display parsed; `display_start` says where they begin."""
-    found = map_transcript(path)
+    found = mapped(path)
     with path.open("rb") as handle:
         history = [m for m in read_messages(handle, found.history, path) if m is not None]
         start = max(0, len(found.display) - limit)
         shown = read_messages(handle, found.display[start:], path)
+        state = _state_at(handle, found.state_at, path)
     repaired = repair_pairing(history)
     known = {m.id for m in history}
     added = [m for m in repaired if m.id not in known]
@@ -120,7 +211,7 @@ def load_tail(path: Path, limit: int) -> LoadedSession:
         _meta(path, found.head),
         repaired,
         [m for m, _ in kept] + added,
-        found.state,
+        state,
         added,
         dict(found.head.settings),
         [t for _, t in kept] + [None] * len(added),
@@ -131,7 +222,7 @@ def load_tail(path: Path, limit: int) -> LoadedSession:
 def display_page(path: Path, before: int | None, limit: int) -> tuple[list[Message], int]:
     """Up to `limit` messages of the display that come before position `before` (the end
     when None), oldest first, and the position of the first one."""
-    found = map_transcript(path)
+    found = mapped(path)
     end = len(found.display) if before is None else min(before, len(found.display))
     start = max(0, end - limit)
     with path.open("rb") as handle:
@@ -147,6 +238,14 @@ def read_messages(handle: BinaryIO, offsets: Sequence[int], path: Path) -> list[
         record = _parsed(handle.readline(), path, offset)
         messages.append(record.message if isinstance(record, MessageRecord) else None)
     return messages
+
+
+def _state_at(handle: BinaryIO, offset: int | None, path: Path) -> StateSaved:
+    if offset is None:
+        return StateSaved()
+    handle.seek(offset)
+    record = _parsed(handle.readline(), path, offset)
+    return record if isinstance(record, StateSaved) else StateSaved()
 
 
 def _message_shape(line: bytes) -> tuple[str | None, bool] | None:
@@ -187,15 +286,15 @@ def _parsed(line: bytes, path: Path, where: int) -> TranscriptRecord | None:
     try:
         data = json.loads(line.decode("utf-8", "replace"))
     except json.JSONDecodeError:
-        log.warning("%s:%d: torn record skipped", path, where)
+        log.warning("%s (byte %d): torn record skipped", path, where)
         return None
     if not isinstance(data, dict):
         return None
     try:
         return record_from_json(data)
     except (KeyError, TypeError, ValueError) as exc:
-        log.warning("%s:%d: an unreadable %s record was skipped", path, where, data.get("type"))
-        log.debug("%s", exc)
+        kind = data.get("type")
+        log.warning("%s (byte %d): an unreadable %s record was skipped: %s", path, where, kind, exc)
         return None
 
 

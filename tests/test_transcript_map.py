@@ -142,3 +142,27 @@ def test_the_saved_map_is_brought_up_to_date_and_dropped_when_it_does_not_fit(
     same_session(load_tail(path, 4), load_transcript(path))
     saved.write_text("{torn")
     same_session(load_tail(path, 4), load_transcript(path))
+
+
+def test_a_page_never_starts_with_results_whose_calls_are_on_the_page_before(
+    tmp_path: Path,
+) -> None:
+    transcript = open_transcript(tmp_path)
+    for n in range(6):
+        call = ToolUseBlock(f"toolu_{n}", "Read", {"file_path": f"f{n}"})
+        transcript.record_message(user_text(f"read f{n}"), f"turn_{n}")
+        transcript.record_message(Message("assistant", (call,)), f"turn_{n}")
+        result = Message("user", (ToolResultBlock(call.id, f"content {n}"),))
+        transcript.record_message(result, f"turn_{n}")
+        transcript.record_message(Message("assistant", (TextBlock("done"),)), f"turn_{n}")
+    transcript.close()
+    everything = ids(load_transcript(transcript.path).display)
+    for limit in range(1, 6):
+        tail = load_tail(transcript.path, limit)
+        assert not any(isinstance(b, ToolResultBlock) for b in tail.display[0].content)
+        pages, before = tail.display, tail.display_start
+        while before:
+            page, before = display_page(transcript.path, before, limit)
+            assert not any(isinstance(b, ToolResultBlock) for b in page[0].content)
+            pages = page + pages
+        assert ids(pages) == everything

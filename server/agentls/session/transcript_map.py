@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from agentls.messages import Message
+from agentls.messages import Message, ToolResultBlock
 from agentls.pairing import repair_pairing
 from agentls.session.records import (
     CompactBoundary,
@@ -199,8 +199,7 @@ def load_tail(path: Path, limit: int) -> LoadedSession:
     found = mapped(path)
     with path.open("rb") as handle:
         history = [m for m in read_messages(handle, found.history, path) if m is not None]
-        start = max(0, len(found.display) - limit)
-        shown = read_messages(handle, found.display[start:], path)
+        shown, start = _page(handle, found.display, len(found.display), limit, path)
         state = _state_at(handle, found.state_at, path)
     repaired = repair_pairing(history)
     known = {m.id for m in history}
@@ -224,9 +223,8 @@ def display_page(path: Path, before: int | None, limit: int) -> tuple[list[Messa
     when None), oldest first, and the position of the first one."""
     found = mapped(path)
     end = len(found.display) if before is None else min(before, len(found.display))
-    start = max(0, end - limit)
     with path.open("rb") as handle:
-        page = read_messages(handle, found.display[start:end], path)
+        page, start = _page(handle, found.display, end, limit, path)
     return [m for m in page if m is not None], start
 
 
@@ -238,6 +236,27 @@ def read_messages(handle: BinaryIO, offsets: Sequence[int], path: Path) -> list[
         record = _parsed(handle.readline(), path, offset)
         messages.append(record.message if isinstance(record, MessageRecord) else None)
     return messages
+
+
+def _page(
+    handle: BinaryIO, offsets: list[int], end: int, limit: int, path: Path
+) -> tuple[list[Message | None], int]:
+    """The messages at `offsets[end - limit:end]` and where they start; a page that would
+    start with tool results starts one message earlier, with the calls they answer."""
+    start = max(0, end - limit)
+    page = read_messages(handle, offsets[start:end], path)
+    while start > 0 and page and _answers_calls(page[0]):
+        start -= 1
+        page = read_messages(handle, offsets[start : start + 1], path) + page
+    return page, start
+
+
+def _answers_calls(message: Message | None) -> bool:
+    return (
+        message is not None
+        and message.role == "user"
+        and any(isinstance(b, ToolResultBlock) for b in message.content)
+    )
 
 
 def _state_at(handle: BinaryIO, offset: int | None, path: Path) -> StateSaved:

@@ -176,6 +176,7 @@ class SessionManager:
     ) -> tuple[AgentSession, LoadedSession]:
         live = self.sessions.get(session_id)
         if live is not None:
+            self.idle.touch(session_id)
             if link is not None:
                 bind(live.workspace, link)
             # The display history is the whole conversation, as for a closed session.

@@ -8,6 +8,11 @@ a final answer) with a `turn` record after each. A second case puts a compaction
 in the middle: the summary merged into the last two turns, written again as copies, as
 `Transcript.record_compaction` does.
 
+A 50,000-message session (a compaction every 1,000 messages, as a long one has) is then
+resumed over stdio in a fresh daemon, whole (every message returned, as before there was a
+`messageLimit`) and with `messageLimit` 100, first with the transcript mapped in full and
+then with the map the first resume saved: the time, and the RSS it adds to the daemon.
+
 Three layers are timed: `load_transcript` alone, `SessionManager.resume` in process (the
 same, plus settings, provider and AgentSession construction), and `agent/resumeSession`
 over stdio (plus the wire conversion of every display message and a multi-MB response).
@@ -41,7 +46,17 @@ from agentls.messages import (
 from agentls.session.manager import SessionManager
 from agentls.session.records import SessionStarted, TurnEnded
 from agentls.session.store import SessionMeta, Transcript, load_transcript, transcript_path
-from harness import DaemonClient, Row, daemon_env, scratch, summarize, timing_rows
+from agentls.session.transcript_map import load_tail, saved_map_path
+from harness import (
+    DaemonClient,
+    Row,
+    daemon_env,
+    mb,
+    proc_status_kb,
+    scratch,
+    summarize,
+    timing_rows,
+)
 
 SECTION = "7 resume (5,000-message transcript)"
 MESSAGES = 5_000
@@ -153,21 +168,25 @@ class Written:
         return self.path.stat().st_size / (1 << 20)
 
 
-def write_transcript(home: Path, workspace: Path, compact: bool) -> Written:
-    """A transcript of MESSAGES messages, optionally with a boundary half-way."""
+def write_transcript(
+    home: Path, workspace: Path, compact: bool, messages: int = MESSAGES, every: int = 0
+) -> Written:
+    """A transcript of `messages` messages, optionally with a boundary half-way, or (with
+    `every`) a compaction every `every` turns, as a long session has."""
     start = time.perf_counter()
     session_id = new_id("sess")
     meta = SessionMeta(session_id, str(workspace), provider="scripted", model="scripted")
     transcript = Transcript(transcript_path(home, session_id), meta)
     history: list[Message] = []
-    turns = MESSAGES // PER_TURN
+    turns = messages // PER_TURN
     try:
         settings = {"provider": "scripted", "script": [{"text": "ok"}]}
         transcript.write(
             SessionStarted(session_id, str(workspace), "scripted", "scripted", settings)
         )
         for n in range(turns):
-            if compact and n == turns // 2:
+            due = n > 0 and n % every == 0 if every else n == turns // 2
+            if compact and due:
                 history = _compact(transcript, history)
             turn_id = new_id("turn")
             for message in conversation_turn(n):
@@ -296,6 +315,99 @@ async def _measure(quick: bool) -> list[Row]:
     return rows
 
 
+# --- a 50,000-message session: the whole display, or its last page ------------------
+
+LONG_SECTION = "7 resume (50,000-message transcript)"
+LONG_MESSAGES = 50_000
+LONG_EVERY = 125  # turns between compactions: one every 1,000 messages
+PAGE = 100  # the messageLimit a client asks for
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    seconds: float
+    added_kb: int  # VmRSS after the resume minus before it
+    peak_kb: int  # VmHWM after the resume minus VmRSS before it
+    shown: int
+
+
+async def resume_in_fresh_daemon(
+    home: Path, workspace: Path, session_id: str, limit: int | None
+) -> Resumed:
+    """One agent/resumeSession in a daemon whose core has loaded, with its RSS around it."""
+    client = await DaemonClient.start(daemon_env(home), workspace)
+    try:
+        await client.initialize(workspace)
+        await client.request("agent/listSessions", {"limit": 1})
+        before = proc_status_kb(client.pid)["VmRSS"]
+        params: dict[str, Any] = {"sessionId": session_id, "script": SCRIPT}
+        if limit is not None:
+            params["messageLimit"] = limit
+        start = time.perf_counter()
+        result = await client.request("agent/resumeSession", params, timeout=300)
+        seconds = time.perf_counter() - start
+        after = proc_status_kb(client.pid)
+    finally:
+        await client.close()
+    return Resumed(
+        seconds, after["VmRSS"] - before, after["VmHWM"] - before, len(result["messages"])
+    )
+
+
+async def _measure_long(quick: bool) -> list[Row]:
+    runs = 2 if quick else 5
+    rows: list[Row] = []
+    with scratch() as (home, workspace):
+        written = write_transcript(home, workspace, True, LONG_MESSAGES, LONG_EVERY)
+        shape = (
+            f"{LONG_MESSAGES:,} messages, a compaction every {LONG_EVERY * PER_TURN:,}, "
+            f"{written.history:,} after the last; written in {written.seconds:.1f} s"
+        )
+        rows.append(Row(LONG_SECTION, "transcript size", written.size_mb, "MB", shape))
+        map_file = saved_map_path(written.path)
+        cases = {
+            "whole display (before)": (None, False),
+            f"messageLimit {PAGE}, first (file mapped)": (PAGE, False),
+            f"messageLimit {PAGE}, later (map saved)": (PAGE, True),
+        }
+        for label, (limit, keep_map) in cases.items():
+            samples = []
+            for _ in range(runs):
+                if not keep_map:
+                    map_file.unlink(missing_ok=True)
+                resumed = await resume_in_fresh_daemon(home, workspace, written.session_id, limit)
+                samples.append(resumed)
+            note = f"{samples[0].shown:,} messages returned; a fresh daemon each"
+            rows += timing_rows(
+                LONG_SECTION, f"agent/resumeSession, {label}", [r.seconds for r in samples], note
+            )
+            added = sorted(r.added_kb for r in samples)[len(samples) // 2]
+            peak = sorted(r.peak_kb for r in samples)[len(samples) // 2]
+            rows.append(
+                Row(LONG_SECTION, f"RSS added, {label}", mb(added), "MB", "median, after - before")
+            )
+            rows.append(
+                Row(LONG_SECTION, f"peak RSS added, {label}", mb(peak), "MB", "VmHWM - before")
+            )
+        cold = [
+            _timed(lambda: load_tail(written.path, PAGE), before=lambda: map_file.unlink())
+            for _ in range(runs)
+        ]
+        warm = [_timed(lambda: load_tail(written.path, PAGE)) for _ in range(runs)]
+        rows += timing_rows(LONG_SECTION, f"load_tail({PAGE}) in process, file mapped", cold)
+        rows += timing_rows(LONG_SECTION, f"load_tail({PAGE}) in process, map saved", warm)
+    return rows
+
+
+def _timed(work: Any, before: Any = None) -> float:
+    if before is not None:
+        before()
+    gc.collect()
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
 def run(quick: bool) -> list[Row]:
-    """Transcript sizes and resume times for both cases."""
-    return asyncio.run(_measure(quick))
+    """Transcript sizes and resume times for both cases, then the 50,000-message session."""
+    return asyncio.run(_measure(quick)) + asyncio.run(_measure_long(quick))

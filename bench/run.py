@@ -18,9 +18,11 @@ delta, Neovim's CPU), 13 `agentls acp` (start-up, prompt → first chunk, update
 the daemon's CPU per update), 14 the process watchdog (a Bash call with its group guarded
 and not, a registration, the watchdog's start, SIGKILL → the daemon's commands gone), 15 a
 window reloading mid-turn (resumeSession of the running session, the missed events resent,
-the cost of holding them).
+the cost of holding them), 16 sessions (listing 2,000 through the index and without it; RSS
+and descriptors after 200 sessions opened and closed); 7 also resumes a 50,000-message
+session whole and with `messageLimit`.
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp, guard, reattach. Every
+nvim, acp, guard, reattach, sessions. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -58,6 +60,7 @@ BENCHES = {
     "acp": "bench_acp",
     "guard": "bench_guard",
     "reattach": "bench_reattach",
+    "sessions": "bench_sessions",
 }
 NAME_WIDTH = 54
 

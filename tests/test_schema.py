@@ -435,6 +435,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/respondAskUser": {"sessionId": "sess_1", "requestId": "ask_1", "answer": "eu"},
     "agent/listSessions": {"cwd": "/w", "cursor": "sess_2", "limit": 10},
     "agent/resumeSession": {"sessionId": "sess_1", "script": [{"text": "again"}]},
+    "agent/getMessages": {"sessionId": "sess_1", "before": "200", "limit": 50},
     "agent/compact": {"sessionId": "sess_1", "instructions": "keep the file list"},
     "agent/setPermissionMode": {"sessionId": "sess_1", "permissionMode": "plan"},
     "agent/setModel": {"sessionId": "sess_1", "model": "gpt-4.1", "provider": "openai"},
@@ -605,6 +606,14 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
                 source="project",
             ),
         ]
+    ),
+    "agent/getMessages": api.GetMessagesResult(
+        messages=[
+            api.DisplayMessage(
+                message_id="msg_0", role="assistant", content=[{"type": "text", "text": "ok"}]
+            )
+        ],
+        next_cursor="150",
     ),
     "agent/forkSession": api.ResumeSessionResult(
         session_id="sess_2",

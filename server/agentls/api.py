@@ -253,6 +253,15 @@ class ResumeSessionParams(ParamsModel):
     # The last event `seq` the client saw of this session (a window reloading mid-turn):
     # the running turn's later events are sent again, after the answer.
     last_seq: int | None = Field(default=None, ge=0)
+    # Only the conversation's last `messageLimit` messages; older ones by agent/getMessages.
+    message_limit: int | None = Field(default=None, ge=0, le=10_000)
+
+
+class GetMessagesParams(ParamsModel):
+    session_id: str
+    # A `messagesCursor` or `nextCursor`: the page ends before it (absent: at the end).
+    before: str | None = None
+    limit: int = Field(default=100, ge=1, le=1_000)
 
 
 class DisplayMessage(WireModel):
@@ -282,6 +291,14 @@ class ResumeSessionResult(WireModel):
     # The `seq` of the session's last event when it was answered (0 for a session rebuilt
     # from its transcript, whose events start again at 1).
     last_seq: int = 0
+    # With `messageLimit`, when older messages were left out: agent/getMessages's `before`.
+    messages_cursor: str | None = None
+
+
+class GetMessagesResult(WireModel):
+    messages: list[DisplayMessage]
+    # Present when older messages remain: the next page's `before`.
+    next_cursor: str | None = None
 
 
 class ForkSessionParams(ParamsModel):

@@ -119,6 +119,10 @@ class Settings:
     # Each layer's `hooks` object with the layer's name: hooks add up across layers instead
     # of replacing each other (agentls.hooks reads them; the project's need the user's trust).
     hook_layers: tuple[tuple[str, Any], ...] = ()
+    # Daemon-wide bounds on live sessions: how many at once, and the seconds one may sit
+    # unused (no request, no turn) before it is closed (0: never).
+    max_live_sessions: int = 64
+    session_idle_timeout: int = 3600
 
     def resolved_provider(self) -> str | None:
         """The provider to use: the configured one, else the one whose credentials are set."""
@@ -232,6 +236,8 @@ _KEYS = {
     "azureEndpoint": "azure_endpoint",
     "azureDeployment": "azure_deployment",
     "azureApiVersion": "azure_api_version",
+    "maxLiveSessions": "max_live_sessions",
+    "sessionIdleTimeout": "session_idle_timeout",
 }
 
 

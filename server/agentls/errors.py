@@ -40,3 +40,9 @@ class NothingToContinue(AgentError):
     """agent/continueTurn after a turn that did not stop at the turn limit."""
 
     code = 1006
+
+
+class TooManySessions(AgentError):
+    """A new live session would pass the `maxLiveSessions` cap."""
+
+    code = 1008

@@ -241,7 +241,8 @@ async def _session(
             raise UnknownSession(f"No session to continue in {cwd}.")
         resume = newest[0].session_id
     if resume is not None:
-        session, _display = await manager.resume(resume, overrides)
+        # Nothing of the conversation is shown: only the model's history is read.
+        session, _shown, _cursor = await manager.resume_tail(resume, 0, overrides)
         return session
     return await manager.create(cwd, overrides)
 

@@ -27,6 +27,7 @@ REQUESTS: dict[str, Method] = {
     "agent/respondAskUser": Method("RespondAskUserParams", "EmptyResult", "respond_ask_user"),
     "agent/listSessions": Method("ListSessionsParams", "ListSessionsResult", "list_sessions"),
     "agent/resumeSession": Method("ResumeSessionParams", "ResumeSessionResult", "resume_session"),
+    "agent/getMessages": Method("GetMessagesParams", "GetMessagesResult", "get_messages"),
     "agent/compact": Method("CompactParams", "CompactResult", "compact"),
     "agent/closeSession": Method("SessionParams", "EmptyResult", "close_session"),
     "agent/setPermissionMode": Method(

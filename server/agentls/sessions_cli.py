@@ -17,9 +17,9 @@ from typing import TextIO
 
 from agentls.config import default_home
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, message_to_dict
+from agentls.session.index import indexed_metas
 from agentls.session.store import (
     SessionMeta,
-    list_metas,
     load_transcript,
     meta_path,
     transcript_path,
@@ -51,10 +51,11 @@ def find(prefix: str, metas: list[SessionMeta]) -> SessionMeta:
 
 
 def list_sessions(cwd: Path | None, as_json: bool, out: TextIO) -> int:
-    metas = list_metas(home())
+    metas = indexed_metas(home())
     if cwd is not None:
         wanted = cwd.resolve()
-        metas = [m for m in metas if Path(m.cwd).resolve() == wanted]
+        resolved = {c: Path(c).resolve() for c in {m.cwd for m in metas}}
+        metas = [m for m in metas if resolved[m.cwd] == wanted]
     if as_json:
         out.write(json.dumps([m.to_json() for m in metas], ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
@@ -110,14 +111,14 @@ def render_markdown(meta: SessionMeta, messages: Iterable[Message]) -> str:
 
 
 def show(prefix: str, out: TextIO) -> int:
-    meta = find(prefix, list_metas(home()))
+    meta = find(prefix, indexed_metas(home()))
     loaded = load_transcript(transcript_path(home(), meta.session_id))
     out.write(render_markdown(loaded.meta, loaded.display))
     return EXIT_OK
 
 
 def export(prefix: str, fmt: str, target: Path | None, out: TextIO) -> int:
-    meta = find(prefix, list_metas(home()))
+    meta = find(prefix, indexed_metas(home()))
     loaded = load_transcript(transcript_path(home(), meta.session_id))
     if fmt == "json":
         body = {
@@ -136,7 +137,7 @@ def export(prefix: str, fmt: str, target: Path | None, out: TextIO) -> int:
 
 
 def rename(prefix: str, title: str, out: TextIO) -> int:
-    meta = find(prefix, list_metas(home()))
+    meta = find(prefix, indexed_metas(home()))
     meta.title = title.strip()
     write_meta(meta_path(transcript_path(home(), meta.session_id)), meta)
     out.write(f"{meta.session_id}: {meta.title}\n")
@@ -144,7 +145,7 @@ def rename(prefix: str, title: str, out: TextIO) -> int:
 
 
 def remove(prefix: str, out: TextIO) -> int:
-    meta = find(prefix, list_metas(home()))
+    meta = find(prefix, indexed_metas(home()))
     path = transcript_path(home(), meta.session_id)
     for file in (path, meta_path(path)):
         file.unlink(missing_ok=True)

@@ -47,6 +47,7 @@ export type FromWebview =
   | { type: "answer"; requestId: string; answer: string }
   | { type: "newSession" }
   | { type: "history" }
+  | { type: "older" }
   | { type: "includeContext"; include: boolean }
   | { type: "openLocation"; path: string; line?: number }
   | { type: "openDiff"; toolCallId: string }

@@ -179,6 +179,8 @@ export class ChatController {
         return this.newSession();
       case "history":
         return this.pickSession();
+      case "older":
+        return this.older();
       case "includeContext":
         return vscode.commands.executeCommand("agentls.includeContext", message.include);
       case "openLocation":
@@ -211,35 +213,48 @@ export class ChatController {
   }
 
   /** Switch to an open chat, or pick an earlier session of this workspace (newest first,
-   * searchable) and resume it. */
+   * searchable, a page at a time) and resume it. */
   async pickSession(): Promise<void> {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const listed = await this.client.request("agent/listSessions", { ...(cwd ? { cwd } : {}), limit: 200 });
     const open = [...this.parked].reverse().map(([sessionId, chat]) => ({
       label: titleOf(chat.state),
       description: chat.state.runningTurn ? "open · running" : "open",
       detail: pendingCount(chat.state) ? "waiting for your permission" : "",
       sessionId,
     }));
-    const earlier = listed.sessions
-      .filter((s) => !this.parked.has(s.sessionId))
-      .map((s) => ({
-        label: s.title || "(no message yet)",
-        description: `${s.turns} turn${s.turns === 1 ? "" : "s"}`,
-        detail: `${new Date(s.updatedAt).toLocaleString()}${s.sessionId === this.sessionId ? " · shown now" : ""}`,
-        sessionId: s.sessionId,
-      }));
-    const items = [...open, ...earlier];
-    if (!items.length) {
-      void vscode.window.showInformationMessage("agentls: no earlier sessions in this workspace.");
-      return;
+    const earlier: typeof open = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const listed = await this.client.request("agent/listSessions", {
+        ...(cwd ? { cwd } : {}),
+        limit: SESSION_PAGE,
+        ...(cursor ? { cursor } : {}),
+      });
+      cursor = listed.nextCursor ?? undefined;
+      earlier.push(
+        ...listed.sessions
+          .filter((s) => !this.parked.has(s.sessionId))
+          .map((s) => ({
+            label: s.title || "(no message yet)",
+            description: `${s.turns} turn${s.turns === 1 ? "" : "s"}`,
+            detail: `${new Date(s.updatedAt).toLocaleString()}${s.sessionId === this.sessionId ? " · shown now" : ""}`,
+            sessionId: s.sessionId,
+          })),
+      );
+      const more = cursor ? [{ label: "$(history) Older sessions…", description: "", detail: "", sessionId: "" }] : [];
+      const items = [...open, ...earlier, ...more];
+      if (!items.length) {
+        void vscode.window.showInformationMessage("agentls: no earlier sessions in this workspace.");
+        return;
+      }
+      const picked = await vscode.window.showQuickPick(items, {
+        title: "Switch to an open chat, or resume an earlier session",
+        matchOnDescription: true,
+        matchOnDetail: true,
+      });
+      if (!picked) return;
+      if (picked.sessionId) return this.resume(picked.sessionId);
     }
-    const picked = await vscode.window.showQuickPick(items, {
-      title: "Switch to an open chat, or resume an earlier session",
-      matchOnDescription: true,
-      matchOnDetail: true,
-    });
-    if (picked) await this.resume(picked.sessionId);
   }
 
   /** Show an earlier session's history and go on in it (agent/resumeSession). */
@@ -250,9 +265,18 @@ export class ChatController {
       this.show(sessionId);
       return;
     }
-    const result = await this.client.request("agent/resumeSession", { sessionId });
+    // Only the last messages: a long session's older ones come page by page (older()).
+    const result = await this.client.request("agent/resumeSession", { sessionId, messageLimit: MESSAGE_PAGE });
     this.park();
     this.opened(result);
+  }
+
+  /** The page of messages before the first one shown (agent/getMessages). */
+  async older(): Promise<void> {
+    const { sessionId, olderCursor } = this.state;
+    if (!sessionId || !olderCursor) return;
+    const page = await this.client.request("agent/getMessages", { sessionId, before: olderCursor, limit: MESSAGE_PAGE });
+    this.dispatch({ type: "older", sessionId, messages: page.messages, cursor: page.nextCursor ?? null });
   }
 
   /** Pick the session's model from the server's list (agent/listModels). */
@@ -482,6 +506,9 @@ function pendingCount(state: ViewState): number {
 }
 
 const MAX_FILE_MATCHES = 30;
+/** Sessions per page of the history pick, messages per page of a resumed chat. */
+const SESSION_PAGE = 200;
+const MESSAGE_PAGE = 200;
 
 /** Workspace files whose path contains `query` (for `@` in the message box), shortest first. */
 async function findFiles(query: string): Promise<Attachment[]> {

@@ -177,13 +177,16 @@ export interface ViewState {
   /** The session's slash commands (`available_commands`), for completion in the input. */
   commands: SlashCommand[];
   lastUserText: string;
+  /** Older messages of a resumed session were left out: agent/getMessages's `before`. */
+  olderCursor: string | null;
 }
 
 export type SlashCommand = Extract<AgentEvent, { type: "available_commands" }>["commands"][number];
 
 export type Action =
   | { type: "event"; event: AgentEvent }
-  | { type: "session"; sessionId: string; messages?: DisplayMessage[]; plan?: PlanEntry[] }
+  | { type: "session"; sessionId: string; messages?: DisplayMessage[]; plan?: PlanEntry[]; olderCursor?: string }
+  | { type: "older"; sessionId: string; messages: DisplayMessage[]; cursor: string | null }
   | { type: "submitted"; text: string; turnId: string; queued: boolean }
   | { type: "undone"; toolCallIds: string[] };
 
@@ -193,7 +196,13 @@ export type OpenedSession = NewSessionResult | ResumeSessionResult;
 /** The one action for a session that was opened, new or with its history (resume, fork). */
 export function sessionOpened(result: OpenedSession): Action {
   if (!("messages" in result)) return { type: "session", sessionId: result.sessionId };
-  return { type: "session", sessionId: result.sessionId, messages: result.messages, ...(result.plan ? { plan: result.plan } : {}) };
+  return {
+    type: "session",
+    sessionId: result.sessionId,
+    messages: result.messages,
+    ...(result.plan ? { plan: result.plan } : {}),
+    ...(result.messagesCursor ? { olderCursor: result.messagesCursor } : {}),
+  };
 }
 
 /** Events held back waiting for a gap before they are applied anyway. */
@@ -214,6 +223,7 @@ export function initialState(): ViewState {
     plan: [],
     commands: [],
     lastUserText: "",
+    olderCursor: null,
   };
 }
 
@@ -225,7 +235,13 @@ export function reduce(state: ViewState, action: Action): ViewState {
         sessionId: action.sessionId,
         items: history(action.messages ?? []),
         plan: action.plan ?? [],
+        olderCursor: action.olderCursor ?? null,
       };
+    case "older":
+      // A page from before the first message shown (a page never starts with tool results
+      // whose calls are on the page before, so it folds on its own).
+      if (action.sessionId !== state.sessionId) return state;
+      return { ...state, items: [...history(action.messages), ...state.items], olderCursor: action.cursor };
     case "submitted":
       return submitted(state, action.text, action.turnId, action.queued);
     case "event":

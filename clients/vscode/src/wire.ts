@@ -148,6 +148,17 @@ export interface ForkSessionParams {
   sessionId: string;
 }
 
+export interface GetMessagesParams {
+  before?: string | null;
+  limit?: number;
+  sessionId: string;
+}
+
+export interface GetMessagesResult {
+  messages: DisplayMessage[];
+  nextCursor?: string | null;
+}
+
 /** The `hook_result` event. */
 export interface HookResult {
   agentId?: string;
@@ -446,6 +457,7 @@ export interface RespondPermissionParams {
 
 export interface ResumeSessionParams {
   lastSeq?: number | null;
+  messageLimit?: number | null;
   requestLog?: string | null;
   script?: string | Array<Record<string, unknown>> | null;
   sessionId: string;
@@ -454,6 +466,7 @@ export interface ResumeSessionParams {
 export interface ResumeSessionResult {
   lastSeq?: number;
   messages: DisplayMessage[];
+  messagesCursor?: string | null;
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
   plan?: PlanEntryParam[] | null;
@@ -785,6 +798,7 @@ export interface Requests {
   "agent/compact": { params: CompactParams; result: CompactResult };
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
+  "agent/getMessages": { params: GetMessagesParams; result: GetMessagesResult };
   "agent/listCommands": { params: SessionParams; result: ListCommandsResult };
   "agent/listMcpServers": { params: SessionParams; result: ListMcpServersResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };

@@ -492,3 +492,30 @@ test("a local slash command's answer is shown, and the session's commands are ke
     ["error", "Unknown model"],
   ]);
 });
+
+test("a resumed session's older messages come a page at a time, before the ones shown", () => {
+  const common = { model: "m", permissionMode: "default" as const, tools: [] };
+  const last: DisplayMessage[] = [
+    { messageId: "r1", role: "user", content: [{ type: "tool_result", toolUseId: "c1", content: "PORT = 8000", isError: false }] },
+    { messageId: "a2", role: "assistant", content: [{ type: "text", text: "8000." }] },
+  ];
+  const resumed = reduce(initialState(), sessionOpened({ ...common, sessionId: SESSION, messages: last.slice(1), messagesCursor: "2" }));
+  assert.equal(resumed.olderCursor, "2");
+  const older: DisplayMessage[] = [
+    { messageId: "u1", role: "user", content: [{ type: "text", text: "What port?" }] },
+    {
+      messageId: "a1",
+      role: "assistant",
+      content: [{ type: "tool_use", id: "c1", name: "Read", input: { file_path: "app.py" } }],
+    },
+    last[0] as DisplayMessage,
+  ];
+  const paged = reduce(resumed, { type: "older", sessionId: SESSION, messages: older, cursor: null });
+  assert.deepEqual(kinds(paged.items), ["user", "tool", "assistant"]);
+  const tool = paged.items[1];
+  assert.equal(tool?.kind === "tool" && tool.output, "PORT = 8000");
+  assert.equal(paged.olderCursor, null);
+  // A page that comes back after another session was opened is dropped.
+  assert.equal(reduce(initialState(), { type: "older", sessionId: SESSION, messages: older, cursor: null }).items.length, 0);
+  assert.equal(reduce(initialState(), sessionOpened({ ...common, sessionId: SESSION, messages: [] })).olderCursor, null);
+});

@@ -231,11 +231,21 @@ class AgentHandlers:
         overrides = p.model_dump(
             by_alias=True, exclude_none=True, include={"script", "request_log"}
         )
-        session, display = await self.returning.resume(
-            p.session_id, p.last_seq, overrides, _link(client), client
+        session, display, cursor = await self.returning.resume(
+            p.session_id, p.last_seq, p.message_limit, overrides, _link(client), client
         )
         # Attached once the answer is out (after_opening), with what the window missed.
-        return self._opened(session, display, client, attach=False)
+        opened = self._opened(session, display, client, attach=False)
+        opened.messages_cursor = cursor
+        return opened
+
+    async def get_messages(
+        self, p: api.GetMessagesParams, _client: Client
+    ) -> api.GetMessagesResult:
+        page, cursor = await self.manager.messages_before(p.session_id, p.before, p.limit)
+        return api.GetMessagesResult(
+            messages=[_display_message(m) for m in page], next_cursor=cursor
+        )
 
     async def list_mcp_servers(
         self, p: api.SessionParams, _client: Client
@@ -313,10 +323,7 @@ class AgentHandlers:
         if attach:
             self.hub.attach(session.id, client)
         running = session.intake.queue.running
-        messages = [
-            api.DisplayMessage(message_id=m.id, role=m.role, content=to_wire(list(m.content)))
-            for m in display
-        ]
+        messages = [_display_message(m) for m in display]
         plan = [
             api.PlanEntryParam(content=e.content, status=e.status, priority=e.priority)
             for e in session.data.plan
@@ -492,3 +499,9 @@ def _rule_of(info: api.PermissionRuleInfo, field: str) -> tuple[Rule, RulesScope
         return parse_rule(info.rule, info.behavior), info.scope
     except ValueError as exc:
         raise InvalidParams(str(exc), {"field": field}) from exc
+
+
+def _display_message(message: Message) -> api.DisplayMessage:
+    return api.DisplayMessage(
+        message_id=message.id, role=message.role, content=to_wire(list(message.content))
+    )

@@ -57,23 +57,31 @@ class ReturningWindows:
         self,
         session_id: str,
         last_seq: int | None,
+        message_limit: int | None,
         overrides: Mapping[str, Any],
         link: EditorLink,
         client: Connection,
-    ) -> tuple[AgentSession, list[Message]]:
-        """`SessionManager.resume`, holding a detached session open meanwhile; `client` is
+    ) -> tuple[AgentSession, list[Message], str | None]:
+        """`SessionManager.resume` (its `resume_tail` with a `message_limit`: also the
+        cursor of older messages), holding a detached session open meanwhile; `client` is
         attached by `rejoin`, once the answer is out."""
         live = session_id in self._manager.sessions
         self._hub.claim(session_id)
+        cursor = None
         try:
-            session, display = await self._manager.resume(session_id, overrides, link)
+            if message_limit is None:
+                session, display = await self._manager.resume(session_id, overrides, link)
+            else:
+                session, display, cursor = await self._manager.resume_tail(
+                    session_id, message_limit, overrides, link
+                )
         except BaseException:
             self._hub.release(session_id)
             raise
         # A rebuilt session numbers its events from 1 again: the client's seq means nothing.
         if live and last_seq is not None:
             self._replay_after.setdefault(client, {})[session_id] = last_seq
-        return session, display
+        return session, display, cursor
 
     def rejoin(self, session_id: str, answered_seq: int, client: Connection) -> None:
         """After a resume's answer (which gave `answered_seq` as `lastSeq`): send `client`

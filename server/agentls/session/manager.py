@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.config import Settings, apply_layer, load_settings
-from agentls.errors import InvalidParams, UnknownSession
+from agentls.errors import InvalidParams, TooManySessions, UnknownSession
 from agentls.hooks.callbacks import LoopCallbacks
 from agentls.messages import Message, ToolResultBlock, is_id, new_id
 from agentls.pairing import repair_pairing
@@ -19,15 +19,18 @@ from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.redact import Masker
 from agentls.session.events_out import EventSink
+from agentls.session.idle import IdleSweeper
+from agentls.session.index import SessionIndex
 from agentls.session.records import SessionStarted
 from agentls.session.session import AgentSession
 from agentls.session.store import (
+    LoadedSession,
     SessionMeta,
     Transcript,
-    list_metas,
     load_transcript,
     transcript_path,
 )
+from agentls.session.transcript_map import display_page, load_tail
 from agentls.workspace.link import EditorLink, bind
 from agentls.workspace.view import EditorState, EditSink, OpenDocument, WorkspaceView
 
@@ -58,6 +61,11 @@ class SessionManager:
         self._edit_sink_factory = edit_sink_factory
         self._env = dict(os.environ if env is None else env)
         self.masker = Masker.from_environment(self._env)
+        # The listing of the sessions on disk, kept between agent/listSessions requests.
+        self._index: SessionIndex | None = None
+        self.idle = IdleSweeper(
+            self.sessions, self._close_idle, lambda s: s.settings.session_idle_timeout
+        )
 
     def settings_for(
         self, cwd: Path, overrides: Mapping[str, Any], options: Mapping[str, Any] | None = None
@@ -111,6 +119,7 @@ class SessionManager:
             )
         root = Path(os.path.realpath(root))
         settings = self.settings_for(root, overrides, link.options)
+        self._check_room(settings)
         provider = await asyncio.to_thread(make_provider, settings)
         session_id = new_id("sess")
         meta = SessionMeta(session_id, str(root), **_identity(settings))
@@ -128,19 +137,55 @@ class SessionManager:
         link: EditorLink | None = None,
     ) -> tuple[AgentSession, list[Message]]:
         """A live session, or one rebuilt from its transcript; also its display history."""
+        session, loaded = await self._resume(session_id, overrides, link, load_transcript)
+        return session, loaded.display
+
+    async def resume_tail(
+        self,
+        session_id: str,
+        limit: int,
+        overrides: Mapping[str, Any] | None = None,
+        link: EditorLink | None = None,
+    ) -> tuple[AgentSession, list[Message], str | None]:
+        """As `resume`, with only the last `limit` messages of the display read; also the
+        cursor of the older ones (for `messages_before`), None when there are none."""
+        session, loaded = await self._resume(
+            session_id, overrides, link, lambda path: load_tail(path, limit)
+        )
+        return session, loaded.display, page_cursor(loaded.display_start)
+
+    async def messages_before(
+        self, session_id: str, before: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        """A page of a session's display (live or closed) that ends before the cursor
+        `before` (at the end when None), and the cursor of the page before it."""
+        position = cursor_position(before)
+        path = self._transcript_of(session_id, "to read")
+        try:
+            page, start = await asyncio.to_thread(display_page, path, position, limit)
+        except (OSError, ValueError) as exc:
+            raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
+        return page, page_cursor(start)
+
+    async def _resume(
+        self,
+        session_id: str,
+        overrides: Mapping[str, Any] | None,
+        link: EditorLink | None,
+        load: Callable[[Path], LoadedSession],
+    ) -> tuple[AgentSession, LoadedSession]:
         live = self.sessions.get(session_id)
         if live is not None:
+            self.idle.touch(session_id)
             if link is not None:
                 bind(live.workspace, link)
             # The display history is the whole conversation, as for a closed session.
-            loaded = await asyncio.to_thread(load_transcript, live.transcript.path)
-            return live, loaded.display
-        home = self.settings_for(Path.cwd(), {}).home
-        if not is_id(session_id, "sess") or not transcript_path(home, session_id).is_file():
-            raise UnknownSession(f"No session {_shown(session_id)} to resume under {home}.")
-        path = transcript_path(home, session_id)
+            return live, await asyncio.to_thread(load, live.transcript.path)
+        path = self._transcript_of(session_id, "to resume")
         try:
-            loaded = await asyncio.to_thread(load_transcript, path)
+            # The model's history is what follows the last compaction: `load` parses
+            # that, and of the display only what it is asked for.
+            loaded = await asyncio.to_thread(load, path)
         except (OSError, ValueError) as exc:
             raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
         root = Path(loaded.meta.cwd)
@@ -150,13 +195,24 @@ class SessionManager:
         layer.update(loaded.overrides)
         layer.update(overrides or {})
         settings = self.settings_for(root, layer, link.options if link else None)
+        self._check_room(settings)
         provider = await asyncio.to_thread(make_provider, settings)
         transcript = Transcript(path, loaded.meta, self.masker)
         for message in loaded.repaired:
             transcript.record_message(message, None)
         session = self._start(session_id, root, settings, provider, transcript, link)
         session.conversation.restore(loaded.history, loaded.state)
-        return session, loaded.display
+        return session, loaded
+
+    def _transcript_of(self, session_id: str, purpose: str) -> Path:
+        """The transcript of a live session, or of a closed one under the home (1001)."""
+        live = self.sessions.get(session_id)
+        if live is not None:
+            return live.transcript.path
+        home = self.settings_for(Path.cwd(), {}).home
+        if not is_id(session_id, "sess") or not transcript_path(home, session_id).is_file():
+            raise UnknownSession(f"No session {_shown(session_id)} {purpose} under {home}.")
+        return transcript_path(home, session_id)
 
     async def fork(
         self, session_id: str, message_id: str | None, link: EditorLink | None = None
@@ -195,10 +251,14 @@ class SessionManager:
     ) -> tuple[list[SessionMeta], str | None]:
         """Sessions newest first, `limit` a page; the cursor is the last one's id."""
         home = self.settings_for(Path.cwd(), {}).home
-        metas = list_metas(home)
+        if self._index is None or self._index.home != home:
+            self._index = SessionIndex(home)
+        metas = self._index.metas()
         if cwd is not None:
             wanted = os.path.realpath(cwd)
-            metas = [m for m in metas if os.path.realpath(m.cwd) == wanted]
+            # Sessions share a few directories: each is resolved once, not once a session.
+            resolved = {c: os.path.realpath(c) for c in {m.cwd for m in metas}}
+            metas = [m for m in metas if resolved[m.cwd] == wanted]
         start = 0
         if cursor is not None:
             ids = [m.session_id for m in metas]
@@ -240,8 +300,24 @@ class SessionManager:
             self.callbacks,
         )
         self.sessions[session_id] = session
+        self.idle.touch(session_id)
         session.mcp_wiring.start()
         return session
+
+    def _check_room(self, settings: Settings) -> None:
+        """TooManySessions (1008) when another live session would pass the cap."""
+        cap = settings.max_live_sessions
+        if len(self.sessions) >= cap:
+            raise TooManySessions(
+                f"This daemon already has {len(self.sessions)} live sessions (maxLiveSessions "
+                f"is {cap}). Close sessions you no longer use with agent/closeSession (they "
+                "stay resumable), or raise maxLiveSessions in the settings.",
+                {"live": len(self.sessions), "maxLiveSessions": cap},
+            )
+
+    async def _close_idle(self, session_id: str) -> None:
+        if session_id in self.sessions:
+            await self.close(session_id)
 
     def attach(self, session_id: str, link: EditorLink) -> AgentSession:
         """Make `link` the editor a live session reads and edits through (UnknownSession)."""
@@ -252,6 +328,8 @@ class SessionManager:
     def get(self, session_id: str) -> AgentSession:
         """The session, or UnknownSession (1001)."""
         session = self.sessions.get(session_id)
+        if session is not None:
+            self.idle.touch(session_id)
         if session is None:
             raise UnknownSession(
                 f"Unknown session {_shown(session_id)}: it was never created or has been closed. "
@@ -278,10 +356,12 @@ class SessionManager:
         """Abort and forget a session."""
         session = self.get(session_id)
         del self.sessions[session_id]
+        self.idle.forget(session_id)
         await session.close()
 
     async def close_all(self) -> None:
         """Abort every session (on shutdown)."""
+        await self.idle.stop()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
@@ -317,6 +397,22 @@ def cut_at(messages: list[Message], message_id: str) -> list[Message]:
 def _results_only(message: Message) -> bool:
     """A user message that carries tool results (steering text may ride along)."""
     return message.role == "user" and any(isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def page_cursor(start: int) -> str | None:
+    """A page cursor: where the page began in the conversation (None: at its start)."""
+    return str(start) if start > 0 else None
+
+
+def cursor_position(cursor: str | None) -> int | None:
+    """The position a page cursor names (-32602 for anything else)."""
+    if cursor is None:
+        return None
+    if not cursor.isdigit() or len(cursor) > 12:
+        raise InvalidParams(
+            f"cursor {cursor[:40]!r} is not a messagesCursor or nextCursor", {"field": "before"}
+        )
+    return int(cursor)
 
 
 def _shown(session_id: str) -> str:

@@ -8,8 +8,9 @@ next record starts on a line of its own.
 
 The records are the typed values of `session.records`: the session head (first line),
 messages, turn ends, session state, and compaction boundaries, after which the messages
-the model sees are written again (`copy`), so a resume reads only what follows the last one.
-Beside each transcript, `<id>.meta.json` holds what `agent/listSessions` shows.
+the model sees are written again (`copy`), so a resume reads only what follows the last one
+(`transcript_map` finds it without parsing the messages before it). Beside each transcript,
+`<id>.meta.json` holds what `agent/listSessions` shows (cached for all in `index.py`).
 """
 
 from __future__ import annotations
@@ -232,6 +233,9 @@ class LoadedSession:
     overrides: dict[str, Any]
     # The turn each message of `display` belongs to (None outside a turn).
     display_turns: list[str | None] = field(default_factory=list)
+    # Where `display` starts in the whole conversation (0: it is all there; more when only
+    # its last page was read, see `transcript_map.load_tail`).
+    display_start: int = 0
 
 
 def load_transcript(path: Path) -> LoadedSession:
@@ -252,7 +256,7 @@ def loaded_from(records: Sequence[TranscriptRecord], path: Path) -> LoadedSessio
         if isinstance(record, CompactBoundary):
             history = []
         elif isinstance(record, HistoryCleared):
-            history, display, state = [], [], StateSaved()
+            history, display, turns, state = [], [], [], StateSaved()
         elif isinstance(record, StateSaved):
             state = record
         elif isinstance(record, MessageRecord):
@@ -340,10 +344,16 @@ def _added_messages(before: list[Message], after: list[Message]) -> list[Message
     return [m for m in after if m.id not in known]
 
 
-def _meta(path: Path, head: SessionStarted) -> SessionMeta:
+def read_meta(transcript: Path) -> SessionMeta | None:
+    """The listing entry beside a transcript; None when it is missing or unreadable."""
     try:
-        return SessionMeta.from_json(json.loads(meta_path(path).read_text(encoding="utf-8")))
+        data = json.loads(meta_path(transcript).read_text(encoding="utf-8"))
+        return SessionMeta.from_json(data)
     except (OSError, ValueError, KeyError, TypeError):
-        return SessionMeta(
-            head.session_id or path.stem, head.cwd, provider=head.provider, model=head.model
-        )
+        return None
+
+
+def _meta(path: Path, head: SessionStarted) -> SessionMeta:
+    return read_meta(path) or SessionMeta(
+        head.session_id or path.stem, head.cwd, provider=head.provider, model=head.model
+    )

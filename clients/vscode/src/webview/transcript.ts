@@ -17,6 +17,7 @@ export class Transcript {
   // What each rendered element was drawn from: an item object the reducer did not replace
   // is unchanged, so it is not drawn again.
   private readonly drawn = new Map<string, { item: Item; element: HTMLElement }>();
+  private readonly earlier = button({ label: "Show earlier messages", icon: "history", onClick: () => this.post({ type: "older" }) });
   private readonly permissionActions = {
     answer: (requestId: string, kind: OptionKind): void => {
       this.post({ type: "permission", requestId, optionId: kind });
@@ -64,6 +65,13 @@ export class Transcript {
     this.state = state;
     const keep = new Set<string>();
     let previous: HTMLElement | null = null;
+    // A resumed session shows its last messages; the older ones come a page at a click.
+    if (state.olderCursor) {
+      if (this.root.firstChild !== this.earlier) this.root.prepend(this.earlier);
+      previous = this.earlier;
+    } else {
+      this.earlier.remove();
+    }
     for (const item of state.items) {
       const key = `${item.kind}:${item.id}`;
       keep.add(key);

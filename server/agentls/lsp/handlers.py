@@ -7,8 +7,6 @@ light server module loads it in the background after `initialize` has been answe
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
@@ -19,15 +17,14 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agentls import api, methods
-from agentls.context.prompt import Attachment, InlineImage, UserAttachment
 from agentls.errors import AgentError, InvalidParams
 from agentls.loop.guards import Budget
 from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.editor_intel import LspEditorIntel
+from agentls.lsp.editor_values import attachment, editor_range
 from agentls.lsp.hub import Hub
 from agentls.lsp.mcp_entries import mcp_server_entry
 from agentls.lsp.paths import uri_path
-from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
 from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.returning import ReturningWindows, running_fields
 from agentls.lsp.server import AgentServer
@@ -44,7 +41,6 @@ from agentls.session.slash import submit_message
 from agentls.session.turn import Submission
 from agentls.wire import json_sink, to_wire
 from agentls.workspace.link import EditorLink
-from agentls.workspace.view import Position, Range
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
@@ -90,11 +86,11 @@ class AgentHandlers:
                 editor.active_path = uri_path(state.active_uri)
             if state.selections is not None:
                 editor.selections = [
-                    _range(r, client, editor.active_path) for r in state.selections
+                    editor_range(r, client, editor.active_path) for r in state.selections
                 ]
             if state.visible_ranges is not None:
                 editor.visible_ranges = [
-                    _range(r, client, editor.active_path) for r in state.visible_ranges
+                    editor_range(r, client, editor.active_path) for r in state.visible_ranges
                 ]
         except (JsonRpcException, AgentError) as exc:
             log.warning("agent/didChangeEditorState ignored: %s", exc)
@@ -147,7 +143,7 @@ class AgentHandlers:
         # The window the user writes from is the one the session reads and edits through.
         session = self.manager.attach(p.session_id, _link(client))
         self.hub.attach(session.id, client)
-        attachments = [_attachment(a, i, client) for i, a in enumerate(p.attachments or [])]
+        attachments = [attachment(a, i, client) for i, a in enumerate(p.attachments or [])]
         budget = None
         if p.max_budget_tokens is not None or p.max_budget_usd is not None:
             budget = Budget(p.max_budget_tokens, p.max_budget_usd)
@@ -438,46 +434,6 @@ def validate(model: type[P], params: Any, method: str) -> P:
 def _iso(timestamp: float) -> str:
     moment = dt.datetime.fromtimestamp(timestamp, dt.UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _attachment(wire: api.AttachmentParam, index: int, client: Client) -> UserAttachment:
-    """A file (or some of its lines), or an image pasted into the client as a data: URI."""
-    if wire.uri.startswith("data:"):
-        return InlineImage(
-            wire.name or f"pasted image {index + 1}", _data_uri_bytes(wire.uri, index)
-        )
-    path = uri_path(wire.uri)
-    return Attachment(path, _range(wire.range, client, path) if wire.range else None)
-
-
-def _data_uri_bytes(uri: str, index: int) -> bytes:
-    """The bytes of a base64 `data:image/…;base64,…` URI, or InvalidParams."""
-    head, _, payload = uri.partition(",")
-    if not head.startswith("data:image/") or not head.endswith(";base64"):
-        raise InvalidParams(
-            "an inline attachment must be a base64 image: data:image/<type>;base64,<data>",
-            {"field": f"attachments.{index}.uri"},
-        )
-    try:
-        return base64.b64decode(payload, validate=True)
-    except binascii.Error:
-        raise InvalidParams(
-            "the attachment's data: URI is not valid base64", {"field": f"attachments.{index}.uri"}
-        ) from None
-
-
-def _range(r: api.WireRange, client: Client, path: Path | None) -> Range:
-    """A client range (columns in the negotiated encoding) in the core's code point columns."""
-    encoding = encoding_of(client.workspace.position_encoding)
-    doc = client.documents.get(path) if path is not None else None
-    lines = lsp_lines(doc.text) if doc is not None and encoding != "utf-32" else []
-
-    def position(line: int, column: int) -> Position:
-        if line < len(lines):
-            column = column_to_index(lines[line].rstrip("\r\n"), column, encoding)
-        return Position(line, column)
-
-    return Range(position(r.start.line, r.start.character), position(r.end.line, r.end.character))
 
 
 def _sandbox_state(session: AgentSession) -> api.SandboxState | None:

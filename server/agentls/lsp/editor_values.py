@@ -1,0 +1,56 @@
+"""What an editor sends, in the core's values: attachments (files, their lines, pasted
+images) and ranges (columns in the connection's negotiated position encoding)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from pathlib import Path
+
+from agentls import api
+from agentls.context.prompt import Attachment, InlineImage, UserAttachment
+from agentls.errors import InvalidParams
+from agentls.lsp.paths import uri_path
+from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
+from agentls.lsp.server import AgentServer
+from agentls.workspace.view import Position, Range
+
+
+def attachment(wire: api.AttachmentParam, index: int, client: AgentServer) -> UserAttachment:
+    """A file (or some of its lines), or an image pasted into the client as a data: URI."""
+    if wire.uri.startswith("data:"):
+        return InlineImage(
+            wire.name or f"pasted image {index + 1}", _data_uri_bytes(wire.uri, index)
+        )
+    path = uri_path(wire.uri)
+    return Attachment(path, editor_range(wire.range, client, path) if wire.range else None)
+
+
+def _data_uri_bytes(uri: str, index: int) -> bytes:
+    """The bytes of a base64 `data:image/…;base64,…` URI, or InvalidParams."""
+    head, _, payload = uri.partition(",")
+    if not head.startswith("data:image/") or not head.endswith(";base64"):
+        raise InvalidParams(
+            "an inline attachment must be a base64 image: data:image/<type>;base64,<data>",
+            {"field": f"attachments.{index}.uri"},
+        )
+    try:
+        return base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        raise InvalidParams(
+            "the attachment's data: URI is not valid base64", {"field": f"attachments.{index}.uri"}
+        ) from None
+
+
+def editor_range(r: api.WireRange, client: AgentServer, path: Path | None) -> Range:
+    """A client range (columns in the negotiated encoding) in the core's code point columns."""
+    encoding = encoding_of(client.workspace.position_encoding)
+    doc = client.documents.get(path) if path is not None else None
+    lines = lsp_lines(doc.text) if doc is not None and encoding != "utf-32" else []
+
+    def position(line: int, column: int) -> Position:
+        if line < len(lines):
+            column = column_to_index(lines[line].rstrip("\r\n"), column, encoding)
+        return Position(line, column)
+
+    return Range(position(r.start.line, r.start.character), position(r.end.line, r.end.character))

@@ -8,8 +8,10 @@ the one it started with).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
+from agentls.config import Settings
 from agentls.mcp_servers.servers import McpServers
 from agentls.sandbox import Sandbox
 from agentls.subagents.types import AgentType
@@ -28,7 +30,9 @@ class Toolbox:
         sandbox: Sandbox | None,
         web: WebOptions,
         todo: bool,
+        apply_patch: bool = False,
     ) -> None:
+        self._apply_patch = apply_patch
         self._workspace = workspace
         self._agent_types = agent_types
         self._sandbox = sandbox
@@ -38,6 +42,27 @@ class Toolbox:
         self.mcp: McpServers | None = None
         self._mcp_version = 0
         self.registry = self._build()
+
+    @classmethod
+    def for_settings(
+        cls,
+        workspace: WorkspaceView,
+        agent_types: Sequence[AgentType],
+        sandbox: Sandbox | None,
+        settings: Settings,
+    ) -> Toolbox:
+        """The toolbox the settings ask for (web tools, TodoWrite, apply_patch)."""
+        web = WebOptions.from_settings(
+            settings.web_fetch_allow_private, settings.web_search, os.environ
+        )
+        return cls(
+            workspace,
+            agent_types,
+            sandbox,
+            web,
+            settings.todo_write,
+            apply_patch=settings.offers_apply_patch(),
+        )
 
     def refresh(self) -> bool:
         """Take the MCP servers' tools when their set changed; whether it did."""
@@ -49,6 +74,8 @@ class Toolbox:
 
     def _build(self) -> ToolRegistry:
         mcp_tools = self.mcp.tools() if self.mcp is not None else []
-        builtin = default_tools(todo=self._todo, sandbox=self._sandbox, web=self._web)
+        builtin = default_tools(
+            todo=self._todo, sandbox=self._sandbox, web=self._web, apply_patch=self._apply_patch
+        )
         editor = editor_tools(self._workspace.intel)
         return ToolRegistry([*builtin, *editor, TaskTool(self._agent_types), *mcp_tools])

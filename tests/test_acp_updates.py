@@ -8,10 +8,13 @@ from agentls.acp.updates import CUT_NOTES, SessionUpdates
 from agentls.events import (
     LoopEvent,
     MessageDiscarded,
+    PermissionRequest,
     SessionEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolCallUpdate,
 )
+from agentls.tool_values import FileDiff
 
 
 def _texts(updates: SessionUpdates, *events: LoopEvent, parent: str | None = None) -> list[str]:
@@ -54,3 +57,24 @@ def test_no_note_when_no_answer_text_was_shown() -> None:
     assert _texts(updates, TextDeltaEvent("m3", "x"), MessageDiscarded("m3", "retry"))[-1:] == [
         f"agent_message_chunk:\n\n[{CUT_NOTES['retry']}]\n\n"
     ]
+
+
+def test_a_patch_asks_and_ends_with_one_diff_block_per_file() -> None:
+    diffs = (
+        FileDiff("/ws/new.md", None, "# New\n", "add"),
+        FileDiff("/ws/app.py", "a = 1\n", "a = 2\n", "update"),
+        FileDiff("/ws/old.txt", "gone\n", "", "delete"),
+        FileDiff("/ws/pkg/b.py", "x\n", "y\n", "move", moved_from="/ws/b.py"),
+    )
+    updates = SessionUpdates()
+    request = PermissionRequest("perm1", "call1", "Patch 4 files", {"input": "…"}, diffs=diffs)
+    asked = updates.permission_call(request).content or []
+    ended = updates.updates(
+        SessionEvent("s", 1, "t", ToolCallUpdate("call1", "completed", "Applied.", diffs=diffs))
+    )
+    (update,) = ended
+    assert isinstance(update, acp.ToolCallProgress)
+    for content in (asked, [c for c in update.content or [] if c.type == "diff"]):
+        assert [(c.path, c.old_text, c.new_text) for c in content] == [
+            (d.path, d.old_text, d.new_text) for d in diffs
+        ]

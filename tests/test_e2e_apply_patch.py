@@ -154,6 +154,19 @@ async def test_one_request_shows_every_file_and_allow_applies_it_all(
     assert len(done_update["diffs"]) == 4
 
 
+async def test_a_patch_is_rewound_like_any_write(disk_client: AgentClient, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    before = files(root)
+    _done, events, _log = await run(disk_client, tmp_path, PATCH, "allow_once")
+    assert files(root) == APPLIED
+    outcome = await disk_client.request(
+        "agent/rewind",
+        {"sessionId": events[0]["sessionId"], "turnId": events[0]["turnId"], "what": "files"},
+    )
+    assert outcome["conflicts"] == [] and outcome["failed"] == []
+    assert files(root) == before
+
+
 async def test_a_rejected_patch_changes_nothing(disk_client: AgentClient, tmp_path: Path) -> None:
     before = files(tmp_path / "ws")
     _done, events, log = await run(disk_client, tmp_path, PATCH, "reject_once")

@@ -16,9 +16,11 @@ run` start → first model request and a 3-call task, in process and through the
 ~/.cache on first use), 12 typing in Neovim while its chat streams (key latency, writes per
 delta, Neovim's CPU), 13 `agentls acp` (start-up, prompt → first chunk, updates per second and
 the daemon's CPU per update), 14 the process watchdog (a Bash call with its group guarded
-and not, a registration, the watchdog's start, SIGKILL → the daemon's commands gone).
+and not, a registration, the watchdog's start, SIGKILL → the daemon's commands gone), 15
+apply_patch (a 20-file patch against the same changes as Edit calls, and the bytes the
+tool adds to every request).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp, guard. Every
+nvim, acp, guard, patch. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -55,6 +57,7 @@ BENCHES = {
     "nvim": "bench_nvim",
     "acp": "bench_acp",
     "guard": "bench_guard",
+    "patch": "bench_patch",
 }
 NAME_WIDTH = 54
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentls.config import Settings
+from agentls.config import Settings, apply_layer
 from agentls.tools.apply_patch import ApplyPatchInput, ApplyPatchTool
 from agentls.tools.base import ToolContext, ToolError
 from agentls.tools.patch_apply import HunkFailed, apply_hunks
@@ -306,3 +306,11 @@ def test_offered_to_openai_models_by_default_and_to_others_by_setting() -> None:
     assert "apply_patch" not in names(Settings(provider="anthropic"))
     assert "apply_patch" in names(Settings(provider="anthropic", apply_patch_tool=True))
     assert "apply_patch" not in names(Settings(provider="openai", apply_patch_tool=False))
+
+
+def test_a_bad_apply_patch_tool_setting_is_reported_and_the_default_kept() -> None:
+    problems: list[str] = []
+    settings = apply_layer(Settings(), {"applyPatchTool": "always"}, "settings.json", problems)
+    assert settings.apply_patch_tool == "auto"
+    assert problems and "applyPatchTool" in problems[0] and '"auto", true or false' in problems[0]
+    assert apply_layer(Settings(), {"applyPatchTool": False}, "x", []).apply_patch_tool is False

@@ -13,6 +13,8 @@ import pytest
 from lsprotocol import types as lsp
 
 from agent_client import AgentClient, daemon_config, read_requests, write_script
+from agentls.lsp.positions import Edit
+from test_positions import apply_edits
 
 APP = "def a():\n    return 1\n\ndef b():\n    return 1\n"
 PATCH = "\n".join(
@@ -233,3 +235,49 @@ async def test_an_editor_with_file_operations_gets_one_apply_edit(tmp_path: Path
     # This test editor changes no file itself, so the daemon made the disk match.
     assert files(root) == APPLIED
     assert not tool_result(log)["is_error"]
+
+
+async def test_an_open_buffer_is_patched_in_the_editor_as_it_stands(tmp_path: Path) -> None:
+    """The patch is planned against the unsaved buffer and sent against its version."""
+    root = workspace(tmp_path)
+    client = await start(root, apply_edit=True, operations=OPERATIONS)
+    app = root / "src" / "app.py"
+    unsaved = APP + "# not saved yet\n"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(app.as_uri(), "python", 3, unsaved))
+    )
+    buffer = {"text": unsaved}
+
+    def editor(params: lsp.ApplyWorkspaceEditParams) -> bool:
+        for change in params.edit.document_changes or []:
+            if (
+                isinstance(change, lsp.TextDocumentEdit)
+                and change.text_document.uri == app.as_uri()
+            ):
+                assert change.text_document.version == 3
+                edits = [
+                    Edit(
+                        (e.range.start.line, e.range.start.character),
+                        (e.range.end.line, e.range.end.character),
+                        e.new_text,
+                    )
+                    for e in change.edits
+                    if isinstance(e, lsp.TextEdit)
+                ]
+                buffer["text"] = apply_edits(buffer["text"], edits, "utf-16")
+                identifier = lsp.VersionedTextDocumentIdentifier(version=4, uri=app.as_uri())
+                whole = lsp.TextDocumentContentChangeWholeDocument(text=buffer["text"])
+                client.text_document_did_change(
+                    lsp.DidChangeTextDocumentParams(identifier, [whole])
+                )
+        return True
+
+    client.edit_handler = editor
+    try:
+        _done, _events, log = await run(client, tmp_path, PATCH, "allow_once")
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    assert not tool_result(log)["is_error"], tool_result(log)["content"]
+    assert buffer["text"] == APPLIED["src/app.py"] + "# not saved yet\n"
+    assert app.read_text() == buffer["text"]

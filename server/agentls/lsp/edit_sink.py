@@ -81,6 +81,11 @@ class LspEditSink:
         ops = caps.workspace_edit.resource_operations if caps.workspace_edit else None
         return True, list(ops or [])
 
+    def _takes_document_changes(self) -> bool:
+        caps = self._server.client_capabilities.workspace
+        edits = caps.workspace_edit if caps is not None else None
+        return bool(edits and edits.document_changes)
+
     async def delete(self, path: Path) -> None:
         """A `DeleteFile` when the client takes one (its buffer goes too), else from disk."""
         can_apply, ops = self._resource_operations()
@@ -120,6 +125,8 @@ class LspEditSink:
         if not can_apply:
             write_operations(operations)
             return
+        if not self._takes_document_changes():
+            kinds = []  # file operations travel only in documentChanges
         encoding = encoding_of(self._server.workspace.position_encoding)
         changes: list[Any] = []
         by_editor: list[FileOperation] = []

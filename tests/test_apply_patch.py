@@ -314,3 +314,11 @@ def test_a_bad_apply_patch_tool_setting_is_reported_and_the_default_kept() -> No
     assert settings.apply_patch_tool == "auto"
     assert problems and "applyPatchTool" in problems[0] and '"auto", true or false' in problems[0]
     assert apply_layer(Settings(), {"applyPatchTool": False}, "x", []).apply_patch_tool is False
+
+
+async def test_a_move_without_hunks_renames_the_file_as_it_is(ctx: ToolContext, root: Path) -> None:
+    text = patch("*** Update File: move.py", "*** Move to: lib/move.py")
+    out = await ApplyPatchTool().run(ApplyPatchInput(input=text), ctx)
+    assert (root / "lib" / "move.py").read_text() == "a = 1\n"
+    assert not (root / "move.py").exists()
+    assert out.content.endswith("R move.py → lib/move.py")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from acp import schema as acp
 
+from agentls.acp.history import replay
 from agentls.acp.updates import CUT_NOTES, SessionUpdates
 from agentls.events import (
     LoopEvent,
@@ -14,7 +17,9 @@ from agentls.events import (
     ThinkingDeltaEvent,
     ToolCallUpdate,
 )
+from agentls.messages import Message, ToolUseBlock
 from agentls.tool_values import FileDiff
+from agentls.tools.registry import ToolRegistry, default_tools
 
 
 def _texts(updates: SessionUpdates, *events: LoopEvent, parent: str | None = None) -> list[str]:
@@ -78,3 +83,29 @@ def test_a_patch_asks_and_ends_with_one_diff_block_per_file() -> None:
         assert [(c.path, c.old_text, c.new_text) for c in content] == [
             (d.path, d.old_text, d.new_text) for d in diffs
         ]
+
+
+def test_a_recorded_patch_is_replayed_with_one_diff_per_file() -> None:
+    patch = "\n".join(
+        [
+            "*** Begin Patch",
+            "*** Add File: new.md",
+            "+# New",
+            "*** Update File: app.py",
+            "@@",
+            " keep",
+            "-a = 1",
+            "+a = 2",
+            "*** Delete File: old.txt",
+            "*** End Patch",
+        ]
+    )
+    call = ToolUseBlock("call1", "apply_patch", {"input": patch})
+    registry = ToolRegistry(default_tools(apply_patch=True))
+    (start,) = replay([Message("assistant", (call,))], registry, Path("/ws"), ())
+    assert isinstance(start, acp.ToolCallStart)
+    assert [(c.path, c.old_text, c.new_text) for c in start.content or []] == [
+        ("/ws/new.md", None, "# New\n"),
+        ("/ws/app.py", "keep\na = 1\n", "keep\na = 2\n"),
+        ("/ws/old.txt", "", ""),
+    ]

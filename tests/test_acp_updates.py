@@ -1,4 +1,5 @@
-"""ACP updates for events ACP has no word for: a discarded attempt's streamed answer."""
+"""ACP updates for what ACP has no word for: a discarded attempt's streamed answer, and a
+patch's several files (one diff block each, live and replayed)."""
 
 from __future__ import annotations
 

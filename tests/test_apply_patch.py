@@ -10,6 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentls.config import Settings, apply_layer
+from agentls.permissions.gate import PermissionGate
+from agentls.permissions.rules import rules_from
 from agentls.tools.apply_patch import ApplyPatchInput, ApplyPatchTool
 from agentls.tools.base import ToolContext, ToolError
 from agentls.tools.patch_apply import HunkFailed, apply_hunks
@@ -322,3 +324,16 @@ async def test_a_move_without_hunks_renames_the_file_as_it_is(ctx: ToolContext, 
     assert (root / "lib" / "move.py").read_text() == "a = 1\n"
     assert not (root / "move.py").exists()
     assert out.content.endswith("R move.py → lib/move.py")
+
+
+def test_a_call_on_several_paths_runs_unasked_only_when_every_path_is_allowed() -> None:
+    gate = PermissionGate(
+        "default", rules_from(deny=["Edit(secret/**)"], ask=[], allow=["Edit(src/**)"])
+    )
+    both = ("src/a.py", "src/b.py")
+    assert gate.decide_all("apply_patch", "edit", False, both).behavior == "allow"
+    assert (
+        gate.decide_all("apply_patch", "edit", False, ("src/a.py", "docs/x.md")).behavior == "ask"
+    )
+    denied = gate.decide_all("apply_patch", "edit", False, ("src/a.py", "secret/k", "docs/x"))
+    assert (denied.behavior, denied.reason) == ("deny", "Denied by rule Edit(secret/**).")

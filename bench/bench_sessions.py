@@ -28,7 +28,7 @@ from agentls.session.records import SessionStarted
 from agentls.session.store import SessionMeta, Transcript, list_metas, transcript_path
 from harness import DaemonClient, Row, daemon_env, mb, proc_status_kb, scratch, timing_rows
 
-SECTION = "15 sessions (2,000 listed; 200 opened and closed)"
+SECTION = "16 sessions (2,000 listed; 200 opened and closed)"
 LISTED = 2_000
 CYCLES = 200
 SCRIPT = [{"text": "done"}]

@@ -20,9 +20,10 @@ and not, a registration, the watchdog's start, SIGKILL → the daemon's commands
 window reloading mid-turn (resumeSession of the running session, the missed events resent,
 the cost of holding them), 16 sessions (listing 2,000 through the index and without it; RSS
 and descriptors after 200 sessions opened and closed); 7 also resumes a 50,000-message
-session whole and with `messageLimit`.
+session whole and with `messageLimit`, 17 apply_patch (a 20-file patch against the same
+changes as Edit calls, and the bytes the tool adds to every request).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp, guard, reattach, sessions. Every
+nvim, acp, guard, reattach, sessions, patch. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -61,6 +62,7 @@ BENCHES = {
     "guard": "bench_guard",
     "reattach": "bench_reattach",
     "sessions": "bench_sessions",
+    "patch": "bench_patch",
 }
 NAME_WIDTH = 54
 

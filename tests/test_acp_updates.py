@@ -1,17 +1,26 @@
-"""ACP updates for events ACP has no word for: a discarded attempt's streamed answer."""
+"""ACP updates for what ACP has no word for: a discarded attempt's streamed answer, and a
+patch's several files (one diff block each, live and replayed)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from acp import schema as acp
 
+from agentls.acp.history import replay
 from agentls.acp.updates import CUT_NOTES, SessionUpdates
 from agentls.events import (
     LoopEvent,
     MessageDiscarded,
+    PermissionRequest,
     SessionEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolCallUpdate,
 )
+from agentls.messages import Message, ToolUseBlock
+from agentls.tool_values import FileDiff
+from agentls.tools.registry import ToolRegistry, default_tools
 
 
 def _texts(updates: SessionUpdates, *events: LoopEvent, parent: str | None = None) -> list[str]:
@@ -53,4 +62,51 @@ def test_no_note_when_no_answer_text_was_shown() -> None:
     # A message already marked is not marked twice.
     assert _texts(updates, TextDeltaEvent("m3", "x"), MessageDiscarded("m3", "retry"))[-1:] == [
         f"agent_message_chunk:\n\n[{CUT_NOTES['retry']}]\n\n"
+    ]
+
+
+def test_a_patch_asks_and_ends_with_one_diff_block_per_file() -> None:
+    diffs = (
+        FileDiff("/ws/new.md", None, "# New\n", "add"),
+        FileDiff("/ws/app.py", "a = 1\n", "a = 2\n", "update"),
+        FileDiff("/ws/old.txt", "gone\n", "", "delete"),
+        FileDiff("/ws/pkg/b.py", "x\n", "y\n", "move", moved_from="/ws/b.py"),
+    )
+    updates = SessionUpdates()
+    request = PermissionRequest("perm1", "call1", "Patch 4 files", {"input": "…"}, diffs=diffs)
+    asked = updates.permission_call(request).content or []
+    ended = updates.updates(
+        SessionEvent("s", 1, "t", ToolCallUpdate("call1", "completed", "Applied.", diffs=diffs))
+    )
+    (update,) = ended
+    assert isinstance(update, acp.ToolCallProgress)
+    for content in (asked, [c for c in update.content or [] if c.type == "diff"]):
+        assert [(c.path, c.old_text, c.new_text) for c in content] == [
+            (d.path, d.old_text, d.new_text) for d in diffs
+        ]
+
+
+def test_a_recorded_patch_is_replayed_with_one_diff_per_file() -> None:
+    patch = "\n".join(
+        [
+            "*** Begin Patch",
+            "*** Add File: new.md",
+            "+# New",
+            "*** Update File: app.py",
+            "@@",
+            " keep",
+            "-a = 1",
+            "+a = 2",
+            "*** Delete File: old.txt",
+            "*** End Patch",
+        ]
+    )
+    call = ToolUseBlock("call1", "apply_patch", {"input": patch})
+    registry = ToolRegistry(default_tools(apply_patch=True))
+    (start,) = replay([Message("assistant", (call,))], registry, Path("/ws"), ())
+    assert isinstance(start, acp.ToolCallStart)
+    assert [(c.path, c.old_text, c.new_text) for c in start.content or []] == [
+        ("/ws/new.md", None, "# New\n"),
+        ("/ws/app.py", "keep\na = 1\n", "keep\na = 2\n"),
+        ("/ws/old.txt", "", ""),
     ]

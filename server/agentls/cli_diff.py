@@ -35,25 +35,44 @@ def wants_colour(out: Any) -> bool:
 
 
 def diff_lines(diff: dict[str, Any], cwd: str | None = None) -> list[str]:
-    """The whole unified diff (3 lines of context), headers first."""
+    """The whole unified diff (3 lines of context), headers first; a deleted file's goes to
+    /dev/null and a moved file's comes from where it was (`movedFrom`)."""
     import difflib
 
-    path = str(diff.get("path", "file"))
-    if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        path = path[len(cwd.rstrip("/")) + 1 :]
+    path = _shown(str(diff.get("path", "file")), cwd)
     # git's a/ and b/ for a path in the workspace; a path outside it stays as it is.
     after = path if path.startswith("/") else f"b/{path}"
+    source = _shown(str(diff.get("movedFrom") or path), cwd)
     old, new = diff.get("oldText"), str(diff.get("newText", ""))
-    before = "/dev/null" if old is None else (path if path.startswith("/") else f"a/{path}")
-    lines = difflib.unified_diff(
-        (old or "").splitlines(), new.splitlines(), before, after, lineterm=""
+    before = "/dev/null" if old is None else (source if source.startswith("/") else f"a/{source}")
+    if diff.get("kind") == "delete":
+        after = "/dev/null"
+    lines = list(
+        difflib.unified_diff((old or "").splitlines(), new.splitlines(), before, after, lineterm="")
     )
-    return list(lines)
+    if not lines and diff.get("movedFrom"):
+        return [f"rename {before} → {after} (no change to its text)"]
+    return lines
+
+
+def _shown(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
 
 
 def render_diff(diff: dict[str, Any], colour: bool, cwd: str | None = None) -> str:
     """The diff to print, at most MAX_DIFF_LINES lines, each at most MAX_LINE_CHARS wide."""
-    lines = diff_lines(diff, cwd)
+    return _render(diff_lines(diff, cwd), colour)
+
+
+def render_diffs(diffs: list[dict[str, Any]], colour: bool, cwd: str | None = None) -> str:
+    """Every file's diff of a multi-file change (apply_patch), one after the other, cut
+    as one diff is."""
+    return _render([line for diff in diffs for line in diff_lines(diff, cwd)], colour)
+
+
+def _render(lines: list[str], colour: bool) -> str:
     if not lines:
         return _paint("(no change to the file's text)", _DIM, colour) + "\n"
     shown = [_paint(_cut(line), _colour_of(line), colour) for line in lines[:MAX_DIFF_LINES]]
@@ -76,7 +95,7 @@ def _cut(line: str) -> str:
 
 
 def _colour_of(line: str) -> str | None:
-    if line.startswith(("+++", "---")):
+    if line.startswith(("+++", "---", "rename ")):
         return _BOLD
     if line.startswith("@@"):
         return _CYAN

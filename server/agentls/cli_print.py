@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from agentls.cli_diff import render_diff, wants_colour
+from agentls.cli_diff import render_diff, render_diffs, wants_colour
 from agentls.plural import counted
 
 # `typing` costs the warm path milliseconds at every start: names for the checker only.
@@ -77,7 +77,10 @@ class HumanPrinter:
         if line:
             # A sub-agent's steps are indented under its Task call; its text is not shown.
             self._line(f"    {line.strip()}" if child else line)
-        if kind == "permission_request" and event.get("diff"):
+        if kind == "permission_request" and event.get("diffs"):
+            # A patch: every file's change, so the user sees all that they allow.
+            write(self._out, render_diffs(event["diffs"], self._colour, self.cwd))
+        elif kind == "permission_request" and event.get("diff"):
             # The change comes with the question, so the user sees what they allow.
             write(self._out, render_diff(event["diff"], self._colour, self.cwd))
 

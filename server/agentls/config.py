@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from agentls.mcp_servers.config import McpServerConfig, merge_servers, parse_servers
 from agentls.names import (
@@ -86,6 +86,9 @@ class Settings:
     stuck_threshold: int = 3
     # Whether the model gets the TodoWrite tool (its plan reaches clients as `plan` events).
     todo_write: bool = True
+    # Whether the model gets apply_patch (Codex's patch format): "auto" offers it to the
+    # OpenAI and Azure providers' models, which are trained on it.
+    apply_patch_tool: bool | Literal["auto"] = "auto"
     # Where "always" answers are kept: the project's personal file (settings.local.json,
     # never committed), its shared one, the user's, or nowhere.
     permission_rules_scope: RulesScope = "local"
@@ -137,6 +140,12 @@ class Settings:
         if self.script is not None:
             return "scripted"
         return None
+
+    def offers_apply_patch(self) -> bool:
+        """Whether sessions get the apply_patch tool (see `apply_patch_tool`)."""
+        if self.apply_patch_tool == "auto":
+            return self.resolved_provider() in ("openai", "azure")
+        return bool(self.apply_patch_tool)
 
     def resolved_model(self) -> str:
         provider = self.resolved_provider() or "anthropic"
@@ -216,6 +225,7 @@ _KEYS = {
     "maxBudgetUsd": "max_budget_usd",
     "stuckThreshold": "stuck_threshold",
     "todoWrite": "todo_write",
+    "applyPatchTool": "apply_patch_tool",
     "permissionRulesScope": "permission_rules_scope",
     "subagentDepth": "subagent_depth",
     "maxSubagents": "max_subagents",
@@ -254,6 +264,10 @@ def _coerce(name: str, value: Any) -> Any:
         raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
     if name == "permission_mode" and value not in PERMISSION_MODES:
         raise ValueError(f"must be one of {', '.join(PERMISSION_MODES)}")
+    if name == "apply_patch_tool":
+        if value != "auto" and not isinstance(value, bool):
+            raise ValueError('must be "auto", true or false')
+        return value
     if name == "prices":
         return _prices(value)
     if name == "detached_turn_timeout":

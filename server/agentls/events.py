@@ -71,6 +71,8 @@ class ToolCallUpdate:
     content: str | None = None
     diff: FileDiff | None = None
     truncated: bool | None = None
+    # Every file's change, for a call that changed several (apply_patch).
+    diffs: tuple[FileDiff, ...] | None = None
     type: Literal["tool_call_update"] = "tool_call_update"
 
 
@@ -135,6 +137,8 @@ class PermissionRequest:
     options: tuple[PermissionOption, ...] = PERMISSION_OPTIONS
     # For a file change: the file's text now (buffer first) and what the call would make it.
     diff: FileDiff | None = None
+    # For a change of several files (apply_patch): each file's change, with its kind.
+    diffs: tuple[FileDiff, ...] | None = None
     type: Literal["permission_request"] = "permission_request"
 
 

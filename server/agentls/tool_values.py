@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+# What a multi-file change (apply_patch) does to one file.
+FileChangeKind = Literal["add", "update", "delete", "move"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +23,10 @@ class FileDiff:
     path: str
     old_text: str | None
     new_text: str
+    # Set for one file of a multi-file change; a delete's new_text is "", a move's `path`
+    # is where the file goes and `moved_from` where it was.
+    kind: FileChangeKind | None = None
+    moved_from: str | None = None
 
 
 PlanStatus = Literal["pending", "in_progress", "completed"]

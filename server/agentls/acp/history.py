@@ -32,6 +32,7 @@ from agentls.messages import (
     ToolUseBlock,
 )
 from agentls.tool_values import FileDiff, PlanEntry
+from agentls.tools.patch_format import AddFile, PatchSyntaxError, UpdateFile, parse_patch
 from agentls.tools.registry import ToolRegistry
 
 USER_CONTEXT = "<userContext>"
@@ -71,6 +72,8 @@ def _block_updates(
         diff = _input_diff(block.input, cwd)
         if diff is not None:
             start.content = [diff_content(diff)]
+        elif block.name == "apply_patch":
+            start.content = [diff_content(d) for d in _patch_diffs(block.input, cwd)] or None
         return [start]
     if isinstance(block, ToolResultBlock):
         return [_result(block)]
@@ -91,6 +94,30 @@ def _result(block: ToolResultBlock) -> acp.ToolCallProgress:
         status="failed" if block.is_error else "completed",
         content=content,
     )
+
+
+def _patch_diffs(raw: dict[str, Any], cwd: Path) -> list[FileDiff]:
+    """What a recorded apply_patch asked for, one diff per file: an added file's text, and
+    an update's hunks (their old lines against their new ones)."""
+    try:
+        sections = parse_patch(str(raw.get("input", "")))
+    except PatchSyntaxError:
+        return []
+    diffs = []
+    for section in sections:
+        where = str(cwd / section.path)
+        if isinstance(section, AddFile):
+            diffs.append(FileDiff(where, None, section.text, "add"))
+        elif isinstance(section, UpdateFile):
+            old = "".join(f"{line}\n" for hunk in section.hunks for line in hunk.old)
+            new = "".join(f"{line}\n" for hunk in section.hunks for line in hunk.new)
+            if section.move_to is None:
+                diffs.append(FileDiff(where, old, new, "update"))
+            else:
+                diffs.append(FileDiff(str(cwd / section.move_to), old, new, "move", where))
+        else:
+            diffs.append(FileDiff(where, "", "", "delete"))
+    return diffs
 
 
 def _input_diff(raw: dict[str, Any], cwd: Path) -> FileDiff | None:

@@ -244,8 +244,7 @@ class SessionUpdates:
             content = []
             if terminal is not None:
                 content.append(acp.TerminalToolCallContent(type="terminal", terminal_id=terminal))
-            if event.diff is not None:
-                content.append(diff_content(event.diff))
+            content.extend(diff_content(d) for d in _diffs_of(event.diff, event.diffs))
             if event.content and terminal is None:
                 content.append(text_content(event.content))
         return [_progress(call_id, status_of(event.status), content)]
@@ -254,8 +253,9 @@ class SessionUpdates:
         """The call a permission request is about, as `session/request_permission` names it."""
         call = self.calls.get(request.tool_call_id)
         content: list[ToolContent] | None = None
-        if request.diff is not None:
-            content = [diff_content(request.diff)]
+        diffs = _diffs_of(request.diff, request.diffs)
+        if diffs:
+            content = [diff_content(d) for d in diffs]
         return acp.ToolCallUpdate(
             tool_call_id=request.tool_call_id,
             title=request.title,
@@ -265,6 +265,13 @@ class SessionUpdates:
             locations=locations_of(call.locations) if call is not None else None,
             raw_input=request.input,
         )
+
+
+def _diffs_of(diff: FileDiff | None, diffs: tuple[FileDiff, ...] | None) -> list[FileDiff]:
+    """A patch's every file (one diff content block each), or the one file's change."""
+    if diffs:
+        return list(diffs)
+    return [diff] if diff is not None else []
 
 
 def _progress(

@@ -37,7 +37,14 @@ from agentls.permissions.asking import PermissionPrompter, ask_permission
 from agentls.permissions.gate import Decision, PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
 from agentls.tool_values import FileDiff
-from agentls.tools.base import ProposesChange, Tool, ToolContext, ToolError, ToolOutput
+from agentls.tools.base import (
+    ProposesChange,
+    ProposesChanges,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
 from agentls.tools.editor import ProblemsWatch
 from agentls.tools.registry import ToolRegistry, validate_input
 from agentls.usage import Usage
@@ -188,10 +195,9 @@ class ToolExecutor:
             if problems:
                 output = replace(output, content=f"{output.content}\n\n{problems}")
         status: ToolCallStatus = "failed" if output.is_error else "completed"
+        truncated = True if output.truncated else None
         self._emit(
-            ToolCallUpdate(
-                block.id, status, output.content, output.diff, True if output.truncated else None
-            )
+            ToolCallUpdate(block.id, status, output.content, output.diff, truncated, output.diffs)
         )
         if output.plan is not None:
             self._emit(PlanEvent(output.plan))
@@ -265,11 +271,11 @@ class ToolExecutor:
     ) -> tuple[BaseModel, str | None] | ToolResultBlock:
         """The (possibly user-updated) input to run with and a note on the user's revision
         of it for the model, or the refusal result."""
-        content = tool.rule_content(args, self._context.cwd)
+        contents = tool.rule_contents(args, self._context.cwd)
         # A tool whose own calls meet the gate (Task's agent) is asked about by rules only.
         read_only = tool.is_read_only(args) and tool.read_only_skips_asking
         harmless = read_only or getattr(tool, "calls_are_gated", False)
-        decision = self._gate.decide(tool.name, tool.kind, harmless, content, hook)
+        decision = self._gate.decide_all(tool.name, tool.kind, harmless, contents, hook)
         if decision.behavior == "allow":
             return args, None
         if decision.behavior == "deny":
@@ -278,20 +284,20 @@ class ToolExecutor:
         if refusal is not None:
             return self._finish(block, "failed", refusal, True)
         # A file change carries what it would do, so the user can review it first.
-        diff = None
-        if isinstance(tool, ProposesChange):
-            diff = tool.proposed_change(args, self._context)
+        diff, diffs = self._proposal(tool, args)
         request = PermissionRequest(
             new_id("perm"),
             block.id,
             _title(tool, args, block),
             block.input,
-            _options_with_rules(tool, content),
-            diff,
+            _options_with_rules(tool, contents),
+            diff or (diffs[0] if diffs and len(diffs) == 1 else None),
+            diffs,
         )
         answer = await ask_permission(self._prompter, self._emit, request)
         if answer.option_id in ("allow_always", "reject_always"):
-            self._gate.remember(_always_rule(tool, content, answer.option_id))
+            for content in contents:
+                self._gate.remember(_always_rule(tool, content, answer.option_id))
         if answer.option_id.startswith("reject"):
             reason = "The user rejected this tool call."
             if answer.message:
@@ -305,6 +311,16 @@ class ToolExecutor:
                 return self._finish(block, "failed", updated, True)
             return updated, None
         return args, None
+
+    def _proposal(
+        self, tool: Tool[Any], args: BaseModel
+    ) -> tuple[FileDiff | None, tuple[FileDiff, ...] | None]:
+        """The change of one file (reviewable), or of several (each shown), the call makes."""
+        if isinstance(tool, ProposesChange):
+            return tool.proposed_change(args, self._context), None
+        if isinstance(tool, ProposesChanges):
+            return None, tool.proposed_changes(args, self._context)
+        return None, None
 
     def _reviewed(
         self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock, diff: FileDiff, accepted: str
@@ -376,10 +392,13 @@ def _always_rule(tool: Tool[Any], content: str | None, option_id: str) -> Rule:
     return rule_for_always(tool.name, tool.kind, content, behavior)
 
 
-def _options_with_rules(tool: Tool[Any], content: str | None) -> tuple[PermissionOption, ...]:
-    """The four options, the "always" ones naming the exact rule they would save."""
+def _options_with_rules(
+    tool: Tool[Any], contents: tuple[str | None, ...]
+) -> tuple[PermissionOption, ...]:
+    """The four options, the "always" ones naming the exact rules they would save (one per
+    path for a call on several)."""
     return tuple(
-        replace(option, rule=str(_always_rule(tool, content, option.kind)))
+        replace(option, rule=", ".join(str(_always_rule(tool, c, option.kind)) for c in contents))
         if option.kind in ("allow_always", "reject_always")
         else option
         for option in PERMISSION_OPTIONS

@@ -1,5 +1,8 @@
 """The editor's EditSink: agent writes reach the editor as `workspace/applyEdit`.
 
+A multi-file change (apply_patch) goes as one `workspace/applyEdit`, its file operations
+(create, rename, delete) in it when the client takes them.
+
 Edits are versioned, so the editor refuses one computed against an older buffer. Once the
 editor applied an edit, disk and buffer must agree: a client should save the buffers it
 changed before it answers; when it did not, the daemon writes the file itself.
@@ -9,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from agentls.lsp.positions import Encoding, encoding_of, smallest_edits
 from agentls.textfile import read_text_file
+from agentls.workspace.operations import FileOperation, write_operations
 from agentls.workspace.view import EditRejected, FileEdit, write_edit
 
 log = logging.getLogger(__name__)
@@ -75,6 +81,11 @@ class LspEditSink:
         ops = caps.workspace_edit.resource_operations if caps.workspace_edit else None
         return True, list(ops or [])
 
+    def _takes_document_changes(self) -> bool:
+        caps = self._server.client_capabilities.workspace
+        edits = caps.workspace_edit if caps is not None else None
+        return bool(edits and edits.document_changes)
+
     async def delete(self, path: Path) -> None:
         """A `DeleteFile` when the client takes one (its buffer goes too), else from disk."""
         can_apply, ops = self._resource_operations()
@@ -106,6 +117,37 @@ class LspEditSink:
         if _disk_text(edit.path) != edit.new_text:
             write_edit(edit)
 
+    async def apply_operations(self, operations: Sequence[FileOperation]) -> None:
+        """A multi-file change as one `workspace/applyEdit`: the text edits, with the
+        CreateFile, RenameFile and DeleteFile operations the client takes; the ones it
+        does not take are done on disk once the editor applied the rest."""
+        can_apply, kinds = self._resource_operations()
+        if not can_apply:
+            write_operations(operations)
+            return
+        if not self._takes_document_changes():
+            kinds = []  # file operations travel only in documentChanges
+        encoding = encoding_of(self._server.workspace.position_encoding)
+        changes: list[Any] = []
+        by_editor: list[FileOperation] = []
+        on_disk: list[FileOperation] = []
+        for op in operations:
+            parts = _operation_changes(op, kinds, encoding)
+            (by_editor if parts else on_disk).append(op)
+            changes.extend(parts)
+        if changes:
+            await self._send(changes)
+        for op in by_editor:
+            versioned = op.kind == "update" and op.edit.version is not None
+            if versioned and not await self._buffer_holds(op.edit):
+                raise EditRejected(
+                    f"The editor did not apply the edit to {op.edit.path.name}: its buffer "
+                    "changed just before the edit arrived. Read the files again, then redo "
+                    "the patch."
+                )
+        _match_disk(by_editor)
+        write_operations(on_disk)
+
     async def _send(self, changes: list[Any]) -> None:
         """One `workspace/applyEdit`; EditRejected unless the client applied it."""
         params = lsp.ApplyWorkspaceEditParams(
@@ -131,3 +173,37 @@ def _disk_text(path: Path) -> str | None:
         return read_text_file(path).text
     except (OSError, ValueError):
         return None
+
+
+def _operation_changes(
+    op: FileOperation, kinds: list[lsp.ResourceOperationKind], encoding: Encoding
+) -> list[Any]:
+    """One file's part of the workspace edit; [] when the client cannot take it."""
+    uri = op.edit.path.as_uri()
+    if op.kind == "update":
+        return [_document_edit(op.edit, encoding)]
+    if op.kind == "add" and lsp.ResourceOperationKind.Create in kinds:
+        options = lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+        return [lsp.CreateFile(uri=uri, options=options), _document_edit(op.edit, encoding)]
+    if op.kind == "delete" and lsp.ResourceOperationKind.Delete in kinds:
+        delete = lsp.DeleteFileOptions(recursive=False, ignore_if_not_exists=True)
+        return [lsp.DeleteFile(uri=uri, options=delete)]
+    if op.kind == "move" and lsp.ResourceOperationKind.Rename in kinds:
+        # The text first, against the open buffer's version, then the file moves with it.
+        rename = lsp.RenameFileOptions(overwrite=False, ignore_if_exists=False)
+        target = op.target.as_uri()
+        return [
+            _document_edit(op.edit, encoding),
+            lsp.RenameFile(old_uri=uri, new_uri=target, options=rename),
+        ]
+    return []
+
+
+def _match_disk(operations: Sequence[FileOperation]) -> None:
+    """After the editor applied them: the disk holds what it should (a client that did
+    not save, or that only changed buffers, leaves that to the daemon)."""
+    for op in operations:
+        if op.kind != "delete" and _disk_text(op.target) != op.edit.new_text:
+            write_edit(replace(op.edit, path=op.target))
+        if op.kind in ("delete", "move"):
+            op.edit.path.unlink(missing_ok=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -98,6 +98,25 @@ class PermissionGate:
             or self._by_rules("allow", call)
             or _by_mode(self.mode, call, read_only)
         )
+
+    def decide_all(
+        self,
+        tool_name: str,
+        tool_kind: str,
+        read_only: bool,
+        rule_contents: Sequence[str | None],
+        hook: Decision | None = None,
+    ) -> Decision:
+        """One decision for a call on several paths: a deny of any one denies it, an ask of
+        any one asks, and it is allowed only when every one is."""
+        decisions = [
+            self.decide(tool_name, tool_kind, read_only, content, hook) for content in rule_contents
+        ]
+        for behavior in ("deny", "ask"):
+            for decision in decisions:
+                if decision.behavior == behavior:
+                    return decision
+        return decisions[0]
 
     def _by_rules(self, behavior: PermissionBehavior, call: CallTarget) -> Decision | None:
         rules = matching_rules(self.rules, behavior, call, self._base)

@@ -146,6 +146,12 @@ class TurnCheckpoints:
         except OSError as exc:
             log.warning("what the agent left in %s was not recorded: %s", edit.path, exc)
 
+    def deleted(self, path: Path) -> None:
+        try:
+            self._store.left(self._turn_id, path, None)
+        except OSError as exc:
+            log.warning("the deletion of %s was not recorded: %s", path, exc)
+
     @contextlib.asynccontextmanager
     async def command(self) -> AsyncIterator[object]:
         """Snapshot the work tree before the command and keep what it changed after."""

@@ -82,7 +82,8 @@ class PendingAnswers:
         future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
         self._permissions[request.request_id] = future
         self._options[request.request_id] = tuple(o.option_id for o in request.options)
-        if request.diff is not None:
+        if request.diff is not None and request.diffs is None:
+            # A patch's one-file `diff` is shown, not reviewed: acceptedText is Edit's.
             self._reviewable.add(request.request_id)
         try:
             return await future

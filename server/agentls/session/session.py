@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -67,7 +66,6 @@ from agentls.tools.base import SessionData
 from agentls.tools.read_cache import FileReadCache
 from agentls.tools.registry import ToolRegistry
 from agentls.usage import Usage
-from agentls.web_config import WebOptions
 from agentls.workspace.view import WorkspaceView
 
 log = logging.getLogger(__name__)
@@ -110,11 +108,8 @@ class AgentSession:
         self.skills = SessionSkills.load(project_root or cwd, settings.home)
         self.commands = standard_catalog(project_root or cwd, skills=self.skills.commands())
         self.sandbox = prepare_sandbox(settings.sandbox)
-        web = WebOptions.from_settings(
-            settings.web_fetch_allow_private, settings.web_search, os.environ
-        )
-        self.toolbox = Toolbox(
-            workspace, self.agent_types, self.sandbox, web, settings.todo_write, self.skills.tool
+        self.toolbox = Toolbox.for_settings(
+            workspace, self.agent_types, self.sandbox, settings, self.skills.tool
         )
         # Sub-agents running at once, the session's and its turns' alike.
         self.subagent_slots = asyncio.Semaphore(max(1, settings.max_subagents))

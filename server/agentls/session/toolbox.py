@@ -9,8 +9,10 @@ the one it started with).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
+from agentls.config import Settings
 from agentls.mcp_servers.servers import McpServers
 from agentls.sandbox import Sandbox
 from agentls.subagents.types import AgentType
@@ -31,7 +33,9 @@ class Toolbox:
         web: WebOptions,
         todo: bool,
         skill: SkillTool | None = None,
+        apply_patch: bool = False,
     ) -> None:
+        self._apply_patch = apply_patch
         self._workspace = workspace
         self._agent_types = agent_types
         self._sandbox = sandbox
@@ -43,6 +47,30 @@ class Toolbox:
         self._mcp_version = 0
         self.registry = self._build()
 
+    @classmethod
+    def for_settings(
+        cls,
+        workspace: WorkspaceView,
+        agent_types: Sequence[AgentType],
+        sandbox: Sandbox | None,
+        settings: Settings,
+        skill: SkillTool | None = None,
+    ) -> Toolbox:
+        """The toolbox the settings ask for (web tools, TodoWrite, apply_patch) and the
+        session's skills."""
+        web = WebOptions.from_settings(
+            settings.web_fetch_allow_private, settings.web_search, os.environ
+        )
+        return cls(
+            workspace,
+            agent_types,
+            sandbox,
+            web,
+            settings.todo_write,
+            skill,
+            apply_patch=settings.offers_apply_patch(),
+        )
+
     def refresh(self) -> bool:
         """Take the MCP servers' tools when their set changed; whether it did."""
         if self.mcp is None or self.mcp.version == self._mcp_version:
@@ -53,7 +81,9 @@ class Toolbox:
 
     def _build(self) -> ToolRegistry:
         mcp_tools = self.mcp.tools() if self.mcp is not None else []
-        builtin = default_tools(todo=self._todo, sandbox=self._sandbox, web=self._web)
+        builtin = default_tools(
+            todo=self._todo, sandbox=self._sandbox, web=self._web, apply_patch=self._apply_patch
+        )
         editor = editor_tools(self._workspace.intel)
         skill = [self._skill] if self._skill is not None else []
         return ToolRegistry([*builtin, *editor, TaskTool(self._agent_types), *skill, *mcp_tools])

@@ -32,6 +32,8 @@ class ToolOutput:
     is_error: bool = False
     diff: FileDiff | None = None
     truncated: bool = False
+    # Every file's change, for a call that changed several (apply_patch).
+    diffs: tuple[FileDiff, ...] | None = None
     images: tuple[ImageBlock, ...] = ()
     # The plan as the call left it (TodoWrite): sent to clients as a `plan` event.
     plan: tuple[PlanEntry, ...] | None = None
@@ -94,6 +96,9 @@ class Checkpoints(Protocol):
     def written(self, edit: FileEdit) -> None:
         """Note the content a write left in the file (for conflicts and diffs)."""
 
+    def deleted(self, path: Path) -> None:
+        """Note that a tool deleted (or moved away) `path`."""
+
     def command(self) -> AbstractAsyncContextManager[object]:
         """Around a shell command: the files it changes are kept as `before_write` would."""
 
@@ -105,6 +110,9 @@ class NoCheckpoints:
         return None
 
     def written(self, edit: FileEdit) -> None:
+        return None
+
+    def deleted(self, path: Path) -> None:
         return None
 
     def command(self) -> AbstractAsyncContextManager[object]:
@@ -142,6 +150,14 @@ class ProposesChange(Protocol):
 
     def revised_input(self, args: Any, old_text: str | None, accepted: str) -> Any:
         """The call changed to leave `accepted` in the file (the user's review of it)."""
+
+
+@runtime_checkable
+class ProposesChanges(Protocol):
+    """A tool that changes several files and can say, before it runs, what each becomes."""
+
+    def proposed_changes(self, args: Any, ctx: ToolContext) -> tuple[FileDiff, ...] | None:
+        """Every file's change, or None when the call would fail anyway."""
 
 
 Args = TypeVar("Args", bound=BaseModel)
@@ -187,6 +203,11 @@ class Tool(ABC, Generic[Args]):
     def rule_content(self, args: Args, cwd: Path) -> str | None:
         """What permission rules match against: a path relative to cwd, or a command."""
         return None
+
+    def rule_contents(self, args: Args, cwd: Path) -> tuple[str | None, ...]:
+        """Each thing rules match against, for a call on several paths: every one must be
+        allowed, and a deny of any one denies the call."""
+        return (self.rule_content(args, cwd),)
 
     @abstractmethod
     async def run(self, args: Args, ctx: ToolContext) -> ToolOutput:

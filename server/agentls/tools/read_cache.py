@@ -20,6 +20,10 @@ class FileReadCache:
         """Remember the text the model now knows for `path`."""
         self._seen[path] = _digest(text)
 
+    def has_read(self, path: Path) -> bool:
+        """Whether the model has seen some text of `path`."""
+        return path in self._seen
+
     def stale_reason(self, path: Path, current_text: str) -> str | None:
         """Why writing `path` now would clobber unseen changes, or None when it is safe."""
         seen = self._seen.get(path)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentls.messages import ToolSpec
 from agentls.sandbox import Sandbox
+from agentls.tools.apply_patch import ApplyPatchTool
 from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
@@ -107,15 +108,26 @@ class ToolRegistry:
 
 
 def default_tools(
-    todo: bool = True, *, sandbox: Sandbox | None = None, web: WebOptions | None = None
+    todo: bool = True,
+    *,
+    sandbox: Sandbox | None = None,
+    web: WebOptions | None = None,
+    apply_patch: bool = False,
 ) -> list[Tool[Any]]:
     """The built-in tools, in the order models know them (TodoWrite unless turned off; Bash
-    in the sandbox when there is one; WebSearch only with a search backend)."""
+    in the sandbox when there is one; WebSearch only with a search backend; apply_patch
+    when asked for)."""
+    # Codex offers its models apply_patch alone. Here Write, Edit and MultiEdit stay beside
+    # it: the openai provider also serves OpenAI-compatible local models that were never
+    # trained on the patch format, and Edit's one-file change is what editors let the user
+    # review hunk by hunk (acceptedText).
+    patch: list[Tool[Any]] = [ApplyPatchTool()] if apply_patch else []
     tools: list[Tool[Any]] = [
         ReadTool(),
         WriteTool(),
         EditTool(),
         MultiEditTool(),
+        *patch,
         NotebookEditTool(),
         GlobTool(),
         GrepTool(),

@@ -202,16 +202,29 @@ class WorkspaceView:
         the encoding cannot hold `new_text`.
         """
         doc = self.documents.get(path)
+        edit = self.prepared_edit(path, new_text, encoding)
+        await self.sink.apply(edit)
+        self.edited(edit, doc)
+        return edit
+
+    def prepared_edit(
+        self, path: Path, new_text: str, encoding: TextEncoding | None = None
+    ) -> FileEdit:
+        """The whole-file edit that leaves `new_text` in `path`, against its current text
+        and buffer version; UnencodableText when its encoding cannot hold the text."""
+        doc = self.documents.get(path)
         old_text, own_encoding = self._current(path)
         encoding = encoding or own_encoding
         encode_text(new_text, encoding)
-        edit = FileEdit(path, old_text, new_text, doc.version if doc else None, encoding)
-        await self.sink.apply(edit)
-        if doc is not None and self.documents.get(path) is doc:
-            # The editor's didChange (with its own version) has not arrived yet; until it
-            # does, reads must already see the new text.
-            self.documents[path] = OpenDocument(path, new_text, doc.version, doc.language_id)
-        return edit
+        return FileEdit(path, old_text, new_text, doc.version if doc else None, encoding)
+
+    def edited(self, edit: FileEdit, doc: OpenDocument | None) -> None:
+        """After the sink applied `edit` to the buffer `doc` (as it was before): until the
+        editor's didChange (with its own version) arrives, reads already see the new text."""
+        if doc is not None and self.documents.get(edit.path) is doc:
+            self.documents[edit.path] = OpenDocument(
+                edit.path, edit.new_text, doc.version, doc.language_id
+            )
 
     async def delete(self, path: Path) -> None:
         """Delete a file through the sink (the editor closes its buffer)."""

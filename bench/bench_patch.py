@@ -1,4 +1,4 @@
-"""15 apply_patch: one patch against the same changes made with Edit, and what the tool
+"""17 apply_patch: one patch against the same changes made with Edit, and what the tool
 adds to a session's first request.
 
 A patch of 20 files of 2,000 lines, 3 hunks each (every hunk located, every text computed,

@@ -133,6 +133,8 @@ export interface FileChangeInfo {
 }
 
 export interface FileDiff {
+  kind?: "add" | "update" | "delete" | "move";
+  movedFrom?: string;
   newText: string;
   oldText?: string;
   path: string;
@@ -366,6 +368,7 @@ export interface PermissionOption {
 export interface PermissionRequest {
   agentId?: string;
   diff?: FileDiff;
+  diffs?: FileDiff[];
   input: Record<string, unknown>;
   options: PermissionOption[];
   parentToolCallId?: string;
@@ -671,6 +674,7 @@ export interface ToolCallUpdate {
   agentId?: string;
   content?: string;
   diff?: FileDiff;
+  diffs?: FileDiff[];
   parentToolCallId?: string;
   seq: number;
   sessionId: string;

@@ -143,3 +143,25 @@ def test_always_allow_goes_to_the_local_file_or_where_the_command_line_says(
     saved = project / ".agentls" / ("settings.json" if scope else "settings.local.json")
     assert json.loads(saved.read_text()) == {"permissions": {"allow": ["Edit(./new.txt)"]}}
     assert [p.name for p in (project / ".agentls").glob("settings*.json")] == [saved.name]
+
+
+@pytest.mark.parametrize("mode", ["warm", "in process"])
+def test_a_resumed_session_takes_the_command_lines_rules_scope(tmp_path: Path, mode: str) -> None:
+    # Through the warm daemon, agent/resumeSession used to take no settings: the scope of
+    # `--continue --permission-rules-scope project` was dropped and the rule went to the
+    # local file.
+    project = tmp_path / "proj"
+    project.mkdir()
+    write = {"name": "Write", "input": {"file_path": "new.txt", "content": "x\n"}}
+    env = environment(tmp_path, [{"tool_calls": [write]}, {"text": "Done."}], idle="3")
+    extra = ["--no-daemon"] if mode == "in process" else []
+    code, _out, shown = on_a_terminal([*extra, "write it"], "n", project, env, False)
+    assert code == 0, shown
+    assert not (project / ".agentls").exists()
+    resumed = [*extra, "--continue", "--permission-rules-scope", "project", "write it now"]
+    code, out, shown = on_a_terminal(resumed, "a", project, env, False)
+    assert code == 0, shown
+    assert "→ Always allow Edit(./new.txt)" in out
+    saved = project / ".agentls" / "settings.json"
+    assert json.loads(saved.read_text()) == {"permissions": {"allow": ["Edit(./new.txt)"]}}
+    assert [p.name for p in (project / ".agentls").glob("settings*.json")] == [saved.name]

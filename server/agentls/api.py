@@ -55,8 +55,9 @@ class AttachmentParam(ParamsModel):
     name: str | None = Field(default=None, max_length=200)
 
 
-class NewSessionParams(ParamsModel):
-    cwd: PathText | None = None
+class SessionSettingsParams(ParamsModel):
+    """The session settings a request may set (agent/newSession, agent/resumeSession)."""
+
     provider: ProviderName | None = None
     model: str | None = None
     permission_mode: PermissionModeName | None = None
@@ -69,6 +70,10 @@ class NewSessionParams(ParamsModel):
     # Additions to the fixed core: a scripted model and where to log its requests.
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None
+
+
+class NewSessionParams(SessionSettingsParams):
+    cwd: PathText | None = None
 
 
 def session_overrides(params: NewSessionParams) -> dict[str, Any]:
@@ -245,11 +250,12 @@ class ListSessionsResult(WireModel):
     next_cursor: str | None = None
 
 
-class ResumeSessionParams(ParamsModel):
+class ResumeSessionParams(SessionSettingsParams):
+    """The settings apply to a session rebuilt from its transcript, over those it was
+    started with (a scripted session's script starts over, so a resume may name a new
+    one); a session open in this daemon keeps its own."""
+
     session_id: str
-    # Additions: a scripted session's script starts over, so a resume may name a new one.
-    script: str | list[dict[str, Any]] | None = None
-    request_log: str | None = None
     # The last event `seq` the client saw of this session (a window reloading mid-turn):
     # the running turn's later events are sent again, after the answer.
     last_seq: int | None = Field(default=None, ge=0)

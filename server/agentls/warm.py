@@ -408,7 +408,9 @@ def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict
             raise RpcError({"code": 1001, "message": f"No session to continue in {cwd}."})
         resume = listed["sessions"][0]["sessionId"]
     if resume:
-        resumed = turn.call("agent/resumeSession", {"sessionId": resume})
+        # The settings apply to a session the daemon rebuilds from its transcript; one it
+        # has open (in an editor) keeps its own, but for the mode and model set below.
+        resumed = turn.call("agent/resumeSession", {"sessionId": resume, **overrides})
         session_id: str = resumed["sessionId"]
         # What the command line says for this turn applies to the resumed session too.
         if "permissionMode" in overrides:

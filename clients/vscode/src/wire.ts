@@ -458,9 +458,23 @@ export interface RespondPermissionParams {
   updatedInput?: Record<string, unknown> | null;
 }
 
+/**
+ * The settings apply to a session rebuilt from its transcript, over those it was
+ * started with (a scripted session's script starts over, so a resume may name a new
+ * one); a session open in this daemon keeps its own.
+ */
 export interface ResumeSessionParams {
+  appendSystemPrompt?: string | null;
   lastSeq?: number | null;
+  maxBudgetTokens?: number | null;
+  maxBudgetUsd?: number | null;
+  maxTurns?: number | null;
+  mcpServers?: Array<Record<string, unknown>> | null;
   messageLimit?: number | null;
+  model?: string | null;
+  permissionMode?: "default" | "acceptEdits" | "plan" | "bypassPermissions" | null;
+  permissionRulesScope?: "session" | "local" | "project" | "user" | null;
+  provider?: "anthropic" | "openai" | "azure" | "scripted" | null;
   requestLog?: string | null;
   script?: string | Array<Record<string, unknown>> | null;
   sessionId: string;

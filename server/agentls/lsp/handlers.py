@@ -225,7 +225,7 @@ class AgentHandlers:
         self, p: api.ResumeSessionParams, client: Client
     ) -> api.ResumeSessionResult:
         overrides = p.model_dump(
-            by_alias=True, exclude_none=True, include={"script", "request_log"}
+            by_alias=True, exclude_none=True, exclude={"session_id", "last_seq", "message_limit"}
         )
         session, display, cursor = await self.returning.resume(
             p.session_id, p.last_seq, p.message_limit, overrides, _link(client), client

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tcp_daemon import TcpDaemon, start_tcp_daemon
@@ -131,7 +132,9 @@ class Daemon:
         self._draining = asyncio.create_task(self._drain())
 
     @classmethod
-    async def spawn(cls, args: list[str], env: dict[str, str], stdio: bool = False) -> Daemon:
+    async def spawn(
+        cls, args: list[str], env: dict[str, str], stdio: bool = False, cwd: Path | None = None
+    ) -> Daemon:
         pipe = asyncio.subprocess.PIPE
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -142,6 +145,7 @@ class Daemon:
             stdout=pipe if stdio else asyncio.subprocess.DEVNULL,
             stderr=pipe,
             env={**os.environ, **env},
+            cwd=cwd,
         )
         return cls(process)
 

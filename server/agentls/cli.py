@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -13,6 +12,7 @@ from agentls.ctrl_c import CtrlC, exit_now
 # json cost it milliseconds at every start, so they come in where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any
@@ -22,8 +22,17 @@ EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `agentls` console script."""
-    if (sys.argv[1:] if argv is None else argv)[:1] == ["run"]:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["run"]:
         return _run_command(argv)
+    if given in ([], ["--stdio"]) and os.environ.get("AGENTLS_NO_DAEMON") != "1":
+        # What editors start: relayed to the warm daemon before argparse or logging load.
+        from agentls.relay import relay_stdio
+
+        relayed = relay_stdio(dict(os.environ))
+        if relayed is not None:
+            return relayed
+        argv = [*given, "--no-daemon"]
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run_command(argv)
@@ -47,11 +56,23 @@ def configure_logging() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="agentls", description="An agent loop served to editors the way a language server is."
     )
     parser.add_argument("--version", action="version", version=f"agentls {__version__}")
-    parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve over stdio (the default), through the warm per-user daemon",
+    )
+    parser.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="with --stdio: serve in this process instead of through the warm per-user "
+        "daemon (also AGENTLS_NO_DAEMON=1)",
+    )
     parser.add_argument("--tcp", action="store_true", help="serve over TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument(
@@ -417,14 +438,33 @@ def _sessions(args: argparse.Namespace) -> int:
 def _serve_daemon(args: argparse.Namespace) -> int:
     """No subcommand: the daemon, over a Unix socket, TCP or stdio."""
     if args.socket is not None:
-        from agentls.lsp.unix import serve_unix
-
-        return serve_unix(_path(args.socket), args.idle_timeout)
+        return _serve_socket(args.socket, args.idle_timeout)
     if args.tcp:
         return _serve_tcp(args)
     from agentls.lsp.stdio import serve_stdio
 
     return serve_stdio()
+
+
+def _serve_socket(path: str, idle_timeout: float) -> int:
+    """The warm daemon on its socket, once it holds the socket's lock (before the heavy
+    imports: of two daemons started at once, the loser leaves at once)."""
+    from agentls.daemon_socket import claim
+
+    try:
+        lock = claim(path)
+    except OSError as exc:
+        sys.stderr.write(f"agentls: cannot lock {path}: {exc}\n")
+        return 1
+    if lock is None:
+        sys.stderr.write(f"agentls: a daemon already serves {path}\n")
+        return 1
+    from agentls.lsp.unix import serve_unix
+
+    try:
+        return serve_unix(_path(path), idle_timeout)
+    finally:
+        os.close(lock)
 
 
 def _serve_acp(_args: argparse.Namespace) -> int:

@@ -303,6 +303,9 @@ class AgentServer(LanguageServer):
         # Set by a successful `initialize`: until then the gate (agentls.lsp.gate) answers.
         self.initialized = False
         self.workspace_roots: list[Path] = []
+        # Where the editor started agentls, from a relay's `agent/clientContext`: the
+        # workspace of an `initialize` that names none (the daemon's own cwd is "/").
+        self.client_cwd: Path | None = None
         self.hub = hub or Hub()
         # True when other connections share the hub (TCP): `exit` then ends only this one.
         self.shared = shared
@@ -373,7 +376,17 @@ def _register_lifecycle(server: AgentServer) -> None:
             [params.root_uri] if params.root_uri else []
         )
         server.workspace_roots[:] = [uri_path(uri) for uri in folders if uri.startswith("file:")]
+        if not server.workspace_roots and server.client_cwd is not None:
+            server.workspace_roots.append(server.client_cwd)
         server.initialized = True
+
+    @server.feature("agent/clientContext")
+    def client_context(params: Any) -> None:
+        cwd = params.get("cwd") if isinstance(params, dict) else None
+        if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd):
+            server.client_cwd = Path(cwd)
+        else:
+            log.warning("agent/clientContext ignored: cwd %r is not an existing directory", cwd)
 
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(_params: lsp.InitializedParams) -> None:

@@ -1,7 +1,10 @@
-"""The daemon on a private Unix socket, for the warm `agentls run` (agentls.warm).
+"""The daemon on a private Unix socket, for the warm `agentls run` (agentls.warm) and the
+editors' relay (agentls.relay).
 
-Connections are served as on TCP (each its own pygls server in front of one hub). The
-socket's folder is the user's alone (0700). With no connection for `idle_timeout`
+Connections are served as on TCP (each its own pygls server in front of one hub): an
+editor's `shutdown` and `exit` end its connection, never the daemon. The socket's folder
+is the user's alone (0700), and the daemon holds the socket's lock (taken before this
+module is imported: agentls.daemon_socket.claim). With no connection for `idle_timeout`
 seconds the daemon removes its socket and exits, so a warm daemon never lingers. SIGTERM
 ends it as it ends the TCP daemon: turns aborted, recorded and reported, then exit 0.
 """
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from agentls.lsp.ending import on_sigterm
 from agentls.lsp.hub import Hub
-from agentls.lsp.server import AgentServer, preload_sdk, warm_up
+from agentls.lsp.server import AgentServer
 from agentls.lsp.tcp import one_connection, stop_serving
 
 log = logging.getLogger(__name__)
@@ -61,11 +64,9 @@ async def _serve(path: Path, idle_timeout: float) -> int:
     on_sigterm(terminated)
     sys.stderr.write(f"agentls: listening on {path}\n")
     sys.stderr.flush()
-    # The first client should not pay for first uses: the protocol converter's functions
-    # and the core (with the provider's SDK), loaded now rather than on its requests.
-    warm_up()
-    await hub.handlers()
-    await asyncio.to_thread(preload_sdk, Path.cwd(), {})
+    # Nothing is loaded ahead: the client that started this daemon is already connecting
+    # and waits for `initialize`, after which its `initialized` loads the core and the
+    # provider's SDK (from its own workspace's settings) for every later client too.
     try:
         async with server:
             idle_out = asyncio.create_task(_until_idle(idle, busy, idle_timeout))

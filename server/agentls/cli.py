@@ -6,7 +6,6 @@ import os
 import sys
 
 from agentls import __version__
-from agentls.ctrl_c import CtrlC, exit_now
 
 # `agentls run` through the warm daemon imports only what it needs: pathlib, typing and
 # json cost it milliseconds at every start, so they come in where they are used.
@@ -16,6 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any
+
+    from agentls.ctrl_c import CtrlC
 
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
@@ -196,6 +197,8 @@ def _add_sessions(commands: Any) -> None:
 def _run_command(argv: list[str] | None) -> int:
     """`agentls run`: Ctrl-C is taken over first thing, so that wherever it comes the
     turn stops and the exit code is 130 (see agentls.ctrl_c)."""
+    from agentls.ctrl_c import CtrlC, exit_now
+
     ctrl_c = CtrlC()
     ctrl_c.install()
     try:

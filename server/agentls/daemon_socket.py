@@ -4,17 +4,17 @@ Shared by the warm `agentls run` (agentls.warm) and the editors' relay (agentls.
 which both reach the daemon serving this environment, starting it when none answers, and
 by the daemon itself (`agentls --socket PATH`), which claims the socket before anything
 heavy is imported. Standard library only, and nothing heavy: clients run this at every
-start, and an editor waits for it.
+start, and an editor waits for it. Hence `_socket`, not `socket` (which loads enum), and
+no json (which loads re): a few milliseconds of every editor start.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sys
 import time
 import zlib
+from _socket import AF_UNIX, SOCK_STREAM, socket
 
 from agentls import __version__, runtime_dir
 
@@ -52,7 +52,7 @@ def socket_path(env: dict[str, str]) -> str:
     relevant = sorted(
         (k, v) for k, v in env.items() if k.startswith(ENV_PREFIXES) or k in ENV_NAMES
     )
-    key = json.dumps([__version__, sys.executable, relevant]).encode()
+    key = repr([__version__, sys.executable, relevant]).encode("utf-8", "surrogateescape")
     # A name, not a secret: the folder is private. 64 bits keep environments apart.
     name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.sock"
     return os.path.join(private_dir(), name)
@@ -71,10 +71,8 @@ def log_path(path: str) -> str:
     return path.removesuffix(".sock") + ".log"
 
 
-def open_socket(env: dict[str, str]) -> socket.socket:
+def open_socket(env: dict[str, str]) -> socket:
     """A connected socket to this environment's daemon, started if none answers."""
-    if not hasattr(socket, "AF_UNIX"):
-        raise Unavailable("no Unix sockets on this platform")
     path = socket_path(env)
     if len(os.fsencode(path)) > MAX_PATH:
         raise Unavailable(f"the socket path {path} is too long for a Unix socket")
@@ -99,9 +97,9 @@ def open_socket(env: dict[str, str]) -> socket.socket:
     raise Unavailable(f"the daemon did not start on {path} (see {log_path(path)})")
 
 
-def try_connect(path: str) -> socket.socket | None:
+def try_connect(path: str) -> socket | None:
     """A socket connected to `path`, or None when nothing accepts there."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = socket(AF_UNIX, SOCK_STREAM)
     try:
         sock.connect(path)
         return sock
@@ -110,7 +108,7 @@ def try_connect(path: str) -> socket.socket | None:
         return None
 
 
-def _wait_for_winner(path: str, deadline: float) -> socket.socket | None:
+def _wait_for_winner(path: str, deadline: float) -> socket | None:
     while claimed(path) and time.monotonic() < deadline:
         sock = try_connect(path)
         if sock is not None:

@@ -17,18 +17,18 @@ the relay still passes on what the daemon sends (the turns' ends) until it close
 1; the daemon closing the connection otherwise is exit 1. Killing the relay closes its
 connection, which the daemon ends as any other.
 
-Standard library only, no asyncio: an editor waits for this to start.
+Standard library only, no asyncio, and none of what `socket` and `json` load (enum, re):
+an editor waits for this to start.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import select
-import socket
 import stat
 import sys
+from _socket import SHUT_WR, socket
 
 from agentls import daemon_socket
 
@@ -49,16 +49,35 @@ def relay_stdio(env: dict[str, str]) -> int | None:
         sys.stderr.write(f"agentls: no daemon ({exc}); serving in this process\n")
         sys.stderr.flush()
         return None
-    with sock:
+    try:
         sock.sendall(client_context_frame(os.getcwd()))
         return Relay(sock, sys.stdin.fileno(), sys.stdout.fileno()).run()
+    finally:
+        sock.close()
 
 
 def client_context_frame(cwd: str) -> bytes:
     """The `agent/clientContext` notification that opens a relayed connection."""
-    params = {"cwd": cwd, "pid": os.getpid()}
-    body = json.dumps({"jsonrpc": "2.0", "method": CLIENT_CONTEXT, "params": params}).encode()
+    params = f'{{"cwd":{json_string(cwd)},"pid":{os.getpid()}}}'
+    body = f'{{"jsonrpc":"2.0","method":"{CLIENT_CONTEXT}","params":{params}}}'.encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def json_string(text: str) -> str:
+    """`text` as an ASCII JSON string, as json.dumps writes it (without loading json, which
+    loads re). A path's undecodable bytes, which Python holds as lone surrogates, come out
+    as such, and the daemon refuses them as it refuses any text that is not Unicode."""
+    parts = []
+    for ch in text:
+        code = ord(ch)
+        if 0x20 <= code < 0x7F and ch not in '"\\':
+            parts.append(ch)
+        elif code < 0x10000:
+            parts.append(f"\\u{code:04x}")
+        else:
+            code -= 0x10000
+            parts.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+    return '"' + "".join(parts) + '"'
 
 
 class Lifecycle:
@@ -85,6 +104,8 @@ class Lifecycle:
                 self._note(body)
 
     def _note(self, body: bytes) -> None:
+        import json
+
         try:
             method = json.loads(body).get("method")
         except (ValueError, AttributeError):
@@ -109,7 +130,7 @@ def _content_length(head: bytes) -> int:
 class Relay:
     """Copies stdin → socket and socket → stdout until the connection ends."""
 
-    def __init__(self, sock: socket.socket, stdin: int, stdout: int) -> None:
+    def __init__(self, sock: socket, stdin: int, stdout: int) -> None:
         self._sock = sock
         self._stdin = stdin
         self._stdout = stdout
@@ -219,7 +240,7 @@ class Relay:
             return
         self._half_closed = True
         try:
-            self._sock.shutdown(socket.SHUT_WR)
+            self._sock.shutdown(SHUT_WR)
         except OSError:
             self._daemon_open = False
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import os
 import select
-import socket
 import sys
 import time
+from _socket import socket
 
 from agentls import __version__, daemon_socket
 from agentls.cli_print import Answers, HumanPrinter, JsonPrinter, ProgressLine, write
@@ -61,7 +61,7 @@ def file_uri(path: str) -> str:
 class Connection:
     """LSP-framed JSON-RPC over a connected socket, read with a timeout."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket) -> None:
         self._sock = sock
         self._buffer = b""
         self._next_id = 0

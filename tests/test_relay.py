@@ -13,6 +13,8 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -22,7 +24,7 @@ from typing import Any
 import pytest
 
 from agentls import daemon_socket
-from agentls.warm_stop import daemon_pid
+from agentls.warm_stop import daemon_pid, stop_daemons
 from wire_client import Daemon, WireClient
 
 READ_SHARED = [
@@ -283,3 +285,25 @@ def test_another_version_interpreter_or_path_gets_another_daemon(
     monkeypatch.setenv("XDG_RUNTIME_DIR", setup.env["XDG_RUNTIME_DIR"])
     monkeypatch.setattr(daemon_socket, "__version__", "0.0.0-other")
     assert daemon_socket.socket_path(env) != path
+
+
+def test_the_relay_passes_the_conformance_kit(setup: Setup) -> None:
+    # The wire through the relay is the daemon's: framing, the gate, events, positions.
+    env = {k: v for k, v in setup.full_env().items() if k != "AGENTLS_SCRIPT"}
+    relay = f"{sys.executable} -m agentls --stdio"
+    try:
+        for only in ("a turn:", "before the handshake", "HTTP input", "in utf-16", "sessions:"):
+            done = subprocess.run(
+                [sys.executable, "-m", "agentls.conformance", "--cmd", relay, "--only", only],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+                env=env,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert "1 of 1 check passed" in done.stdout, done.stdout
+    finally:
+        # The kit gives each check its own settings, hence a daemon of its own (stopped
+        # here: stop_daemons looks in the test's runtime folder, from XDG_RUNTIME_DIR).
+        stop_daemons()

@@ -385,6 +385,7 @@ def _register_lifecycle(server: AgentServer) -> None:
         cwd = params.get("cwd") if isinstance(params, dict) else None
         if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd):
             server.client_cwd = Path(cwd)
+            log.info("a relay (pid %s) started in %s", params.get("pid"), cwd)
         else:
             log.warning("agent/clientContext ignored: cwd %r is not an existing directory", cwd)
 

@@ -240,6 +240,37 @@ async def test_a_stale_socket_of_a_dead_daemon_is_replaced(
     assert session["sessionId"].startswith("sess")
 
 
+async def test_a_daemon_that_leaves_before_answering_is_replaced_and_sent_it_all_again(
+    setup: Setup, editors: list[tuple[Daemon, WireClient]]
+) -> None:
+    # A daemon exiting (idle, or `agentls stop`) just as a relay connects: it takes the
+    # connection and the editor's first messages, answers nothing, and is gone.
+    leaving = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    leaving.bind(setup.socket)
+    leaving.listen()
+    leaving.setblocking(False)
+    loop = asyncio.get_running_loop()
+    taken: list[bytes] = []
+
+    async def take_one_and_go() -> None:
+        connection, _ = await loop.sock_accept(leaving)
+        taken.append(await loop.sock_recv(connection, 65536))
+        os.unlink(setup.socket)
+        leaving.close()
+        connection.close()
+
+    going = asyncio.create_task(take_one_and_go())
+    relay, client = await editor(setup, editors, None)
+    await going
+    assert b"agent/clientContext" in taken[0]
+    assert daemon_pid(setup.socket) not in (None, relay.process.pid)
+    # The new daemon got the clientContext too: the editor's cwd is the workspace.
+    session = (await client.request("agent/newSession", {}))["sessionId"]
+    listed = await client.request("agent/listSessions", {})
+    cwd = next(s["cwd"] for s in listed["sessions"] if s["sessionId"] == session)
+    assert os.path.realpath(cwd) == os.path.realpath(setup.workspace)
+
+
 @pytest.mark.parametrize("how", ["--no-daemon", "AGENTLS_NO_DAEMON=1"])
 async def test_no_daemon_serves_the_editor_in_its_own_process(setup: Setup, how: str) -> None:
     if how == "--no-daemon":

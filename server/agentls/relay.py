@@ -32,6 +32,10 @@ from _socket import SHUT_WR, socket
 
 from agentls import daemon_socket
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 CLIENT_CONTEXT = "agent/clientContext"
 CHUNK = 1 << 16
 # Bytes waiting for a slow reader before the relay stops reading the other side (the
@@ -49,11 +53,17 @@ def relay_stdio(env: dict[str, str]) -> int | None:
         sys.stderr.write(f"agentls: no daemon ({exc}); serving in this process\n")
         sys.stderr.flush()
         return None
-    try:
-        sock.sendall(client_context_frame(os.getcwd()))
-        return Relay(sock, sys.stdin.fileno(), sys.stdout.fileno()).run()
-    finally:
-        sock.close()
+
+    def reconnect() -> socket | None:
+        try:
+            return daemon_socket.open_socket(env)
+        except daemon_socket.Unavailable as exc:
+            sys.stderr.write(f"agentls: no daemon to reconnect to ({exc})\n")
+            return None
+
+    relay = Relay(sock, sys.stdin.fileno(), sys.stdout.fileno(), reconnect)
+    relay.send(client_context_frame(os.getcwd()))
+    return relay.run()
 
 
 def client_context_frame(cwd: str) -> bytes:
@@ -130,7 +140,9 @@ def _content_length(head: bytes) -> int:
 class Relay:
     """Copies stdin → socket and socket → stdout until the connection ends."""
 
-    def __init__(self, sock: socket, stdin: int, stdout: int) -> None:
+    def __init__(
+        self, sock: socket, stdin: int, stdout: int, reconnect: Callable[[], socket | None]
+    ) -> None:
         self._sock = sock
         self._stdin = stdin
         self._stdout = stdout
@@ -140,6 +152,15 @@ class Relay:
         self._daemon_open = True
         self._half_closed = False
         self.lifecycle = Lifecycle()
+        # A daemon that closes the connection before sending a byte (it was exiting, idle
+        # or stopped, just as this relay connected) has answered nothing: once, another is
+        # reached and sent all again. Until its first byte, what it was sent is kept.
+        self._reconnect: Callable[[], socket | None] | None = reconnect
+        self._unanswered: bytearray | None = bytearray()
+
+    def send(self, data: bytes) -> None:
+        """Queue bytes for the daemon (sent as the socket takes them)."""
+        self._to_daemon += data
 
     def run(self) -> int:
         """Relay until the daemon closes the connection (or the editor stops reading)."""
@@ -148,13 +169,14 @@ class Relay:
         try:
             return self._pump()
         finally:
+            self._sock.close()
             for fd, flags in zip((self._stdin, self._stdout), restore, strict=True):
                 if flags is not None:
                     _set_flags(fd, flags)
 
     def _pump(self) -> int:
-        sock = self._sock.fileno()
         while self._daemon_open or self._to_editor:
+            sock = self._sock.fileno()
             readers, writers = [], []
             if self._stdin_open and len(self._to_daemon) < HIGH_WATER:
                 readers.append(self._stdin)
@@ -204,9 +226,25 @@ class Relay:
         except OSError:
             data = b""
         if not data:
+            self._daemon_gone()
+            return
+        self._unanswered = self._reconnect = None
+        self._to_editor += data
+
+    def _daemon_gone(self) -> None:
+        """The daemon closed the connection: replaced if it never answered, else the end."""
+        reconnect, self._reconnect = self._reconnect, None
+        sock = reconnect() if reconnect is not None and self._unanswered is not None else None
+        if sock is None:
             self._daemon_open = False
             return
-        self._to_editor += data
+        self._sock.close()
+        sock.setblocking(False)
+        self._sock = sock
+        assert self._unanswered is not None
+        self._to_daemon[:0] = self._unanswered
+        self._unanswered = None
+        self._half_closed = False
 
     def _to_daemon_some(self) -> None:
         try:
@@ -215,9 +253,10 @@ class Relay:
             return
         except OSError:
             # The daemon went away; what it sent before is still passed on.
-            self._daemon_open = False
-            self._to_daemon.clear()
+            self._daemon_gone()
             return
+        if self._unanswered is not None:
+            self._unanswered += self._to_daemon[:sent]
         del self._to_daemon[:sent]
 
     def _to_editor_some(self) -> bool:

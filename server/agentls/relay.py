@@ -62,8 +62,18 @@ def relay_stdio(env: dict[str, str]) -> int | None:
             return None
 
     relay = Relay(sock, sys.stdin.fileno(), sys.stdout.fileno(), reconnect)
-    relay.send(client_context_frame(os.getcwd()))
+    cwd = _cwd()
+    if cwd is not None:
+        relay.send(client_context_frame(cwd))
     return relay.run()
+
+
+def _cwd() -> str | None:
+    """This process's working directory; None when it was deleted since (none to offer)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def client_context_frame(cwd: str) -> bytes:

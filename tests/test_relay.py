@@ -338,3 +338,63 @@ def test_the_relay_passes_the_conformance_kit(setup: Setup) -> None:
         # The kit gives each check its own settings, hence a daemon of its own (stopped
         # here: stop_daemons looks in the test's runtime folder, from XDG_RUNTIME_DIR).
         stop_daemons()
+
+
+CLIENTS = [
+    {},
+    {"general": {"positionEncodings": ["utf-8", "utf-16"]}},
+    {"general": {"positionEncodings": ["utf-32"]}},
+    {"general": {"positionEncodings": ["utf-7"]}},
+    {"workspace": {"workspaceFolders": True, "applyEdit": True}},
+    {"textDocument": {"synchronization": {"willSave": True, "willSaveWaitUntil": True}}},
+    {
+        "textDocument": {"synchronization": {"willSave": False}},
+        "notebookDocument": {"synchronization": {}},
+    },
+    {"window": {"workDoneProgress": True}, "general": {"positionEncodings": []}},
+]
+
+
+@pytest.mark.parametrize("capabilities", CLIENTS)
+def test_the_early_initialize_answer_is_the_servers(capabilities: dict[str, Any]) -> None:
+    # A cold daemon answers `initialize` before pygls is loaded: it must say what the
+    # server says to the same client.
+    from lsprotocol import types as lsp
+
+    from agentls.lsp.early import initialize_response
+    from agentls.lsp.server import build_server, json_converter
+
+    params = {"processId": 7, "rootUri": None, "capabilities": capabilities}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    steps = build_server().protocol.lsp_initialize(
+        json_converter().structure(params, lsp.InitializeParams)
+    )
+    with pytest.raises(StopIteration) as done:
+        while True:
+            next(steps)
+    expected = json.loads(json.dumps(json_converter().unstructure(done.value.value)))
+    assert initialize_response(request)["result"] == expected
+
+
+def test_only_a_plain_first_initialize_is_answered_early() -> None:
+    from agentls.lsp.early import first_initialize
+    from agentls.relay import client_context_frame
+
+    def frame(message: object) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    plain = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    assert first_initialize(frame(plain)) == plain
+    assert first_initialize(client_context_frame("/w") + frame(plain)) == plain
+    assert first_initialize(frame(plain)[:-1]) is None  # not complete yet
+    for odd in (
+        {**plain, "id": True},
+        {**plain, "params": {"capabilities": []}},
+        {**plain, "params": {"capabilities": {}, "processId": "7"}},
+        {"jsonrpc": "2.0", "id": 1, "method": "agent/newSession", "params": {}},
+    ):
+        assert first_initialize(frame(odd)) is None
+    # A request before it: the server answers everything (-32002 first).
+    before = {"jsonrpc": "2.0", "id": 0, "method": "agent/listSessions", "params": {}}
+    assert first_initialize(frame(before) + frame(plain)) is None

@@ -441,33 +441,14 @@ def _sessions(args: argparse.Namespace) -> int:
 def _serve_daemon(args: argparse.Namespace) -> int:
     """No subcommand: the daemon, over a Unix socket, TCP or stdio."""
     if args.socket is not None:
-        return _serve_socket(args.socket, args.idle_timeout)
+        from agentls.lsp.socket_daemon import serve_socket
+
+        return serve_socket(args.socket, args.idle_timeout)
     if args.tcp:
         return _serve_tcp(args)
     from agentls.lsp.stdio import serve_stdio
 
     return serve_stdio()
-
-
-def _serve_socket(path: str, idle_timeout: float) -> int:
-    """The warm daemon on its socket, once it holds the socket's lock (before the heavy
-    imports: of two daemons started at once, the loser leaves at once)."""
-    from agentls.daemon_socket import claim
-
-    try:
-        lock = claim(path)
-    except OSError as exc:
-        sys.stderr.write(f"agentls: cannot lock {path}: {exc}\n")
-        return 1
-    if lock is None:
-        sys.stderr.write(f"agentls: a daemon already serves {path}\n")
-        return 1
-    from agentls.lsp.unix import serve_unix
-
-    try:
-        return serve_unix(_path(path), idle_timeout)
-    finally:
-        os.close(lock)
 
 
 def _serve_acp(_args: argparse.Namespace) -> int:

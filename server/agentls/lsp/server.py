@@ -123,6 +123,19 @@ class AgentProtocol(LanguageServerProtocol):
         self._flush_scheduled = False
         # What to do once a request's answer is sent (e.g. a new session's first events).
         self._after_response: dict[Any, Callable[[], None]] = {}
+        # Requests already answered before this server was loaded (the warm daemon's
+        # `initialize`: agentls.lsp.early): handled here, not answered twice.
+        self.preanswered: set[Any] = set()
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if msg_id in self.preanswered:
+            self.preanswered.discard(msg_id)
+            if error is not None and self.writer is not None:
+                # The client was told it succeeded: it must not go on as if it had.
+                log.error("initialize, answered early, failed here: %s", error.message)
+                self.writer.close()
+            return
+        super()._send_response(msg_id, result, error)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):

@@ -240,6 +240,22 @@ async def test_a_stale_socket_of_a_dead_daemon_is_replaced(
     assert session["sessionId"].startswith("sess")
 
 
+async def test_a_cold_daemon_answers_initialize_before_its_server_is_loaded(
+    setup: Setup, editors: list[tuple[Daemon, WireClient]]
+) -> None:
+    _relay, client = await editor(setup, editors, setup.workspace)
+    # The server prints this once it is loaded and has taken the connections over.
+    log = Path(daemon_socket.log_path(setup.socket))
+    assert "listening on" not in log.read_text(encoding="utf-8")
+    # Taken over with its initialize done: its requests are served, not refused -32002.
+    session = await client.request("agent/newSession", {"cwd": str(setup.workspace)})
+    assert session["sessionId"].startswith("sess")
+    assert "listening on" in log.read_text(encoding="utf-8")
+    # The server's own answer to that initialize was not sent a second time.
+    await client.request("agent/listSessions", {})
+    assert client.stray == []
+
+
 async def test_a_daemon_that_leaves_before_answering_is_replaced_and_sent_it_all_again(
     setup: Setup, editors: list[tuple[Daemon, WireClient]]
 ) -> None:

@@ -37,6 +37,8 @@ class WireClient:
         self._reading = asyncio.Event()
         self._reading.set()
         self.closed = asyncio.Event()
+        # Responses to no request awaiting one (a request answered twice, say).
+        self.stray: list[Message] = []
         self._task = asyncio.create_task(self._read())
 
     async def initialize(self, options: Message | None = None) -> Message:
@@ -105,6 +107,8 @@ class WireClient:
             future = self._pending.pop(message["id"], None)
             if future is not None and not future.done():
                 future.set_result(message)
+            else:
+                self.stray.append(message)
         elif message["method"] == "agent/event":
             event = message["params"]
             self.events.setdefault(event["sessionId"], []).append(event)

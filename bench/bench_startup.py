@@ -1,5 +1,6 @@
 """Startup: spawn → `initialize` response of `agentls --stdio`, against interpreter floors,
-and spawn → the core being ready.
+and spawn → the core being ready; and the same through the relay editors start (`agentls --stdio`
+to the warm daemon), with the daemon up and not.
 
 The daemon answers `initialize` with only its light half (pygls and a few agentls modules)
 imported; on `initialized` it imports the core (sessions, loop, tools, pydantic models) in
@@ -19,7 +20,11 @@ logs, in separate runs that are not timed).
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +44,13 @@ from harness import (
 )
 
 SECTION = "1 startup"
-INIT_LABEL = "daemon spawn → initialize response"
+INIT_LABEL = "daemon spawn → initialize response"  # in process: `--stdio --no-daemon`
+RELAY_COLD_LABEL = "relay spawn → initialize, daemon not up"
+RELAY_WARM_LABEL = "relay spawn → initialize, daemon up"
+# What an editor starts: `agentls --stdio`, relayed to the warm daemon.
+RELAY = [PYTHON, "-m", "agentls", "--stdio"]
+# Before editors attached to the warm daemon (issue 28): each spawned its own, in process.
+PREVIOUS_IN_PROCESS = "0.9 s before (issue 28)"
 CORE_LABEL = "daemon spawn → core ready (listSessions answered)"
 SDK_LABEL = "daemon spawn → newSession answered (anthropic)"
 PYGLS_LABEL = "python -c 'import pygls.lsp.server'"
@@ -166,19 +177,71 @@ def time_initialize(
     workspace: Path,
     then: list[dict[str, Any]] | None = None,
     command: list[str] | None = None,
+    timed_to: int = 2,
 ) -> float:
     """Seconds from spawning the daemon (or `command`) to its `initialize` response, or,
-    with `then`, to the response to request id 2 among the messages sent after that."""
+    with `then`, to the response to request id `timed_to` (2: the one among the messages
+    sent after that; 1: `initialize` still, `then` awaited untimed)."""
     start = time.perf_counter()
     process = _spawn(env, workspace, subprocess.DEVNULL, command)
     _send(process, initialize_request(workspace))
     _await_response(process, 1)
+    elapsed = time.perf_counter() - start
     if then:
         _send(process, *then)
         _await_response(process, 2)
-    elapsed = time.perf_counter() - start
+        if timed_to == 2:
+            elapsed = time.perf_counter() - start
     _shutdown(process)
     return elapsed
+
+
+class RelayProbes:
+    """Spawn → initialize of `agentls --stdio` relayed to the warm daemon, with the daemon
+    up and with it stopped first (the relay then starts it), in a private runtime folder;
+    the daemon is stopped at the end."""
+
+    def __init__(self, env: dict[str, str], workspace: Path) -> None:
+        # Short: a Unix socket's path has at most 107 bytes.
+        self.runtime = Path(tempfile.mkdtemp(prefix="ab-"))
+        self.env = {**env, "XDG_RUNTIME_DIR": str(self.runtime), "AGENTLS_DAEMON_IDLE": "300"}
+        self.env.pop("AGENTLS_NO_DAEMON", None)
+        self.workspace = workspace
+
+    def cold(self) -> float:
+        self.stop()
+        # The core loads after `initialized` (not timed), so the next warm probe meets a
+        # daemon that is done loading, as an editor's second window does.
+        core = _after_initialized("agent/listSessions", {})
+        return time_initialize(self.env, self.workspace, core, RELAY, timed_to=1)
+
+    def warm(self) -> float:
+        return time_initialize(self.env, self.workspace, command=RELAY)
+
+    def stop(self) -> None:
+        from agentls.warm_stop import daemon_pid
+
+        folder = self.runtime / f"agentls-{os.getuid()}"
+        for path in folder.glob("*.sock") if folder.is_dir() else ():
+            pid = daemon_pid(str(path))
+            if pid is not None:
+                os.kill(pid, signal.SIGTERM)
+                _wait_gone(pid)
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+
+def _wait_gone(pid: int, timeout: float = 10) -> None:
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
 
 
 def watched(modules: set[str]) -> dict[str, bool]:
@@ -236,6 +299,7 @@ def run(quick: bool) -> list[Row]:
         env = daemon_env(home)
         sdk_env = daemon_env(home, **ANTHROPIC_ENV)
         list_sessions = _after_initialized("agent/listSessions", {})
+        relay = RelayProbes(env, workspace)
         new_session = _after_initialized("agent/newSession", {"cwd": str(workspace)})
         probes = {label: _floor_probe(code, env) for label, code in FLOORS.items()}
         probes[SERVER_LABEL] = lambda: time_initialize(env, workspace, command=PYGLS_SERVER)
@@ -243,10 +307,18 @@ def run(quick: bool) -> list[Row]:
         probes[CORE_LABEL] = lambda: time_initialize(env, workspace, list_sessions)
         if not quick:
             probes[SDK_LABEL] = lambda: time_initialize(sdk_env, workspace, new_session)
-        samples = _interleaved(probes, spawns, warm=not quick)
+        # Cold before warm: each round's warm probe meets the daemon its cold one started.
+        probes[RELAY_COLD_LABEL] = relay.cold
+        probes[RELAY_WARM_LABEL] = relay.warm
+        try:
+            samples = _interleaved(probes, spawns, warm=not quick)
+        finally:
+            relay.close()
         for label, values in samples.items():
-            rows += timing_rows(SECTION, label, values)
+            note = PREVIOUS_IN_PROCESS if label == INIT_LABEL else ""
+            rows += timing_rows(SECTION, label, values, note)
         rows += _ratio_rows(samples)
+        rows += _relay_rows(samples)
         if not quick:
             packages, modules = imports_beyond_pygls(env)
             note = "-X importtime self times, inflated by importtime itself"
@@ -320,6 +392,18 @@ def _ratio_rows(samples: dict[str, list[float]]) -> list[Row]:
             "LanguageServer",
         ),
         Row(SECTION, "target initialize ≤ 350 ms (median)", _verdict(init.median <= 0.35)),
+    ]
+
+
+def _relay_rows(samples: dict[str, list[float]]) -> list[Row]:
+    here = summarize(samples[INIT_LABEL]).median
+    warm = summarize(samples[RELAY_WARM_LABEL]).median
+    cold = summarize(samples[RELAY_COLD_LABEL]).median
+    return [
+        Row(SECTION, "ratio in process / relay, daemon up", here / warm, "x", "medians"),
+        Row(SECTION, "ratio in process / relay, daemon not up", here / cold, "x", "medians"),
+        Row(SECTION, "target relay, daemon up ≤ 50 ms (median)", _verdict(warm <= 0.05)),
+        Row(SECTION, "target relay, daemon not up ≤ 0.5 s (median)", _verdict(cold <= 0.5)),
     ]
 
 

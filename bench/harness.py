@@ -23,7 +23,9 @@ from typing import IO, Any
 PYTHON = sys.executable
 # tests/ holds replay_server.py; modules that need it put this on sys.path first.
 TESTS_DIR = str(Path(__file__).resolve().parent.parent / "tests")
-DAEMON = [PYTHON, "-m", "agentls", "--stdio"]
+# In this process: every bench measures the daemon it spawns (bench_startup times the
+# relay to the warm daemon on its own rows).
+DAEMON = [PYTHON, "-m", "agentls", "--stdio", "--no-daemon"]
 PROVIDER_VARS = (
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",

@@ -15,6 +15,9 @@ from lsprotocol import types as lsp
 
 # Every daemon these tests start keeps its transcripts out of the user's home.
 os.environ.setdefault("AGENTLS_HOME", tempfile.mkdtemp(prefix="agentls-test-home-"))
+# Every `agentls --stdio` a test spawns is its own daemon, in that process (a crash test
+# kills it and expects the daemon dead); the tests of the warm daemon unset this.
+os.environ["AGENTLS_NO_DAEMON"] = "1"
 for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTLS_PROVIDER"):
     os.environ.pop(_var, None)
 

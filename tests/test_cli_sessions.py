@@ -18,6 +18,7 @@ def agentls(
     *args: str, cwd: Path, home: Path, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    base.pop("AGENTLS_NO_DAEMON", None)  # `run` goes through the warm daemon here
     # A warm daemon started for a test goes away soon after it.
     base["AGENTLS_DAEMON_IDLE"] = "3"
     return subprocess.run(

@@ -22,6 +22,7 @@ from terminal_run import replies_to, run_on_a_terminal
 
 def environment(tmp: Path, script: list[dict[str, object]], idle: str = "5") -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    base.pop("AGENTLS_NO_DAEMON", None)  # `run` goes through the warm daemon here
     path = tmp / "script.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in script), encoding="utf-8")
     return {

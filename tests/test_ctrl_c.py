@@ -107,6 +107,7 @@ def script_for(runs: list[Run]) -> list[dict[str, object]]:
 
 def environment(home: Path, script: Path) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    base.pop("AGENTLS_NO_DAEMON", None)  # the warm and cold modes go through the daemon
     return {
         **base,
         "AGENTLS_HOME": str(home),

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tcp_daemon import TcpDaemon, start_tcp_daemon
@@ -36,6 +37,8 @@ class WireClient:
         self._reading = asyncio.Event()
         self._reading.set()
         self.closed = asyncio.Event()
+        # Responses to no request awaiting one (a request answered twice, say).
+        self.stray: list[Message] = []
         self._task = asyncio.create_task(self._read())
 
     async def initialize(self, options: Message | None = None) -> Message:
@@ -104,6 +107,8 @@ class WireClient:
             future = self._pending.pop(message["id"], None)
             if future is not None and not future.done():
                 future.set_result(message)
+            else:
+                self.stray.append(message)
         elif message["method"] == "agent/event":
             event = message["params"]
             self.events.setdefault(event["sessionId"], []).append(event)
@@ -131,7 +136,9 @@ class Daemon:
         self._draining = asyncio.create_task(self._drain())
 
     @classmethod
-    async def spawn(cls, args: list[str], env: dict[str, str], stdio: bool = False) -> Daemon:
+    async def spawn(
+        cls, args: list[str], env: dict[str, str], stdio: bool = False, cwd: Path | None = None
+    ) -> Daemon:
         pipe = asyncio.subprocess.PIPE
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -142,6 +149,7 @@ class Daemon:
             stdout=pipe if stdio else asyncio.subprocess.DEVNULL,
             stderr=pipe,
             env={**os.environ, **env},
+            cwd=cwd,
         )
         return cls(process)
 

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from agentls import __version__
-from agentls.ctrl_c import CtrlC, exit_now
 
 # `agentls run` through the warm daemon imports only what it needs: pathlib, typing and
 # json cost it milliseconds at every start, so they come in where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any
+
+    from agentls.ctrl_c import CtrlC
 
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `agentls` console script."""
-    if (sys.argv[1:] if argv is None else argv)[:1] == ["run"]:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["run"]:
         return _run_command(argv)
+    if given in ([], ["--stdio"]) and os.environ.get("AGENTLS_NO_DAEMON") != "1":
+        # What editors start: relayed to the warm daemon before argparse or logging load.
+        from agentls.relay import relay_stdio
+
+        relayed = relay_stdio(dict(os.environ))
+        if relayed is not None:
+            return relayed
+        argv = [*given, "--no-daemon"]
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run_command(argv)
@@ -47,11 +57,23 @@ def configure_logging() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="agentls", description="An agent loop served to editors the way a language server is."
     )
     parser.add_argument("--version", action="version", version=f"agentls {__version__}")
-    parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve over stdio (the default), through the warm per-user daemon",
+    )
+    parser.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="with --stdio: serve in this process instead of through the warm per-user "
+        "daemon (also AGENTLS_NO_DAEMON=1)",
+    )
     parser.add_argument("--tcp", action="store_true", help="serve over TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument(
@@ -175,6 +197,8 @@ def _add_sessions(commands: Any) -> None:
 def _run_command(argv: list[str] | None) -> int:
     """`agentls run`: Ctrl-C is taken over first thing, so that wherever it comes the
     turn stops and the exit code is 130 (see agentls.ctrl_c)."""
+    from agentls.ctrl_c import CtrlC, exit_now
+
     ctrl_c = CtrlC()
     ctrl_c.install()
     try:
@@ -417,9 +441,9 @@ def _sessions(args: argparse.Namespace) -> int:
 def _serve_daemon(args: argparse.Namespace) -> int:
     """No subcommand: the daemon, over a Unix socket, TCP or stdio."""
     if args.socket is not None:
-        from agentls.lsp.unix import serve_unix
+        from agentls.lsp.socket_daemon import serve_socket
 
-        return serve_unix(_path(args.socket), args.idle_timeout)
+        return serve_socket(args.socket, args.idle_timeout)
     if args.tcp:
         return _serve_tcp(args)
     from agentls.lsp.stdio import serve_stdio

@@ -16,19 +16,16 @@ from __future__ import annotations
 import json
 import os
 import select
-import socket
 import sys
 import time
-import zlib
+from _socket import socket
 
-from agentls import __version__, runtime_dir
+from agentls import __version__, daemon_socket
 from agentls.cli_print import Answers, HumanPrinter, JsonPrinter, ProgressLine, write
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # Errors a user fixes by changing the command or the configuration (exit 2).
 USAGE_CODES = (-32602, 1001, 1004)
-ENV_PREFIXES = ("AGENTLS_", "ANTHROPIC_", "OPENAI_", "AZURE_")
-START_TIMEOUT = 20.0
 # How long a Ctrl-C waits for the daemon to confirm the turn's end before the client goes:
 # the daemon also ends and records the turn when the connection closes, so the wait only
 # lets the end be shown (and the abort be answered) before the exit.
@@ -42,35 +39,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class WarmUnavailable(Exception):
-    """No daemon could be reached or started; the caller runs the turn in-process."""
+# No daemon could be reached or started; the caller runs the turn in-process.
+WarmUnavailable = daemon_socket.Unavailable
+socket_path = daemon_socket.socket_path
 
 
 class RpcError(Exception):
     def __init__(self, error: dict[str, Any]) -> None:
         super().__init__(error.get("message", "error"))
         self.code = int(error.get("code", -32603))
-
-
-def socket_path(env: dict[str, str]) -> str:
-    """The daemon socket for this user, agentls version and environment."""
-    relevant = sorted(
-        (k, v)
-        for k, v in env.items()
-        if k.startswith(ENV_PREFIXES) or k in ("HOME", "XDG_DATA_HOME", "VIRTUAL_ENV")
-    )
-    key = json.dumps([__version__, sys.executable, relevant]).encode()
-    # A name, not a secret: the folder is private. 64 bits keep environments apart.
-    name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.sock"
-    return os.path.join(private_dir(), name)
-
-
-def private_dir() -> str:
-    """A folder only this user can enter (sockets there are unreachable to others)."""
-    try:
-        return runtime_dir.private_dir()
-    except runtime_dir.NotPrivate as exc:
-        raise WarmUnavailable(str(exc)) from None
 
 
 def file_uri(path: str) -> str:
@@ -84,7 +61,7 @@ def file_uri(path: str) -> str:
 class Connection:
     """LSP-framed JSON-RPC over a connected socket, read with a timeout."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket) -> None:
         self._sock = sock
         self._buffer = b""
         self._next_id = 0
@@ -142,49 +119,7 @@ class Connection:
 
 def connect(env: dict[str, str]) -> Connection:
     """A connection to this environment's daemon, started if none answers."""
-    if not hasattr(socket, "AF_UNIX"):
-        raise WarmUnavailable("no Unix sockets on this platform")
-    path = socket_path(env)
-    sock = _try(path)
-    if sock is None:
-        _start(path, env)
-        deadline = time.monotonic() + START_TIMEOUT
-        while sock is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-            sock = _try(path)
-        if sock is None:
-            raise WarmUnavailable(f"the daemon did not start on {path} (see {_log(path)})")
-    return Connection(sock)
-
-
-def _try(path: str) -> socket.socket | None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(path)
-        return sock
-    except OSError:
-        sock.close()
-        return None
-
-
-def _log(path: str) -> str:
-    return path.removesuffix(".sock") + ".log"
-
-
-def _start(path: str, env: dict[str, str]) -> None:
-    import subprocess
-
-    idle = env.get("AGENTLS_DAEMON_IDLE", "600")
-    with open(_log(path), "ab") as log:
-        subprocess.Popen(
-            [sys.executable, "-m", "agentls", "--socket", path, "--idle-timeout", idle],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            env=env,
-            cwd="/",
-            start_new_session=True,
-        )
+    return Connection(daemon_socket.open_socket(env))
 
 
 class Turn:

@@ -32,10 +32,14 @@ log = logging.getLogger(__name__)
 NOT_INITIALIZED: Final = -32002
 UNAUTHORIZED: Final = 1007
 TOKEN_KEY: Final = "authToken"
+# Notifications let through before `initialize`: `exit`, and the relay's account of where
+# the editor started it (agentls.relay), which `initialize` then reads.
+BEFORE_INITIALIZE: Final = ("exit", "agent/clientContext")
 
 
 class InitializeGate:
-    """Screens a connection's bodies: only `initialize` and `exit` pass before it is initialized."""
+    """Screens a connection's bodies: only `initialize` and BEFORE_INITIALIZE pass before it
+    is initialized."""
 
     def __init__(
         self,
@@ -59,7 +63,7 @@ class InitializeGate:
         method = data.get("method")
         if method == "initialize":
             return self._initialize(body, data)
-        if self._initialized() or (method == "exit" and "id" not in data):
+        if self._initialized() or (method in BEFORE_INITIALIZE and "id" not in data):
             return body
         if method is not None and "id" in data:
             log.info("request %r before initialize answered %d", method, NOT_INITIALIZED)

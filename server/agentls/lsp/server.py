@@ -123,6 +123,19 @@ class AgentProtocol(LanguageServerProtocol):
         self._flush_scheduled = False
         # What to do once a request's answer is sent (e.g. a new session's first events).
         self._after_response: dict[Any, Callable[[], None]] = {}
+        # Requests already answered before this server was loaded (the warm daemon's
+        # `initialize`: agentls.lsp.early): handled here, not answered twice.
+        self.preanswered: set[Any] = set()
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if msg_id in self.preanswered:
+            self.preanswered.discard(msg_id)
+            if error is not None and self.writer is not None:
+                # The client was told it succeeded: it must not go on as if it had.
+                log.error("initialize, answered early, failed here: %s", error.message)
+                self.writer.close()
+            return
+        super()._send_response(msg_id, result, error)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
@@ -303,6 +316,9 @@ class AgentServer(LanguageServer):
         # Set by a successful `initialize`: until then the gate (agentls.lsp.gate) answers.
         self.initialized = False
         self.workspace_roots: list[Path] = []
+        # Where the editor started agentls, from a relay's `agent/clientContext`: the
+        # workspace of an `initialize` that names none (the daemon's own cwd is "/").
+        self.client_cwd: Path | None = None
         self.hub = hub or Hub()
         # True when other connections share the hub (TCP): `exit` then ends only this one.
         self.shared = shared
@@ -373,7 +389,18 @@ def _register_lifecycle(server: AgentServer) -> None:
             [params.root_uri] if params.root_uri else []
         )
         server.workspace_roots[:] = [uri_path(uri) for uri in folders if uri.startswith("file:")]
+        if not server.workspace_roots and server.client_cwd is not None:
+            server.workspace_roots.append(server.client_cwd)
         server.initialized = True
+
+    @server.feature("agent/clientContext")
+    def client_context(params: Any) -> None:
+        cwd = params.get("cwd") if isinstance(params, dict) else None
+        if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd):
+            server.client_cwd = Path(cwd)
+            log.info("a relay (pid %s) started in %s", params.get("pid"), cwd)
+        else:
+            log.warning("agent/clientContext ignored: cwd %r is not an existing directory", cwd)
 
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(_params: lsp.InitializedParams) -> None:

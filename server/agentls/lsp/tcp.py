@@ -19,6 +19,7 @@ import contextlib
 import logging
 import sys
 import threading
+from collections.abc import Callable
 
 from agentls.lsp.ending import end_connections, on_sigterm
 from agentls.lsp.gate import gated_frames
@@ -85,11 +86,15 @@ async def one_connection(
     writer: asyncio.StreamWriter,
     token: str | None = None,
     live: set[AgentServer] | None = None,
+    prepare: Callable[[AgentServer], None] | None = None,
 ) -> None:
     """Serve one connection; with `token`, only a client that presents it in `initialize`.
 
-    `live` holds the connection while it lasts, for a clean stop of the daemon."""
+    `live` holds the connection while it lasts, for a clean stop of the daemon; `prepare`
+    sees its server before any message is read."""
     server = build_server(hub, shared=True)
+    if prepare is not None:
+        prepare(server)
     server._stop_event = stop = threading.Event()
     # Buffered in the socket's transport: a client that stops reading holds up only itself.
     server.protocol.set_writer(OutgoingWriter(writer.transport, unread_limit()))

@@ -22,7 +22,7 @@ from agentls.events import SessionEvent, TextDeltaEvent
 from agentls.redact import Masker
 from agentls.session.events_out import EventOut, RecentEvents
 from tcp_daemon import TcpDaemon, start_tcp_daemon
-from wire_client import WireClient, tcp_client
+from wire_client import Daemon, WireClient, tcp_client
 
 Message = dict[str, Any]
 WRITE = {"id": "w1", "name": "Write", "input": {"file_path": "new.txt", "content": "hi\n"}}
@@ -268,3 +268,39 @@ async def test_a_daemon_stopping_ends_and_records_a_detached_turn(
     assert await daemon.stop() == 0
     records = turn_records(tmp_path / "home", session)
     assert [(r["turnId"], r["stopReason"]) for r in records] == [(turn, "aborted")]
+
+
+async def test_a_socket_daemon_idle_for_want_of_windows_waits_for_its_detached_turn(
+    tmp_path: Path,
+) -> None:
+    # The warm daemon exits when no connection comes for --idle-timeout seconds; a turn
+    # running with no window must not be cut short by that (its detachedTurnTimeout rules).
+    path = tmp_path / "sock" / "agentls.sock"
+    env = {"AGENTLS_HOME": str(tmp_path / "home")}
+    daemon = await Daemon.spawn(["--socket", str(path), "--idle-timeout", "1"], env)
+    try:
+        await daemon.stderr_line("listening on")
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        first = WireClient(reader, writer)
+        await first.initialize({})
+        session, turn = await start_turn(first, tmp_path, [{"tool_calls": [WRITE]}])
+        await first.wait_for(lambda: bool(first.of_type(session, "permission_request")))
+        await first.close()
+        await asyncio.sleep(3)  # three idle timeouts with only the detached session
+        assert daemon.process.returncode is None
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        second = WireClient(reader, writer)
+        await second.initialize({})
+        resumed = await second.request("agent/resumeSession", {"sessionId": session, "lastSeq": 0})
+        assert resumed["runningTurnId"] == turn
+        await second.wait_for(lambda: bool(second.of_type(session, "permission_request")))
+        request = second.of_type(session, "permission_request")[0]
+        answer = {"sessionId": session, "requestId": request["requestId"]}
+        await second.request("agent/respondPermission", {**answer, "optionId": "allow_once"})
+        await second.wait_for(lambda: bool(second.of_type(session, "turn_completed")))
+        assert (tmp_path / "new.txt").read_text() == "hi\n"
+        await second.close()
+        # With nothing left running, it idles out as before.
+        assert await daemon.exit_code(timeout=30) == 0
+    finally:
+        await daemon.end()

@@ -76,7 +76,7 @@ async def _serve(
     # provider's SDK (from its own workspace's settings) for every later client too.
     try:
         async with server:
-            idle_out = asyncio.create_task(_until_idle(idle, busy, idle_timeout))
+            idle_out = asyncio.create_task(_until_idle(idle, busy, idle_timeout, hub.detached))
             stopped = asyncio.create_task(terminated.wait())
             await asyncio.wait({idle_out, stopped}, return_when=asyncio.FIRST_COMPLETED)
             idle_out.cancel()
@@ -106,12 +106,21 @@ async def _take_over(early: Early, connection: Callable[..., Awaitable[None]]) -
     await connection(reader, writer, early.answered)
 
 
-async def _until_idle(idle: asyncio.Event, busy: asyncio.Event, idle_timeout: float) -> None:
+async def _until_idle(
+    idle: asyncio.Event,
+    busy: asyncio.Event,
+    idle_timeout: float,
+    detached: Callable[[], list[str]],
+) -> None:
     while True:
         await idle.wait()
         try:
             # A connection within the timeout: wait for the next quiet spell.
             await asyncio.wait_for(busy.wait(), idle_timeout)
         except TimeoutError:
+            if detached():
+                # Turns run on with no window (a reload, a closed editor): the daemon stays
+                # until they end or their detachedTurnTimeout aborts them, then idles out.
+                continue
             log.info("idle for %.0f s: exiting", idle_timeout)
             return

@@ -345,7 +345,10 @@ def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict
     if resume:
         # The settings apply to a session the daemon rebuilds from its transcript; one it
         # has open (in an editor) keeps its own, but for the mode and model set below.
-        resumed = turn.call("agent/resumeSession", {"sessionId": resume, **overrides})
+        # No messages: the command line shows none of the conversation (a long one is
+        # neither read nor sent).
+        params = {"sessionId": resume, "messageLimit": 0, **overrides}
+        resumed = turn.call("agent/resumeSession", params)
         session_id: str = resumed["sessionId"]
         # What the command line says for this turn applies to the resumed session too.
         if "permissionMode" in overrides:

@@ -39,9 +39,11 @@ def test_a_burst_of_messages_in_one_read_comes_out_in_order(
 def test_other_headers_and_any_case_are_read(pair: tuple[Connection, socket.socket]) -> None:
     conn, daemon = pair
     typed = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
-    daemon.sendall(typed + b"content-LENGTH: 2\r\n\r\n{}" + framed(b'{"id":1}'))
+    pygls = b"Content-Length: 8\r\n" + typed + b'\r\n{"id":2}'
+    daemon.sendall(typed + b"content-LENGTH: 2\r\n\r\n{}" + framed(b'{"id":1}') + pygls)
     assert conn.receive(5) == {}
     assert conn.receive(5) == {"id": 1}
+    assert conn.receive(5) == {"id": 2}
 
 
 @settings(max_examples=25, deadline=None)

@@ -134,8 +134,9 @@ class Connection:
         if end < 0:
             return None
         if buffer.startswith(b"Content-Length: ", start):
-            # The daemon's own header, alone: no split.
-            length = int(buffer[start + 16 : end])
+            # The daemon's header comes first (pygls may add a Content-Type): no split.
+            stop = buffer.find(b"\r\n", start, end)
+            length = int(buffer[start + 16 : stop if stop >= 0 else end])
         else:
             length = next(
                 int(line.split(b":", 1)[1])

@@ -110,12 +110,6 @@ class _Ignored:
 
 # Events written together at most (a stream that never yields to the loop still flows).
 OUTBOX_LIMIT = 64
-# Events that come within this long of the last write of events wait to go out with the
-# next one. Each write wakes the client's process, and on a busy machine the woken reader
-# took the CPU from the daemon: a turn sent its events in several writes per model call,
-# and that cost the warm `agentls run` more than the call itself. The first event after a
-# quiet spell, and every answer to a request, still go out at once.
-EVENT_BATCH_SECONDS = 0.005
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -127,8 +121,6 @@ class AgentProtocol(LanguageServerProtocol):
         # Events waiting for the end of this turn of the event loop (see notify_json).
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
-        # When events were last written (by the loop time; see EVENT_BATCH_SECONDS).
-        self._events_written_at = float("-inf")
         # What to do once a request's answer is sent (e.g. a new session's first events).
         self._after_response: dict[Any, Callable[[], None]] = {}
 
@@ -170,9 +162,8 @@ class AgentProtocol(LanguageServerProtocol):
 
         pygls's own path walks the params with the converter first, which cost more than
         everything else an event does; here they are dumped as they are. Notifications
-        sent in one turn of the event loop (or within EVENT_BATCH_SECONDS of the last write
-        of events) go out in one write, and anything pygls sends flushes them first, so the
-        order on the wire is the order they were sent in."""
+        sent in one turn of the event loop go out in one write, and anything pygls sends
+        flushes them first, so the order on the wire is the order they were sent in."""
         body = b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (
             dump_bytes(method),
             dump_bytes(params),
@@ -183,14 +174,7 @@ class AgentProtocol(LanguageServerProtocol):
             self.flush_outbox()
         elif not self._flush_scheduled:
             self._flush_scheduled = True
-            loop = asyncio.get_running_loop()
-            due = max(loop.time(), self._events_written_at + EVENT_BATCH_SECONDS)
-            loop.call_at(due, self._write_events)
-
-    def _write_events(self) -> None:
-        if self._outbox:
-            self._events_written_at = asyncio.get_running_loop().time()
-        self.flush_outbox()
+            asyncio.get_running_loop().call_soon(self.flush_outbox)
 
     def flush_outbox(self) -> None:
         """Hand the waiting events to the writer now (it never blocks: see outgoing.py)."""

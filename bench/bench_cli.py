@@ -140,7 +140,11 @@ def _anthropic_reply(entry: dict[str, Any], n: int) -> ScriptedResponse:
 
 def _sample(command: list[str], cwd: Path, fake: Fake, task: list[dict[str, Any]]) -> Sample:
     """Run `command` once on `task`; times of its first and last model request, and of its
-    exit, and its peak RSS."""
+    exit, and its peak RSS.
+
+    The peak is the process's VmHWM, read as it runs (every millisecond, until it exits):
+    wait4's ru_maxrss starts from the RSS of the process that forked it, here the bench
+    with its replay server, which hid a small client's own peak."""
     env = fake.prepare(task)
     start = time.perf_counter()
     process = subprocess.Popen(
@@ -152,25 +156,24 @@ def _sample(command: list[str], cwd: Path, fake: Fake, task: list[dict[str, Any]
         stderr=subprocess.DEVNULL,
     )
     first = last = None
-    while last is None:
-        seen = fake.requests()
+    peak_kb = 0
+    while True:
+        ended, status, _usage = os.wait4(process.pid, os.WNOHANG)
         now = time.perf_counter() - start
+        if not ended:
+            peak_kb = max(peak_kb, proc_status_kb(process.pid).get("VmHWM", 0))
+        seen = fake.requests()
         if seen and first is None:
             first = now
-        if seen >= len(task):
+        if seen >= len(task) and last is None:
             last = now
-        elif process.poll() is not None and fake.requests() < len(task):
-            # (Counted again: the last request may have come just before the exit.)
-            raise RuntimeError(f"{command} exited {process.returncode} after {seen} requests")
-        else:
-            time.sleep(0.001)
-    _pid, status, usage = os.wait4(process.pid, 0)
-    total = time.perf_counter() - start
+        if ended:
+            break
+        time.sleep(0.001)
     process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{command} exited {process.returncode}")
-    assert first is not None
-    return Sample(first, last, total, usage.ru_maxrss)
+    if process.returncode != 0 or first is None or last is None:
+        raise RuntimeError(f"{command} exited {process.returncode} after {seen} requests")
+    return Sample(first, last, now, peak_kb)
 
 
 def _daemon_pid(socket: Path) -> int | None:

@@ -1,35 +1,151 @@
 """`agentls run`: process start → first model request, cold (in-process, `--no-daemon`)
-and warm (a thin client of the per-user daemon), and a whole 3-call task both ways.
+and warm (a thin client of the per-user daemon), a whole 3-call task both ways, what each
+extra model call costs, how long the process stays after the last one, and memory.
 
-The first model request is when the scripted provider appends it to its request log: the
-bench polls that file every millisecond from the moment it starts the command. The warm
-daemon is started once before the warm samples (its own first start is the cold cost of
-the daemon, printed too), and stopped at the end.
+The model requests are seen when the scripted provider appends them to its request log:
+the bench polls that file every millisecond from the moment it starts the command. Each
+extra model call is (20-call task − 3-call task) / 17, from the medians. "Last model
+request → exit" is from the moment the last request is in the log (the scripted model
+answers at once) to the process's exit. Peak RSS is the child's own ru_maxrss (wait4);
+the warm daemon's RSS is read from /proc when it is idle (no connection), right after its
+start and again after all the runs. The warm daemon is started once before the warm
+samples (its own first start is the cold cost of the daemon, printed too), and stopped at
+the end.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import statistics
 import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from harness import PYTHON, Row, daemon_env, scratch, timing_rows
+from harness import (
+    PYTHON,
+    TESTS_DIR,
+    Row,
+    daemon_env,
+    mb,
+    proc_status_kb,
+    scratch,
+    timing_rows,
+)
+
+sys.path.insert(0, TESTS_DIR)
+
+from replay_server import (  # type: ignore[import-not-found, unused-ignore]
+    ReplayServer,
+    ScriptedResponse,
+    ToolCall,
+    anthropic_text_turn,
+    anthropic_tool_turn,
+)
 
 SECTION = "10 cli"
 PACKAGE = Path(__file__).resolve().parent.parent / "server" / "agentls"
-TASK = [
-    {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]},
-    {"tool_calls": [{"name": "Grep", "input": {"pattern": "port", "-i": True}}]},
-    {"text": "The port is 8000."},
-]
+READ = {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]}
+GREP = {"tool_calls": [{"name": "Grep", "input": {"pattern": "port", "-i": True}}]}
+ANSWER = {"text": "The port is 8000."}
+TASK = [READ, GREP, ANSWER]
+# The same task with 17 more model calls (each a Read or a Grep).
+LONG_TASK = [READ, GREP] * 9 + [READ, ANSWER]
+EXTRA_CALLS = len(LONG_TASK) - len(TASK)
 
 
-def _first_request(
-    command: list[str], cwd: Path, env: dict[str, str], log: Path
-) -> tuple[float, float]:
-    """Seconds from spawn to the first request in `log`, and to the process's exit."""
-    log.unlink(missing_ok=True)
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One `agentls run`: seconds from spawn, and the process's peak RSS (kB)."""
+
+    first: float
+    last: float
+    total: float
+    peak_kb: int
+
+
+class Fake:
+    """A model at zero latency that `agentls run` talks to, and how many requests it saw."""
+
+    label = "scripted"
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.log = home.parent / "requests.jsonl"
+
+    def prepare(self, task: list[dict[str, Any]]) -> dict[str, str]:
+        """Ready for one run of `task`: the run's environment."""
+        script = self.home.parent / f"task{len(task)}.jsonl"
+        script.write_text("".join(json.dumps(e) + "\n" for e in task), encoding="utf-8")
+        self.log.unlink(missing_ok=True)
+        return self.env(task)
+
+    def env(self, task: list[dict[str, Any]]) -> dict[str, str]:
+        """The environment of a run of `task`."""
+        return daemon_env(
+            self.home,
+            AGENTLS_SCRIPT=str(self.home.parent / f"task{len(task)}.jsonl"),
+            AGENTLS_REQUEST_LOG=str(self.log),
+            AGENTLS_DAEMON_IDLE="60",
+        )
+
+    def requests(self) -> int:
+        try:
+            with self.log.open("rb") as handle:
+                return handle.read().count(b"\n")
+        except FileNotFoundError:
+            return 0
+
+
+class AnthropicFake(Fake):
+    """The real Anthropic SDK against tests/replay_server.py, answering the same task."""
+
+    label = "anthropic (replay)"
+
+    def __init__(self, home: Path, server: ReplayServer) -> None:
+        super().__init__(home)
+        self.server = server
+        self.seen = 0
+
+    def prepare(self, task: list[dict[str, Any]]) -> dict[str, str]:
+        self.seen = len(self.server.requests)
+        for n, entry in enumerate(task):
+            self.server.enqueue(_anthropic_reply(entry, n))
+        return self.env(task)
+
+    def env(self, task: list[dict[str, Any]]) -> dict[str, str]:
+        return daemon_env(
+            self.home,
+            AGENTLS_PROVIDER="anthropic",
+            ANTHROPIC_API_KEY="test",
+            ANTHROPIC_BASE_URL=self.server.base_url,
+            NO_PROXY="127.0.0.1,localhost",
+            AGENTLS_DAEMON_IDLE="60",
+        )
+
+    def requests(self) -> int:
+        return len(self.server.requests) - self.seen
+
+
+def _anthropic_reply(entry: dict[str, Any], n: int) -> ScriptedResponse:
+    calls = entry.get("tool_calls")
+    if not calls:
+        return anthropic_text_turn(str(entry["text"]))
+    return anthropic_tool_turn(ToolCall(f"toolu_{n:04d}", calls[0]["name"], calls[0]["input"]))
+
+
+def _sample(command: list[str], cwd: Path, fake: Fake, task: list[dict[str, Any]]) -> Sample:
+    """Run `command` once on `task`; times of its first and last model request, and of its
+    exit, and its peak RSS.
+
+    The peak is the process's VmHWM, read as it runs (every millisecond, until it exits):
+    wait4's ru_maxrss starts from the RSS of the process that forked it, here the bench
+    with its replay server, which hid a small client's own peak."""
+    env = fake.prepare(task)
     start = time.perf_counter()
     process = subprocess.Popen(
         command,
@@ -39,50 +155,172 @@ def _first_request(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    first = None
-    while first is None:
-        if log.exists() and log.stat().st_size > 0:
-            first = time.perf_counter() - start
-        elif process.poll() is not None:
-            raise RuntimeError(f"{command} exited {process.returncode} before any request")
-        else:
-            time.sleep(0.001)
-    process.wait(timeout=60)
-    return first, time.perf_counter() - start
+    first = last = None
+    peak_kb = 0
+    while True:
+        ended, status, _usage = os.wait4(process.pid, os.WNOHANG)
+        now = time.perf_counter() - start
+        if not ended:
+            peak_kb = max(peak_kb, proc_status_kb(process.pid).get("VmHWM", 0))
+        seen = fake.requests()
+        if seen and first is None:
+            first = now
+        if seen >= len(task) and last is None:
+            last = now
+        if ended:
+            break
+        time.sleep(0.001)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0 or first is None or last is None:
+        raise RuntimeError(f"{command} exited {process.returncode} after {seen} requests")
+    return Sample(first, last, now, peak_kb)
+
+
+def _daemon_pid(socket: Path) -> int | None:
+    """The pid of the daemon serving `socket` (its command line names it)."""
+    wanted = str(socket).encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if wanted in handle.read().split(b"\0"):
+                        return int(entry)
+            except OSError:
+                continue
+    return None
+
+
+Runs = dict[str, list[Sample]]
+BASE = [PYTHON, "-m", "agentls", "run", "--permission-mode", "acceptEdits", "find the port"]
+TASKS = {"short": TASK, "long": LONG_TASK}
+
+
+def measure(fake: Fake, workspace: Path, samples: int) -> list[Row]:
+    """Every row for one fake model: in process, then through a warm daemon."""
+    # Interleaved, so a busy spell of the machine hits both lengths alike.
+    cold: Runs = {"short": [], "long": []}
+    for _ in range(samples):
+        for name, task in TASKS.items():
+            cold[name].append(_sample([*BASE, "--no-daemon"], workspace, fake, task))
+    # The daemon's own first start (it imports the core and the SDK once). The scripted
+    # task is part of the daemon's environment, so there each length has its own daemon.
+    daemon_start = _sample(BASE, workspace, fake, TASK)
+    _sample(BASE, workspace, fake, LONG_TASK)
+    daemons = {name: _daemon_pid(_socket(fake.env(task))) for name, task in TASKS.items()}
+    fresh = {name: proc_status_kb(pid) for name, pid in daemons.items() if pid}
+    warm: Runs = {"short": [], "long": []}
+    for _ in range(samples):
+        for name, task in TASKS.items():
+            warm[name].append(_sample(BASE, workspace, fake, task))
+    idle = {name: proc_status_kb(pid) for name, pid in daemons.items() if pid}
+    for pid in set(daemons.values()):
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+    section = f"{SECTION}, {fake.label}"
+    return [
+        *_timing(section, cold, warm),
+        *_per_call_rows(section, cold, warm),
+        Row(
+            section, "run, first use: daemon start → first request", daemon_start.first * 1000, "ms"
+        ),
+        *_memory_rows(section, cold, warm, fresh, idle),
+    ]
 
 
 def run(quick: bool) -> list[Row]:
     samples = 5 if quick else 15
-    rows: list[Row] = []
     # As `pip install` leaves it: bytecode compiled (an editable checkout under
     # PYTHONDONTWRITEBYTECODE would otherwise compile agentls's modules at every start).
     subprocess.run([PYTHON, "-m", "compileall", "-q", str(PACKAGE)], check=True)
+    rows: list[Row] = []
     with scratch() as (home, workspace):
-        script = home.parent / "task.jsonl"
-        script.write_text("".join(json.dumps(e) + "\n" for e in TASK), encoding="utf-8")
-        log = home.parent / "requests.jsonl"
-        env = daemon_env(
-            home, AGENTLS_SCRIPT=str(script), AGENTLS_REQUEST_LOG=str(log), AGENTLS_DAEMON_IDLE="60"
-        )
-        base = [PYTHON, "-m", "agentls", "run", "--permission-mode", "acceptEdits", "find the port"]
-        cold = [_first_request([*base, "--no-daemon"], workspace, env, log) for _ in range(samples)]
-        # The daemon's own first start (it imports the core and the SDK once).
-        daemon_start = _first_request(base, workspace, env, log)
-        warm = [_first_request(base, workspace, env, log) for _ in range(samples)]
-        subprocess.run(["pkill", "-f", f"socket {_socket(env)}"], check=False)
-    rows += timing_rows(
-        SECTION, "run, in process: start → first model request", [c[0] for c in cold]
-    )
-    rows += timing_rows(
-        SECTION, "run, warm daemon: start → first model request", [w[0] for w in warm]
-    )
-    rows += timing_rows(SECTION, "run, in process: 3-call task, start → exit", [c[1] for c in cold])
-    rows += timing_rows(
-        SECTION, "run, warm daemon: 3-call task, start → exit", [w[1] for w in warm]
-    )
-    rows.append(
-        Row(SECTION, "run, first use: daemon start → first request", daemon_start[0] * 1000, "ms")
-    )
+        rows += measure(Fake(home), workspace, samples)
+    with scratch() as (home, workspace), ReplayServer() as server:
+        rows += measure(AnthropicFake(home, server), workspace, samples)
+    return rows
+
+
+def _timing(section: str, cold: Runs, warm: Runs) -> list[Row]:
+    rows: list[Row] = []
+    for label, runs in (("in process", cold), ("warm daemon", warm)):
+        short, long = runs["short"], runs["long"]
+        rows += [
+            *timing_rows(section, f"{label}: start → first model request", _of(short, "first")),
+            *timing_rows(section, f"{label}: 3-call task, start → exit", _of(short, "total")),
+            *timing_rows(section, f"{label}: 20-call task, start → exit", _of(long, "total")),
+            *timing_rows(
+                section,
+                f"{label}: last model request → exit",
+                [s.total - s.last for s in short + long],
+                "both task lengths",
+            ),
+        ]
+    return rows
+
+
+def _median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def _of(samples: list[Sample], field: str) -> list[float]:
+    return [float(getattr(s, field)) for s in samples]
+
+
+def _per_call_rows(section: str, cold: Runs, warm: Runs) -> list[Row]:
+    rows: list[Row] = []
+    costs = {}
+    for label, runs in (("in process", cold), ("warm daemon", warm)):
+        long, short = runs["long"], runs["short"]
+        per_call = (_median(_of(long, "total")) - _median(_of(short, "total"))) / EXTRA_CALLS
+        # The same difference between the first and the last request alone (no start, no exit).
+        spans = [[s.last - s.first for s in runs[name]] for name in ("long", "short")]
+        between = (_median(spans[0]) - _median(spans[1])) / EXTRA_CALLS
+        costs[label] = per_call
+        note = f"(20-call − 3-call) / {EXTRA_CALLS}; first → last request {between * 1000:.2f} ms"
+        rows.append(Row(section, f"{label}: each extra model call", per_call * 1000, "ms", note))
+    ratio = costs["warm daemon"] / costs["in process"] if costs["in process"] > 0 else 0.0
+    rows.append(Row(section, "each extra model call: warm / in process", ratio, "x"))
+    return rows
+
+
+def _memory_rows(
+    section: str,
+    cold: Runs,
+    warm: Runs,
+    fresh: dict[str, dict[str, int]],
+    idle: dict[str, dict[str, int]],
+) -> list[Row]:
+    rows = [
+        Row(
+            section,
+            "in process: peak RSS (20-call task)",
+            mb(_median(_of(cold["long"], "peak_kb"))),
+            "MB",
+        ),
+        Row(
+            section,
+            "warm client: peak RSS (20-call task)",
+            mb(_median(_of(warm["long"], "peak_kb"))),
+            "MB",
+        ),
+    ]
+    # The short task's daemon (with the scripted model the long one has its own).
+    if "short" in fresh and "short" in idle:
+        rows += [
+            Row(
+                section,
+                "warm daemon: RSS idle after its first run",
+                mb(fresh["short"]["VmRSS"]),
+                "MB",
+            ),
+            Row(
+                section,
+                f"warm daemon: RSS idle after {len(warm['short'])} more runs",
+                mb(idle["short"]["VmRSS"]),
+                "MB",
+                f"peak {mb(idle['short']['VmHWM']):.1f} MB",
+            ),
+        ]
     return rows
 
 

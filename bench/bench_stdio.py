@@ -80,9 +80,16 @@ DAEMON_CPU_PER_EVENT: list[float] = []
 
 
 def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The process's CPU time so far, in nanoseconds from each thread's schedstat (the
+    clock ticks of /proc/PID/stat, 10 ms, were a seventh of a 5,000-event turn)."""
+    total = 0
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{thread}/schedstat", encoding="ascii") as handle:
+                total += int(handle.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
 
 
 async def stdio_events_per_second(entry: dict[str, Any], repeats: int) -> Measured:

@@ -29,6 +29,11 @@ _HEADER = re.compile(
 )
 
 
+_SHORTEST_HEADER = len("api-key")
+# Values that hold no text to mask.
+_NO_TEXT: frozenset[type] = frozenset({int, float, bool, type(None)})
+
+
 class Masker:
     """Replaces known secret values (and credential headers) with `***`."""
 
@@ -57,9 +62,13 @@ class Masker:
 
     def mask_value(self, value: Any) -> Any:
         """`value` (JSON or dataclasses) with every string masked; unchanged parts are reused."""
+        kind = value.__class__
+        # Every event passes here: the common leaves first, without a call.
+        if kind in _NO_TEXT:
+            return value
         if isinstance(value, str):
             return self.mask(value)
-        if _is_dataclass_type(value.__class__):
+        if _is_dataclass_type(kind):
             return self._mask_fields(value)
         if isinstance(value, tuple):
             masked = tuple(self.mask_value(item) for item in value)
@@ -75,6 +84,8 @@ class Masker:
         kind: type = type(value)
         for name in _field_names(kind):
             item = getattr(value, name)
+            if item.__class__ in _NO_TEXT:
+                continue
             masked = self.mask_value(item)
             if masked is not item and masked != item:
                 changes[name] = masked
@@ -93,6 +104,8 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def _may_hold_header(text: str) -> bool:
+    if len(text) < _SHORTEST_HEADER:
+        return False  # most event strings (ids, deltas): no copy made
     lowered = text[:100_000].lower()
     return "authorization" in lowered or "api-key" in lowered
 

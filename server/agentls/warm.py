@@ -63,7 +63,11 @@ class Connection:
 
     def __init__(self, sock: socket) -> None:
         self._sock = sock
-        self._buffer = b""
+        # What was received and not parsed yet starts at `_start`: a message taken from the
+        # front moves `_start` instead of copying the rest (a burst of events arrives as
+        # hundreds of messages in one read).
+        self._buffer = bytearray()
+        self._start = 0
         self._next_id = 0
         # Requests sent and not answered yet: id → method. Noted before the request goes
         # out, so an interrupt at any point leaves no answer unaccounted for.
@@ -96,21 +100,31 @@ class Connection:
             chunk = self._sock.recv(65536)
             if not chunk:
                 raise ConnectionError("the daemon closed the connection")
+            if self._start:
+                del self._buffer[: self._start]
+                self._start = 0
             self._buffer += chunk
 
     def _parse(self) -> dict[str, Any] | None:
-        head, sep, rest = self._buffer.partition(b"\r\n\r\n")
-        if not sep:
+        buffer, start = self._buffer, self._start
+        end = buffer.find(b"\r\n\r\n", start)
+        if end < 0:
             return None
-        length = next(
-            int(line.split(b":", 1)[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        )
-        if len(rest) < length:
+        if buffer.startswith(b"Content-Length: ", start):
+            # The daemon's header comes first (pygls may add a Content-Type): no split.
+            stop = buffer.find(b"\r\n", start, end)
+            length = int(buffer[start + 16 : stop if stop >= 0 else end])
+        else:
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in bytes(buffer[start:end]).split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+        body = end + 4
+        if len(buffer) - body < length:
             return None
-        self._buffer = rest[length:]
-        message: dict[str, Any] = json.loads(rest[:length])
+        self._start = body + length
+        message: dict[str, Any] = json.loads(buffer[body : self._start])
         return message
 
     def close(self) -> None:

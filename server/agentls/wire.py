@@ -21,15 +21,28 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-@cache
-def _is_dataclass_type(cls: type) -> bool:
-    """Per type, once: every event passes here (dataclasses.is_dataclass is slow)."""
-    return dataclasses.is_dataclass(cls)
+# Values that are their own wire form: no call to look into them.
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool})
+Convert = Callable[[Any], dict[str, Any]]
 
 
 @cache
-def _field_names(cls: type) -> tuple[tuple[str, str], ...]:
-    return tuple((f.name, camel(f.name)) for f in dataclasses.fields(cls))
+def _converter(cls: type) -> Convert | None:
+    """Per type, once: how a dataclass becomes a dict (None for any other type). Every event
+    passes here, so the field names and camelCase keys are worked out once per class."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    fields = tuple((f.name, camel(f.name)) for f in dataclasses.fields(cls))
+
+    def convert(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, key in fields:
+            item = getattr(value, name)
+            if item is not None:
+                out[key] = item if item.__class__ in _PLAIN else to_wire(item)
+        return out
+
+    return convert
 
 
 def to_wire(value: Any) -> Any:
@@ -38,13 +51,9 @@ def to_wire(value: Any) -> Any:
     Dict keys are left alone on purpose: tool inputs (`file_path`, `-i`) must reach the
     client exactly as the model wrote them.
     """
-    if _is_dataclass_type(value.__class__):
-        out: dict[str, Any] = {}
-        for name, key in _field_names(value.__class__):
-            item = getattr(value, name)
-            if item is not None:
-                out[key] = to_wire(item)
-        return out
+    convert = _converter(value.__class__)
+    if convert is not None:
+        return convert(value)
     if isinstance(value, (list, tuple)):
         return [to_wire(item) for item in value]
     return value

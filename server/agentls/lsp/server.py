@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import os
 from collections.abc import Callable
@@ -45,6 +44,7 @@ from pygls.protocol.language_server import lsp_method
 
 from agentls import PROTOCOL_VERSION, __version__, methods
 from agentls.errors import AgentError
+from agentls.json_compact import dump_bytes
 from agentls.json_text import is_unicode
 from agentls.lsp.hub import AgentCore, Hub
 from agentls.lsp.paths import uri_path
@@ -177,8 +177,10 @@ class AgentProtocol(LanguageServerProtocol):
         everything else an event does; here they are dumped as they are. Notifications
         sent in one turn of the event loop go out in one write, and anything pygls sends
         flushes them first, so the order on the wire is the order they were sent in."""
-        message = {"jsonrpc": "2.0", "method": method, "params": params}
-        body = json.dumps(message, separators=(",", ":")).encode("ascii")
+        body = b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (
+            dump_bytes(method),
+            dump_bytes(params),
+        )
         self._outbox.append(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         if len(self._outbox) >= OUTBOX_LIMIT:
             # A producer that never yields still streams.

@@ -90,6 +90,7 @@ class ScriptedProvider:
         self._log = Path(request_log) if request_log else None
         # The `vision` setting; the model table says the scripted model sees images.
         self._vision = vision
+        self._measured = _Measured()
 
     endpoint = "scripted"
 
@@ -104,7 +105,8 @@ class ScriptedProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         if not supports_vision(request.model, self._vision):
             request = replace(request, messages=without_images(request.messages, request.model))
-        self._record(request)
+        messages = self._measured.messages(request.messages)
+        self._record(request, [as_dict for as_dict, _chars in messages])
         index = self._next_for(request)
         if index is None:
             raise ProviderError(
@@ -114,7 +116,8 @@ class ScriptedProvider:
             )
         self._unplayed.remove(index)
         self._played += 1
-        async for event in _play(self._script[index], request):
+        prompt_chars = sum(chars for _as_dict, chars in messages)
+        async for event in _play(self._script[index], request, prompt_chars):
             yield event
 
     def _next_for(self, request: ModelRequest) -> int | None:
@@ -134,7 +137,7 @@ class ScriptedProvider:
                 return index
         return next((i for i in self._unplayed if "for" not in self._script[i]), None)
 
-    def _record(self, request: ModelRequest) -> None:
+    def _record(self, request: ModelRequest, messages: list[dict[str, Any]]) -> None:
         if self._log is None:
             return
         record = {
@@ -144,13 +147,15 @@ class ScriptedProvider:
             "system_dynamic": request.system_dynamic,
             "tools": [tool.name for tool in request.tools],
             "tool_choice": request.tool_choice,
-            "messages": [message_to_dict(m) for m in request.messages],
+            "messages": messages,
         }
         with self._log.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-async def _play(entry: dict[str, Any], request: ModelRequest) -> AsyncIterator[StreamEvent]:
+async def _play(
+    entry: dict[str, Any], request: ModelRequest, message_chars: int
+) -> AsyncIterator[StreamEvent]:
     delay = float(entry.get("delay", 0))
     size = max(1, int(entry.get("chunk", 24)))
     index = 0
@@ -185,7 +190,7 @@ async def _play(entry: dict[str, Any], request: ModelRequest) -> AsyncIterator[S
             await _pause(delay)
         yield BlockStop(index)
         index += 1
-    yield UsageUpdate(_usage(entry, request, output_chars))
+    yield UsageUpdate(_usage(entry, request, message_chars, output_chars))
     default = "tool_use" if entry.get("tool_calls") else "end_turn"
     yield MessageStop(cast(StopReason, entry.get("stop_reason", default)))
 
@@ -210,7 +215,9 @@ def _error(spec: dict[str, Any]) -> ProviderError:
     )
 
 
-def _usage(entry: dict[str, Any], request: ModelRequest, output_chars: int) -> Usage:
+def _usage(
+    entry: dict[str, Any], request: ModelRequest, message_chars: int, output_chars: int
+) -> Usage:
     given = entry.get("usage")
     if isinstance(given, dict):
         return Usage(
@@ -222,12 +229,38 @@ def _usage(entry: dict[str, Any], request: ModelRequest, output_chars: int) -> U
     # About four characters per token: enough for a believable usage event offline.
     prompt_chars = len(request.system_static) + len(request.system_dynamic)
     prompt_chars += sum(len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools)
-    prompt_chars += sum(_message_chars(m) for m in request.messages)
+    prompt_chars += message_chars
     return Usage(prompt_chars // 4, max(1, output_chars // 4))
 
 
-def _message_chars(message: Message) -> int:
+class _Measured:
+    """Each message of the history as a dict and its size, worked out once per message.
+
+    Every request carries the whole history: converting and measuring all of it again at
+    each call made the fake model's own cost grow with the conversation, and that cost
+    was counted as agentls's in the per-call benchmarks."""
+
+    def __init__(self) -> None:
+        # By id, with the message itself (an id is only unique while its object lives).
+        self._known: dict[int, tuple[Message, dict[str, Any], int]] = {}
+
+    def messages(self, messages: Sequence[Message]) -> list[tuple[dict[str, Any], int]]:
+        """(dict, size) of each message, in order; only this request's are kept."""
+        known: dict[int, tuple[Message, dict[str, Any], int]] = {}
+        measured = []
+        for message in messages:
+            entry = self._known.get(id(message))
+            if entry is None or entry[0] is not message:
+                as_dict = message_to_dict(message)
+                entry = (message, as_dict, _message_chars(message, as_dict))
+            known[id(message)] = entry
+            measured.append((entry[1], entry[2]))
+        self._known = known
+        return measured
+
+
+def _message_chars(message: Message, as_dict: dict[str, Any]) -> int:
     """Its JSON size, an image counted as the text its tokens would hold, not as base64."""
     images = message.images()
-    chars = len(json.dumps(message_to_dict(message)))
+    chars = len(json.dumps(as_dict))
     return chars - sum(len(i.data) for i in images) + 4 * IMAGE_TOKENS * len(images)

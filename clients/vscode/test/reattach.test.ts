@@ -105,9 +105,9 @@ test("a re-attach draws the history once, applies the events sent again at once,
   // Every event was applied, none held behind a gap.
   assert.equal(state.lastSeq, 57);
   assert.deepEqual(state.early, {});
-  const users = state.items.filter((i) => i.kind === "user").map((i) => i.kind === "user" && i.text);
+  const users = state.items.flatMap((i) => (i.kind === "user" ? [i.text] : []));
   assert.deepEqual(users, ["Earlier question", "Write hello.txt"]);
-  const answers = state.items.filter((i) => i.kind === "assistant").map((i) => i.kind === "assistant" && i.text);
+  const answers = state.items.flatMap((i) => (i.kind === "assistant" ? [i.text] : []));
   assert.deepEqual(answers, ["Earlier answer.", "Writing it."]);
   assert.equal(state.items.filter((i) => i.kind === "tool").length, 1);
   const notice = state.items.find((i) => i.kind === "notice");
@@ -123,7 +123,7 @@ test("a re-attach draws the history once, applies the events sent again at once,
   assert.equal(live.runningTurn, null);
   assert.equal(live.drawn, null);
   assert.deepEqual(
-    live.items.filter((i) => i.kind === "assistant").map((i) => i.kind === "assistant" && i.text),
+    live.items.flatMap((i) => (i.kind === "assistant" ? [i.text] : [])),
     ["Earlier answer.", "Writing it.", "Done."],
   );
 });

@@ -52,6 +52,7 @@ local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 ---@field spin_timer? uv.uv_timer_t
 ---@field spin_mark? integer
 ---@field drawn? table<string, boolean>  after a re-attach: message ids its history drew
+---@field older_cursor? string  messages before the ones shown remain: agent/getMessages's `before`
 local Chat = {}
 Chat.__index = Chat
 
@@ -136,12 +137,15 @@ end
 ---@param session_id string
 ---@return agentls.Chat
 function M.resume(root, session_id)
-  local result, client = open_request(root, "agent/resumeSession", { sessionId = session_id })
+  local earlier = require("agentls.earlier")
+  local params = { sessionId = session_id, messageLimit = earlier.page() }
+  local result, client = open_request(root, "agent/resumeSession", params)
   -- The session it replaces on screen no longer gets events (a new session's keeps them).
   local previous = shown[root]
   if previous and previous.session_id ~= result.sessionId then by_session[previous.session_id] = nil end
   local chat = session_opened(root, client, result)
   for _, message in ipairs(result.messages) do chat:history(message) end
+  earlier.set_cursor(chat, result.messagesCursor)
   return chat
 end
 

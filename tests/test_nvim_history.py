@@ -128,3 +128,12 @@ def test_a_long_session_resumes_with_its_last_messages_and_earlier_ones_load_abo
     virtual: list[dict[str, Any]] = editor.lua(VIRTUAL_LINES)
     assert [v["text"] for v in virtual if v["above"]].count("▍You") == TURNS, virtual
     assert not editor.lua("return require('agentls.chat').get().older_cursor")
+    # Resumed again, then a new chat in the same buffer: no line about earlier messages.
+    editor.lua(
+        "local chat = require('agentls.chat').resume(...) require('agentls.window').open(chat)",
+        str(editor.root),
+        session,
+    )
+    assert hint_shown(editor)
+    editor.nvim.command("AgentNew")
+    assert not hint_shown(editor)

@@ -109,6 +109,8 @@ local function session_opened(root, client, result)
   if previous then
     chat.buffer:clear()
     vim.api.nvim_buf_clear_namespace(chat.buffer.bufnr, keys_ns, 0, -1)
+    -- Nor the earlier messages of the session shown before.
+    require("agentls.earlier").set_cursor(chat, nil)
   end
   by_session[chat.session_id] = chat
   shown[root] = chat

@@ -8,6 +8,11 @@ it in the buffer (so it includes one RPC round trip, measured alone as the basel
 same typing with no stream is the floor. Also printed: the text deltas received against
 the chat buffer's writes (the plugin writes at most once a frame), and Neovim's CPU time
 per second of streaming, read from /proc.
+
+Then a long session in the chat: a 5,000-message transcript (bench_resume's) resumed
+whole and with its last 200 messages (`history.message_page`, the `messageLimit` the
+plugin asks for), and a page of 200 earlier ones drawn above with `:AgentEarlier`: the
+time from the request to the chat drawn, and the chat's lines.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import DAEMON, Row, daemon_env, summarize
+from bench_resume import write_transcript
+from harness import DAEMON, Row, daemon_env, summarize, timing_rows
 
 SECTION = "12 nvim"
 PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
@@ -44,6 +50,80 @@ vim.api.nvim_buf_attach(chat.buffer.bufnr, false, { on_lines = function()
   _G.bench.writes = _G.bench.writes + 1
 end })
 """
+
+
+RESUME_MESSAGES = 5_000
+PAGE = 200
+
+# Resume the session with a message limit; the time to the drawn chat, and its lines.
+RESUME = """
+local root, id, page = ...
+require("agentls.config").options.history.message_page = page
+local started = vim.uv.hrtime()
+local chat = require("agentls.chat").resume(root, id)
+return { (vim.uv.hrtime() - started) / 1e9, vim.api.nvim_buf_line_count(chat.buffer.bufnr) }
+"""
+
+# :AgentEarlier, waited for: the time until the page is drawn above.
+EARLIER = """
+local chat = require("agentls.chat").get()
+local before = vim.api.nvim_buf_line_count(chat.buffer.bufnr)
+local started = vim.uv.hrtime()
+require("agentls.earlier").load(chat)
+local function count() return vim.api.nvim_buf_line_count(chat.buffer.bufnr) end
+vim.wait(60000, function() return count() ~= before end, 1)
+return { (vim.uv.hrtime() - started) / 1e9, count() - before }
+"""
+
+
+def _long_session_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
+    """Resuming a 5,000-message session whole and its last page, and a page before it."""
+    runs = 2 if quick else 5
+    section = f"{SECTION} (a {RESUME_MESSAGES:,}-message session)"
+    with tempfile.TemporaryDirectory(prefix="agentls-bench-nvim-") as tmp:
+        root = Path(tmp)
+        workspace = root / "ws"
+        (workspace / ".git").mkdir(parents=True)
+        written = write_transcript(
+            root / "home", workspace, compact=False, messages=RESUME_MESSAGES
+        )
+        script = root / "script.jsonl"
+        script.write_text(json.dumps({"text": "ok"}) + "\n", encoding="utf-8")
+        env = daemon_env(root / "home", XDG_STATE_HOME=str(root / "state"))
+        nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
+        try:
+            nvim.exec_lua("for k, _ in pairs(vim.fn.environ()) do vim.env[k] = nil end")
+            nvim.exec_lua("for k, v in pairs(...) do vim.env[k] = v end", env)
+            nvim.command(f"cd {workspace}")
+            nvim.exec_lua(SETUP, str(PLUGIN), DAEMON, str(script))
+            # The daemon's start and its first resume of the session are not counted.
+            nvim.exec_lua(RESUME, str(workspace), written.session_id, PAGE)
+            samples: dict[str, list[float]] = {"whole": [], "last": [], "earlier": []}
+            lines: dict[str, int] = {}
+            for _ in range(runs):
+                for name, page in (("whole", 10_000), ("last", PAGE)):
+                    seconds, count = nvim.exec_lua(RESUME, str(workspace), written.session_id, page)
+                    samples[name].append(seconds)
+                    lines[name] = count
+                seconds, count = nvim.exec_lua(EARLIER)
+                samples["earlier"].append(seconds)
+                lines["earlier"] = count
+        finally:
+            nvim.close()
+    return [
+        *timing_rows(
+            section, "resume, every message drawn", samples["whole"], f"{lines['whole']:,} lines"
+        ),
+        *timing_rows(
+            section, f"resume, the last {PAGE} drawn", samples["last"], f"{lines['last']:,} lines"
+        ),
+        *timing_rows(
+            section,
+            f":AgentEarlier, {PAGE} more drawn above",
+            samples["earlier"],
+            f"{lines['earlier']:,} lines",
+        ),
+    ]
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -139,7 +219,7 @@ def run(quick: bool) -> list[Row]:
     rows.append(
         Row(SECTION, "Neovim CPU while streaming", 100 * cpu / wall, "%", f"{cpu:.2f} s CPU")
     )
-    return rows
+    return rows + _long_session_rows(pynvim, nvim_path, quick)
 
 
 if __name__ == "__main__":

@@ -183,3 +183,35 @@ def test_a_real_vscode_joins_a_running_daemon_with_its_token(vsix: Path, tmp_pat
     assert f"joining the agentls daemon at 127.0.0.1:{daemon.port} (pid {found['pid']}" in log
     assert found["token"] not in log and found["token"] not in done.stdout
     assert still_serving
+
+
+def test_a_real_vscode_comes_back_to_a_turn_after_reload_window(vsix: Path, tmp_path: Path) -> None:
+    """Developer: Reload Window while the turn's Write waits for permission, the window
+    joined to an `agentls --tcp` started here (which keeps the turn): the reloaded window
+    resumes the session by itself, says it re-attached, draws the turn once and answers the
+    card that still waits; the turn ends once (one `turn` record) and the file is written."""
+    work = WORK / "reload"
+    python_dir = str(Path(sys.executable).parent)
+    with tcp_daemon(tmp_path) as daemon:
+        done = _run(
+            [
+                "bash",
+                str(E2E / "run.sh"),
+                str(vsix),
+                str(work),
+                "reload",
+                daemon.env["AGENTLS_HOME"],
+            ],
+            timeout=420,
+            PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
+            XDG_RUNTIME_DIR=daemon.env["XDG_RUNTIME_DIR"],
+        )
+        still_serving = daemon.process.poll() is None
+    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
+    assert done.returncode == 0, done.stdout[-6000:]
+    for step in ("workbench", "turn waits", "reload", "re-attached", "answered", "disk"):
+        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    assert "ok daemon transcript" in done.stdout, done.stdout[-4000:]
+    assert (work / "ws" / "hello.txt").read_text(encoding="utf-8") == "hi\n"
+    assert "re-attached to turn" in _extension_log(work)
+    assert still_serving

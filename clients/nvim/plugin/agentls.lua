@@ -39,6 +39,7 @@ end, { nargs = "*", range = true, desc = "agentls: send a message (a range attac
 command("AgentAbort", function() agentls().abort() end, { desc = "agentls: stop the turn" })
 command("AgentNew", function() agentls().new() end, { desc = "agentls: a new session" })
 command("AgentSessions", function() agentls().sessions() end, { desc = "agentls: resume a session" })
+command("AgentEarlier", function() agentls().earlier() end, { desc = "agentls: show the session's earlier messages" })
 command("AgentModel", function() agentls().model() end, { desc = "agentls: pick the model" })
 command("AgentMode", function() agentls().mode() end, { desc = "agentls: pick the permission mode" })
 command("AgentContinue", function() agentls().continue() end, { desc = "agentls: go on after the turn limit" })

@@ -4,11 +4,13 @@
 # or, with a running `agentls --tcp` whose discovery file is in $XDG_RUNTIME_DIR, by
 # drive-join.mjs: the window joins it (agentls.server.connect "discover").
 #   e2e/run.sh VSIX WORK_DIR join FORGED_DISCOVERY_FILE DAEMON_AGENTLS_HOME
+# or, joined the same way, by drive-reload.mjs: Reload Window while a turn waits on a permission.
+#   e2e/run.sh VSIX WORK_DIR reload DAEMON_AGENTLS_HOME
 # e2e/setup.sh installs what it runs: Node 24, code-server and playwright-core. Everything the run writes stays under WORK_DIR; code-server runs
 # in its own process group, killed on every exit path.
 set -euo pipefail
 mode=${3:-spawn}; connect=spawn
-[ "$mode" = join ] && connect=discover
+[ "$mode" = join ] || [ "$mode" = reload ] && connect=discover
 source "$(dirname "$0")/code-server.sh"
 prepare_work "$1" "$2"
 cat > "$work/script.jsonl" <<'JSONL'
@@ -18,12 +20,20 @@ cat > "$work/script.jsonl" <<'JSONL'
 {"text": "Changed the port to 9000."}
 {"text": "Once upon a time, a very long story began, and it went on and on for a long while.", "delay": 0.5, "chunk": 4}
 JSONL
+if [ "$mode" = reload ]; then
+  cat > "$work/script.jsonl" <<JSONL
+{"text": "Writing it.", "tool_calls": [{"id": "w1", "name": "Write", "input": {"file_path": "$ws/hello.txt", "content": "hi\\n"}}]}
+{"text": "Done."}
+JSONL
+fi
 write_settings '"security.workspace.trust.enabled": false,
   "agentls.provider": "scripted",
   "agentls.script": "'"$work/script.jsonl"'",
   "agentls.server.connect": "'"$connect"'"'
 boot_code_server --disable-workspace-trust
-if [ "$mode" = join ]; then
+if [ "$mode" = reload ]; then
+  node "$here/drive-reload.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" --daemon-home "$4"
+elif [ "$mode" = join ]; then
   node "$here/drive-join.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" \
     --forged "$4" --daemon-home "$5"
 else

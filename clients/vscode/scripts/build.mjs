@@ -1,6 +1,6 @@
 // Bundle the extension (Node, CommonJS, `vscode` external) and the webview (browser IIFE)
 // with esbuild; `--tests` bundles the unit tests for `node --test` instead, and the join
-// check that tests/test_client_vscode_tcp.py runs against a real daemon (not a *.test.js,
+// and reload checks that tests/test_client_vscode_tcp.py runs against a real daemon (not a *.test.js,
 // so `node --test dist-test/` leaves it out).
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
@@ -14,6 +14,7 @@ if (tests) {
     .map((f) => `test/${f}`);
   await build({ ...common, entryPoints, outdir: "dist-test", platform: "node", format: "cjs" });
   await build({ ...common, entryPoints: ["test/daemon/join.ts"], outfile: "dist-test/join-daemon.js", platform: "node", format: "cjs" });
+  await build({ ...common, entryPoints: ["test/daemon/reload.ts"], outfile: "dist-test/reload-daemon.js", platform: "node", format: "cjs" });
 } else {
   // The panel draws VS Code's own icons: the codicon font and its stylesheet, next to panel.css.
   mkdirSync("media/codicons", { recursive: true });

@@ -19,9 +19,10 @@ import {
   reduce,
   sessionOpened,
 } from "./reducer";
+import type { RunningNote } from "./reattach";
 import { revertChange } from "./undo";
 import type { StatusBar } from "./statusBar";
-import type { AgentEvent, FileDiff, PermissionRequest, RespondPermissionParams, SetPermissionModeParams } from "./wire";
+import type { AgentEvent, FileDiff, PermissionRequest, RespondPermissionParams, ResumeSessionResult, SetPermissionModeParams } from "./wire";
 
 const PERMISSION_MODES: readonly SetPermissionModeParams["permissionMode"][] = [
   "default",
@@ -271,6 +272,16 @@ export class ChatController {
     this.opened(result);
   }
 
+  /** Come back to the turn that ran when the window closed: its session resumed from the
+   * seq the note kept, so the daemon sends the turn's events again (src/reattach.ts). */
+  async reattach(note: RunningNote): Promise<ResumeSessionResult> {
+    const result = await this.client.request("agent/resumeSession", { sessionId: note.sessionId, lastSeq: note.lastSeq, messageLimit: MESSAGE_PAGE });
+    if (this.sessionId !== note.sessionId) this.park();
+    this.parked.delete(note.sessionId);
+    this.opened(result, note);
+    return result;
+  }
+
   /** The page of messages before the first one shown (agent/getMessages). */
   async older(): Promise<void> {
     const { sessionId, olderCursor } = this.state;
@@ -341,14 +352,14 @@ export class ChatController {
 
   /** The one path for a session the daemon opened (new, resumed or forked): it becomes the
    * shown chat, its model and mode go to the status bar, its history (if any) to the view. */
-  private opened(result: OpenedSession): string {
+  private opened(result: OpenedSession, note?: RunningNote): string {
     this.sessionId = result.sessionId;
     this.creating = undefined;
     this.model = result.model;
     this.mode = result.permissionMode;
     this.statusBar.session(result.model, result.permissionMode);
     this.statusBar.setSandbox(result.sandbox ?? undefined);
-    this.dispatch(sessionOpened(result));
+    this.dispatch(sessionOpened(result, note));
     return result.sessionId;
   }
 

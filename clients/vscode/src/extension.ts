@@ -10,6 +10,8 @@ import { DiscoveryError } from "./discovery";
 import { EditorStateTracker } from "./editorState";
 import { FirstRun, askApiKey } from "./firstRun";
 import { ChatPanel, VIEW_ID } from "./panel";
+import { RunningNotes } from "./reattach";
+import { returnToRunningTurn } from "./returning";
 import { Reviews } from "./review";
 import { ServerNotFound } from "./server";
 import { readSettings, settingsChange } from "./settings";
@@ -27,8 +29,13 @@ export function activate(context: vscode.ExtensionContext): void {
   let controller: ChatController;
   // eslint-disable-next-line prefer-const
   let firstRun: FirstRun;
+  // The running turn's session and seq, kept across a reload of the window.
+  const notes = new RunningNotes(context.workspaceState);
   const client = new AgentClient(context, log, {
-    onEvent: (event) => controller.onEvent(event),
+    onEvent: (event) => {
+      void notes.observe(event);
+      controller.onEvent(event);
+    },
     onStateChange: (running, message) => {
       if (running) {
         statusBar.ready();
@@ -43,7 +50,8 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   controller = new ChatController(client, panel, statusBar, diffs, reviews);
   const failed = (message: string) => firstRun.startFailed(message);
-  const restart = () => start(client, log, statusBar, "restart", failed);
+  const started = () => returnToRunningTurn(notes, controller, () => panel.reveal(), log);
+  const restart = () => start(client, log, statusBar, "restart", failed, started);
   firstRun = new FirstRun({
     client,
     view: panel,
@@ -115,14 +123,14 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("agentls.askAboutSelection", () => askAboutSelection(panel)),
     vscode.commands.registerCommand("agentls.setApiKey", () => setApiKey(context, restart)),
     // Restricted Mode: the daemon starts only once the user trusts the folder.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void start(client, log, statusBar, "start", failed)),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void start(client, log, statusBar, "start", failed, started)),
     vscode.commands.registerCommand("agentls.pickModelOrMode", () => pickModelOrMode(controller)),
     vscode.workspace.onDidChangeConfiguration((change) => {
       // The first-run setup restarts the daemon itself once its settings are written.
       if (!firstRun.settingUp) void settingsChanged(change, controller, restart);
     }),
   );
-  void start(client, log, statusBar, "start", failed);
+  void start(client, log, statusBar, "start", failed, started);
 }
 
 export function deactivate(): void {
@@ -135,6 +143,7 @@ async function start(
   statusBar: StatusBar,
   how: "start" | "restart" = "start",
   onFailed?: (message: string) => void,
+  onStarted?: () => Promise<void>,
 ): Promise<void> {
   if (!vscode.workspace.isTrusted) {
     // The agent reads, edits and runs commands here: nothing starts before trust.
@@ -144,6 +153,7 @@ async function start(
   }
   try {
     await (how === "start" ? client.start() : client.restart());
+    await onStarted?.();
   } catch (error) {
     const message =
       error instanceof ServerNotFound

@@ -4,6 +4,7 @@
 
 import { hunks } from "./hunks";
 import { type DiffPreview, diffPreview } from "./preview";
+import { type RunningNote, drawnBefore, returnNotice, startSeq } from "./reattach";
 import type {
   AgentEvent,
   DisplayMessage,
@@ -179,13 +180,27 @@ export interface ViewState {
   lastUserText: string;
   /** Older messages of a resumed session were left out: agent/getMessages's `before`. */
   olderCursor: string | null;
+  /** After a re-attach, until the running turn ends: the messages the history drew, whose
+   * events sent again are skipped. */
+  drawn: Record<string, true> | null;
 }
 
 export type SlashCommand = Extract<AgentEvent, { type: "available_commands" }>["commands"][number];
 
 export type Action =
   | { type: "event"; event: AgentEvent }
-  | { type: "session"; sessionId: string; messages?: DisplayMessage[]; plan?: PlanEntry[]; olderCursor?: string }
+  | {
+      type: "session";
+      sessionId: string;
+      messages?: DisplayMessage[];
+      plan?: PlanEntry[];
+      olderCursor?: string;
+      /** The seq the events that follow come after (a resume's). */
+      lastSeq?: number;
+      /** A re-attach: the turn running now, and what the chat says about the noted turn. */
+      runningTurn?: string;
+      notice?: { level: "info"; message: string };
+    }
   | { type: "older"; sessionId: string; messages: DisplayMessage[]; cursor: string | null }
   | { type: "submitted"; text: string; turnId: string; queued: boolean }
   | { type: "undone"; toolCallIds: string[] };
@@ -193,8 +208,9 @@ export type Action =
 /** The daemon's answer to agent/newSession, agent/resumeSession or agent/forkSession. */
 export type OpenedSession = NewSessionResult | ResumeSessionResult;
 
-/** The one action for a session that was opened, new or with its history (resume, fork). */
-export function sessionOpened(result: OpenedSession): Action {
+/** The one action for a session that was opened, new or with its history (resume, fork);
+ * `note` when it is the re-attach to a turn that ran when the window went. */
+export function sessionOpened(result: OpenedSession, note?: RunningNote): Action {
   if (!("messages" in result)) return { type: "session", sessionId: result.sessionId };
   return {
     type: "session",
@@ -202,6 +218,9 @@ export function sessionOpened(result: OpenedSession): Action {
     messages: result.messages,
     ...(result.plan ? { plan: result.plan } : {}),
     ...(result.messagesCursor ? { olderCursor: result.messagesCursor } : {}),
+    lastSeq: startSeq(result, note),
+    ...(note && result.runningTurnId ? { runningTurn: result.runningTurnId } : {}),
+    ...(note ? { notice: returnNotice(result) } : {}),
   };
 }
 
@@ -224,19 +243,14 @@ export function initialState(): ViewState {
     commands: [],
     lastUserText: "",
     olderCursor: null,
+    drawn: null,
   };
 }
 
 export function reduce(state: ViewState, action: Action): ViewState {
   switch (action.type) {
     case "session":
-      return {
-        ...initialState(),
-        sessionId: action.sessionId,
-        items: history(action.messages ?? []),
-        plan: action.plan ?? [],
-        olderCursor: action.olderCursor ?? null,
-      };
+      return opening(action);
     case "older":
       // A page from before the first message shown (a page never starts with tool results
       // whose calls are on the page before, so it folds on its own).
@@ -249,6 +263,23 @@ export function reduce(state: ViewState, action: Action): ViewState {
     case "undone":
       return { ...state, items: state.items.map((i) => markUndone(i, action.toolCallIds)) };
   }
+}
+
+/** A session's first state: its history, the seq its next events follow, and after a
+ * re-attach the running turn and the messages whose events come again. */
+function opening(action: Extract<Action, { type: "session" }>): ViewState {
+  const messages = action.messages ?? [];
+  const notice: NoticeItem[] = action.notice ? [{ kind: "notice", id: "notice-reattach", ...action.notice }] : [];
+  return {
+    ...initialState(),
+    sessionId: action.sessionId,
+    lastSeq: action.lastSeq ?? 0,
+    items: [...history(messages), ...notice],
+    plan: action.plan ?? [],
+    olderCursor: action.olderCursor ?? null,
+    runningTurn: action.runningTurn ?? null,
+    drawn: action.runningTurn ? Object.fromEntries(messages.map((m) => [m.messageId, true as const])) : null,
+  };
 }
 
 /** Apply events in `seq` order: drop duplicates, hold early ones until the gap fills. */
@@ -311,6 +342,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
   const parent = "parentToolCallId" in event ? event.parentToolCallId : undefined;
   const ask = event.type === "permission_request" || event.type === "permission_resolved" || event.type === "ask_user" || event.type === "ask_user_resolved" || event.type === "notice";
   if (parent && !ask) return applyChild(state, event, parent);
+  if (state.drawn && drawnBefore(state.drawn, event)) return state;
   switch (event.type) {
     case "turn_started":
       return {
@@ -462,6 +494,7 @@ function turnCompleted(state: ViewState, turnId: string, stopReason: string, err
     ...state,
     items: [...items, ...summary, ...(stopReason === "end_turn" ? [] : [end])],
     runningTurn: state.runningTurn === turnId ? null : state.runningTurn,
+    drawn: state.runningTurn === turnId ? null : state.drawn,
     // A queued turn aborted before it ran ends without ever starting.
     queued: state.queued.filter((q) => q.turnId !== turnId),
     retryable: error?.retryable ? { text: state.lastUserText } : null,

@@ -52,6 +52,7 @@ local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 ---@field spin_timer? uv.uv_timer_t
 ---@field spin_mark? integer
 ---@field drawn? table<string, boolean>  after a re-attach: message ids its history drew
+---@field older_cursor? string  messages before the ones shown remain: agent/getMessages's `before`
 local Chat = {}
 Chat.__index = Chat
 
@@ -108,6 +109,8 @@ local function session_opened(root, client, result)
   if previous then
     chat.buffer:clear()
     vim.api.nvim_buf_clear_namespace(chat.buffer.bufnr, keys_ns, 0, -1)
+    -- Nor the earlier messages of the session shown before.
+    require("agentls.earlier").set_cursor(chat, nil)
   end
   by_session[chat.session_id] = chat
   shown[root] = chat
@@ -136,12 +139,15 @@ end
 ---@param session_id string
 ---@return agentls.Chat
 function M.resume(root, session_id)
-  local result, client = open_request(root, "agent/resumeSession", { sessionId = session_id })
+  local earlier = require("agentls.earlier")
+  local params = { sessionId = session_id, messageLimit = earlier.page() }
+  local result, client = open_request(root, "agent/resumeSession", params)
   -- The session it replaces on screen no longer gets events (a new session's keeps them).
   local previous = shown[root]
   if previous and previous.session_id ~= result.sessionId then by_session[previous.session_id] = nil end
   local chat = session_opened(root, client, result)
   for _, message in ipairs(result.messages) do chat:history(message) end
+  earlier.set_cursor(chat, result.messagesCursor)
   return chat
 end
 

@@ -27,6 +27,12 @@ M.defaults = {
     -- Open the chat when :AgentAsk sends a message.
     open_on_ask = true,
   },
+  history = {
+    -- Sessions per page of :AgentSessions (a "More…" entry asks for the next page).
+    session_page = 50,
+    -- Messages a resumed chat shows at first; :AgentEarlier draws the page before them.
+    message_page = 200,
+  },
   -- Neovim closed while a turn ran: the next start in that root resumes the session and
   -- shows the turn going on (see :help agentls-reattach).
   reattach = true,

@@ -71,6 +71,7 @@ local function opened(root, client, result, since)
     chat:history(message)
     chat.drawn[message.messageId] = true
   end
+  require("agentls.earlier").set_cursor(chat, result.messagesCursor)
   if result.runningTurnId then
     chat.running = result.runningTurnId
     chat:spinner(true)
@@ -93,7 +94,7 @@ function M.at_start(root)
   data[root] = nil
   write(data)
   local client = client_mod.get(root)
-  local params = { sessionId = saved.sessionId, lastSeq = saved.lastSeq }
+  local params = { sessionId = saved.sessionId, lastSeq = saved.lastSeq, messageLimit = require("agentls.earlier").page() }
   -- Asynchronous: the answer's callback opens the chat before the events that follow it
   -- are handled (both are scheduled in the order they came).
   client_mod.request(client, "agent/resumeSession", params, function(err, result)

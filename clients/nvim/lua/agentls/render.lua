@@ -180,6 +180,27 @@ function Buffer:clear()
   self.line_start = true
 end
 
+--- A writer with this buffer's methods that writes above its first line instead of at its
+--- end (earlier messages, prepended): it ends at an empty line it puts at the top, so what
+--- it draws keeps the order it is drawn in, above what was there.
+---@return agentls.Buffer
+function Buffer:above()
+  self:flush()
+  self:edit(function(bufnr) vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { "" }) end)
+  local writer = setmetatable({ line_start = true, pending = {} }, { __index = self })
+  -- What was there starts at this mark: the writer's end is the line above it.
+  local start = self:mark(1, 0)
+  function writer:tail()
+    return self:mark_row(start) - 1, 0
+  end
+  function writer:break_line() end
+  function writer:followers() return {} end
+  function writer:done()
+    vim.api.nvim_buf_del_extmark(self.bufnr, M.ns, start)
+  end
+  return writer
+end
+
 --- The whole buffer's text (the queued text written first).
 ---@return string
 function Buffer:text()

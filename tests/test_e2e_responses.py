@@ -58,6 +58,11 @@ async def test_a_tool_turn_on_the_responses_api(workspace: Path, replay: ReplayS
     assert thoughts == summary[0]
     notices = [e for e in events if e["type"] == "notice"]
     assert notices and notices[0]["retrying"] is True
+    # The failed attempt had streamed text: clients are told to drop it.
+    discarded = [e for e in events if e["type"] == "message_discarded"]
+    assert [e["reason"] for e in discarded] == ["retry"]
+    completed = [e for e in events if e["type"] == "message_completed"]
+    assert all(e["messageId"] != discarded[0]["messageId"] for e in completed)
     first, failed, retried = (r.body for r in replay.requests)
     assert all(r.path == "/v1/responses" for r in replay.requests)
     assert first["store"] is False and first["include"] == ["reasoning.encrypted_content"]

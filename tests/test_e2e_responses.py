@@ -54,6 +54,10 @@ async def test_a_tool_turn_on_the_responses_api(workspace: Path, replay: ReplayS
     assert done["stopReason"] == "end_turn"
     assert done["usage"]["cacheReadTokens"] == 800
     events = client.events.of_turn(turn)
+    # The last call's usage event prices it (o4-mini: $1.10 / $0.275 / $4.40 per million).
+    last_usage = [e for e in events if e["type"] == "usage"][-1]
+    assert (last_usage["inputTokens"], last_usage["cacheReadTokens"]) == (100, 800)
+    assert last_usage["costUsd"] == pytest.approx((100 * 1.10 + 800 * 0.275 + 20 * 4.40) / 1e6)
     thoughts = "".join(e["text"] for e in events if e["type"] == "thinking_delta")
     assert thoughts == summary[0]
     notices = [e for e in events if e["type"] == "notice"]

@@ -35,6 +35,7 @@ from agentls.providers.responses_request import ResponsesOptions, build_params
 from agentls.usage import Usage
 from replay_server import (
     Collected,
+    RawFrame,
     ReplayServer,
     collect,
     fixture_names,
@@ -243,6 +244,17 @@ async def test_a_stream_cut_before_response_completed_is_retryable(server: Repla
     events, error = await replay(server)
     assert error is not None and (error.kind, error.retryable) == ("connection", True)
     assert not any(e.type == "message_stop" for e in events)
+
+
+async def test_an_event_without_its_fields_is_skipped(server: ReplayServer) -> None:
+    """The SDK builds events without checking them (a missing field reads as None): a
+    delta with no text or place adds nothing, and the answer around it is whole."""
+    broken = RawFrame(
+        b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta"}\n\n'
+    )
+    server.enqueue(responses_turn(text="hello there").insert(3, broken))
+    folded = await run_ok(server)
+    assert folded.text() == "hello there" and folded.stop_reason == "end_turn"
 
 
 async def test_a_dropped_connection_mid_stream_is_a_retryable_connection_error(

@@ -1,6 +1,7 @@
 """Per-call cost of the real provider SDK paths, and how it grows with history.
 
-In process: `AnthropicProvider` / `OpenAIProvider` stream one short text answer from the
+In process: `AnthropicProvider` / `OpenAIProvider` (Chat Completions) /
+`OpenAIResponsesProvider` (the Responses API) stream one short text answer from the
 ReplayServer (`tests/replay_server.py`, TCP_NODELAY set as in bench_rss) for a request
 with the real system prompt and tool specs, at 10 and 1,000 messages of Read-call history.
 The request's conversion and the SDK's own request building run on the event loop, so
@@ -30,6 +31,7 @@ from replay_server import (  # type: ignore[import-not-found, unused-ignore]
     anthropic_text_turn,
     openai_text_turn,
 )
+from responses_replay import responses_turn  # type: ignore[import-not-found, unused-ignore]
 
 SECTION = "6 provider SDK call vs history (in process, replay server)"
 SIZES = (10, 1000)
@@ -70,14 +72,24 @@ def make_provider(name: str, server: ReplayServer) -> Any:
         return AnthropicProvider("test", server.base_url)
     from agentls.providers.openai_compat import OpenAIProvider
 
-    return OpenAIProvider("test", server.openai_base_url)
+    chat = OpenAIProvider("test", server.openai_base_url)
+    if name == "openai-responses":
+        from agentls.providers.openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(chat)
+    return chat
+
+
+TURNS: dict[str, Callable[[str], ScriptedResponse]] = {
+    "anthropic": anthropic_text_turn,
+    "openai": openai_text_turn,
+    "openai-responses": lambda text: responses_turn(text=text),
+}
 
 
 async def time_calls(name: str, size: int, reps: int) -> list[float]:
     """Seconds per streamed call (one warm-up call first, which opens the connection)."""
-    turn: Callable[[str], ScriptedResponse] = (
-        anthropic_text_turn if name == "anthropic" else openai_text_turn
-    )
+    turn = TURNS[name]
     request = request_for(tool_history(size))
     with ReplayServer([turn("The host is localhost.") for _ in range(reps + 1)]) as server:
         provider = make_provider(name, server)
@@ -95,7 +107,7 @@ async def time_calls(name: str, size: int, reps: int) -> list[float]:
 
 async def _measure(reps: int) -> list[Row]:
     rows: list[Row] = []
-    for name in ("anthropic", "openai"):
+    for name in TURNS:
         medians: dict[int, float] = {}
         for size in SIZES:
             samples = await time_calls(name, size, reps)

@@ -9,7 +9,8 @@ ready and → first anthropic session, what is imported when, and `agentls --std
 the warm daemon with the daemon up and not), 2 submit → first text_delta
 over stdio, 3 per-turn loop overhead in process, 4 events per second (in process vs stdio),
 5 memory (import floors vs session peaks, scripted and the real SDKs against a local replay
-server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history, 7 resuming
+server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history (Anthropic,
+Chat Completions, Responses), 7 resuming
 a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession over stdio), 8
 <userContext> with an enormous editor state, 9 abort while Bash runs children, 10 `agentls
 run` start → first model request, a 3-call and a 20-call task, each extra model call, last

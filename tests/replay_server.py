@@ -568,6 +568,9 @@ def _fold_delta(blocks: dict[int, dict[str, Any]], event: Any) -> None:
     elif kind == "signature_delta":
         block = blocks.setdefault(index, {"type": "thinking", "thinking": "", "signature": None})
         block["signature"] = event.signature
+    elif kind == "encrypted_reasoning":
+        block = blocks.setdefault(index, {"type": "thinking", "thinking": "", "signature": None})
+        block["encrypted_content"] = event.encrypted_content
     else:
         raise AssertionError(f"unknown event type {kind!r}")
 

@@ -14,9 +14,11 @@ from typing import Any, Literal, get_args
 
 from agentls.mcp_servers.config import McpServerConfig, merge_servers, parse_servers
 from agentls.names import (
+    OPENAI_APIS,
     PERMISSION_MODES,
     PROVIDERS,
     MaxTokensField,
+    OpenAIApi,
     PermissionMode,
     ReasoningEffort,
     RulesScope,
@@ -75,6 +77,9 @@ class Settings:
     reasoning_effort: ReasoningEffort | None = None
     openai_stream_usage: bool = True
     openai_max_tokens_field: MaxTokensField | None = None
+    # Chat Completions or Responses for the openai provider; "auto" decides by endpoint
+    # and model (agentls.providers.factory).
+    openai_api: OpenAIApi = "auto"
     # Per-model prices (USD per million tokens) over the built-in table.
     prices: Mapping[str, Price] = field(default_factory=dict)
     read_concurrency: int = 10
@@ -200,6 +205,7 @@ _ENV = {
     "AGENTLS_HOME": "home",
     "AGENTLS_SCRIPT": "script",
     "AGENTLS_REQUEST_LOG": "request_log",
+    "AGENTLS_OPENAI_API": "openai_api",
 }
 # Keys as clients and settings files spell them (camelCase) → field names.
 _KEYS = {
@@ -218,6 +224,7 @@ _KEYS = {
     "reasoningEffort": "reasoning_effort",
     "openaiStreamUsage": "openai_stream_usage",
     "openaiMaxTokensField": "openai_max_tokens_field",
+    "openaiApi": "openai_api",
     "prices": "prices",
     "readConcurrency": "read_concurrency",
     "nudgeLimit": "nudge_limit",
@@ -264,6 +271,8 @@ def _coerce(name: str, value: Any) -> Any:
         raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
     if name == "permission_mode" and value not in PERMISSION_MODES:
         raise ValueError(f"must be one of {', '.join(PERMISSION_MODES)}")
+    if name == "openai_api" and value not in OPENAI_APIS:
+        raise ValueError(f"must be one of {', '.join(OPENAI_APIS)}")
     if name == "apply_patch_tool":
         if value != "auto" and not isinstance(value, bool):
             raise ValueError('must be "auto", true or false')

@@ -24,6 +24,9 @@ class ThinkingBlock:
     thinking: str
     # Providers bind the signature to the model; it goes back unchanged.
     signature: str | None = None
+    # OpenAI Responses' reasoning, encrypted by the server: sent back as a reasoning item
+    # so the model keeps its chain across tool calls (the API keeps nothing itself).
+    encrypted_content: str | None = None
     type: Literal["thinking"] = "thinking"
 
 
@@ -138,6 +141,8 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "thinking", "thinking": block.thinking}
         if block.signature is not None:
             out["signature"] = block.signature
+        if block.encrypted_content is not None:
+            out["encrypted_content"] = block.encrypted_content
         return out
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
@@ -168,7 +173,12 @@ def block_from_dict(data: dict[str, Any]) -> ContentBlock:
     if kind == "text":
         return TextBlock(str(data["text"]))
     if kind == "thinking":
-        return ThinkingBlock(str(data["thinking"]), data.get("signature"))
+        encrypted = data.get("encrypted_content")
+        return ThinkingBlock(
+            str(data["thinking"]),
+            data.get("signature"),
+            str(encrypted) if encrypted is not None else None,
+        )
     if kind == "tool_use":
         return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data["input"]))
     if kind == "image":

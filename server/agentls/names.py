@@ -24,6 +24,10 @@ RULES_SCOPES: tuple[RulesScope, ...] = get_args(RulesScope)
 # OpenAI's reasoning effort, and the field its output limit goes in (settings).
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+# Which OpenAI API the openai provider speaks: Chat Completions, Responses, or "auto"
+# (Responses on OpenAI's own endpoint and for the models only it serves).
+OpenAIApi = Literal["chat", "responses", "auto"]
+OPENAI_APIS: tuple[OpenAIApi, ...] = get_args(OpenAIApi)
 
 Delivery = Literal["queue", "steer", "interrupt"]
 DELIVERIES: tuple[Delivery, ...] = get_args(Delivery)

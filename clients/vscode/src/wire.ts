@@ -650,6 +650,7 @@ export interface TextDeltaEvent {
 }
 
 export interface ThinkingBlock {
+  encryptedContent?: string;
   signature?: string;
   thinking: string;
   type: "thinking";

@@ -15,6 +15,7 @@ from agentls.events import LoopEvent, TextDeltaEvent, ThinkingDeltaEvent
 from agentls.messages import ContentBlock, Message, TextBlock, ThinkingBlock, ToolUseBlock, new_id
 from agentls.providers.base import (
     BlockStop,
+    EncryptedReasoning,
     MessageStop,
     SignatureDelta,
     StopReason,
@@ -33,6 +34,7 @@ class _Block:
     kind: str
     text: list[str] = field(default_factory=list)
     signature: str | None = None
+    encrypted: str | None = None
     tool_id: str = ""
     tool_name: str = ""
     stopped: bool = False
@@ -67,6 +69,9 @@ class AssistantAssembler:
             return [ThinkingDeltaEvent(self.message_id, event.text)] if event.text else []
         if isinstance(event, SignatureDelta):
             self._block(event.index, "thinking").signature = event.signature
+            return []
+        if isinstance(event, EncryptedReasoning):
+            self._block(event.index, "thinking").encrypted = event.encrypted_content
             return []
         if isinstance(event, ToolUseStart):
             ready = self._release(stopped_only=True)
@@ -115,7 +120,8 @@ class AssistantAssembler:
                 if text:
                     content.append(TextBlock(text))
             elif block.kind == "thinking":
-                content.append(ThinkingBlock("".join(block.text), block.signature))
+                text = "".join(block.text)
+                content.append(ThinkingBlock(text, block.signature, block.encrypted))
             elif block.dispatched:
                 content.append(self._ready[block.tool_id].block)
         return Message("assistant", tuple(content), self.message_id)

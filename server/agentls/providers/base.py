@@ -58,6 +58,16 @@ class SignatureDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class EncryptedReasoning:
+    """Sets the encrypted content of the thinking block at `index` (OpenAI Responses'
+    reasoning item, which the next request sends back)."""
+
+    index: int
+    encrypted_content: str
+    type: Literal["encrypted_reasoning"] = "encrypted_reasoning"
+
+
+@dataclass(frozen=True, slots=True)
 class ToolUseStart:
     index: int
     id: str
@@ -96,6 +106,7 @@ StreamEvent: TypeAlias = (
     TextDelta
     | ThinkingDelta
     | SignatureDelta
+    | EncryptedReasoning
     | ToolUseStart
     | ToolInputDelta
     | BlockStop

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from typing import Literal
+from urllib.parse import urlsplit
 
 from agentls.config import Settings
 from agentls.errors import ProviderNotConfigured
@@ -14,6 +16,21 @@ _SDK_MODULES = {
     "openai": "agentls.providers.openai_compat",
     "azure": "agentls.providers.openai_compat",
 }
+# The host of OpenAI's own API, where `openaiApi: "auto"` speaks Responses.
+OPENAI_HOST = "api.openai.com"
+
+
+def openai_api(settings: Settings) -> Literal["chat", "responses"]:
+    """The API the openai provider speaks: the setting, or for "auto" Responses on
+    OpenAI's own endpoint (no base URL, or api.openai.com) and for the models that only
+    it serves, Chat Completions for any other server (they rarely have Responses)."""
+    if settings.openai_api != "auto":
+        return settings.openai_api
+    from agentls.providers.responses_request import is_responses_only
+
+    base_url = settings.openai_base_url
+    own_endpoint = not base_url or urlsplit(base_url).hostname == OPENAI_HOST
+    return "responses" if own_endpoint or is_responses_only(settings.resolved_model()) else "chat"
 
 
 def make_provider(settings: Settings) -> Provider:
@@ -55,9 +72,16 @@ def make_provider(settings: Settings) -> Provider:
             vision=settings.vision,
             options=options,
         )
-    return OpenAIProvider(
+    chat = OpenAIProvider(
         settings.openai_api_key, settings.openai_base_url, vision=settings.vision, options=options
     )
+    if openai_api(settings) == "chat":
+        return chat
+    from agentls.providers.openai_responses import OpenAIResponsesProvider
+    from agentls.providers.responses_request import ResponsesOptions
+
+    responses = ResponsesOptions(reasoning_effort=settings.reasoning_effort)
+    return OpenAIResponsesProvider(chat, vision=settings.vision, options=responses)
 
 
 def import_sdk(settings: Settings) -> None:

@@ -103,6 +103,11 @@ class OpenAIProvider:
     def endpoint(self) -> str:
         return str(self._client.base_url)
 
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client; the Responses provider streams through the same one."""
+        return self._client
+
     async def list_models(self) -> list[ModelInfo]:
         """GET /models; raises ProviderError like a model call."""
         try:

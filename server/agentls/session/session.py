@@ -45,7 +45,7 @@ from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
 from agentls.session import manual_compaction
 from agentls.session.background_notes import BackgroundReports
-from agentls.session.checkpoints import CheckpointStore
+from agentls.session.checkpoints import CheckpointStore, checkpoints_root
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import EventOut, EventSink, SessionEvents
 from agentls.session.inbox import Inbox
@@ -124,9 +124,7 @@ class AgentSession:
             self.gate, cwd, settings.home, lambda: self.settings.permission_rules_scope
         )
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
-        self.checkpoints = CheckpointStore(
-            transcript.path.with_suffix("") / "checkpoints", settings.home
-        )
+        self.checkpoints = CheckpointStore(checkpoints_root(transcript.path), settings.home)
         memory = memory_prompt(find_memory_files(project_root or cwd, cwd, settings.home))
         # Built once: the system prompt must stay byte-identical for the whole session.
         self.system = system_prompt(settings.append_system_prompt, memory)

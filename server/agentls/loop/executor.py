@@ -36,6 +36,7 @@ from agentls.pairing import INTERRUPTED
 from agentls.permissions.asking import PermissionPrompter, ask_permission
 from agentls.permissions.gate import Decision, PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
+from agentls.pricing import add_cost
 from agentls.tool_values import FileDiff
 from agentls.tools.base import (
     ProposesChange,
@@ -95,6 +96,8 @@ class ToolExecutor:
         self.declined: set[str] = set()
         # What sub-agents (Task calls) of this message spent: the turn counts it too.
         self.subagent_usage = Usage()
+        # And what that cost in dollars; None once one agent's price was unknown.
+        self.subagent_cost: float | None = 0.0
 
     def submit(self, ready: ToolCallReady) -> None:
         """Validate a complete call, announce it and start it as soon as its lane allows."""
@@ -203,6 +206,7 @@ class ToolExecutor:
             self._emit(PlanEvent(output.plan))
         if output.usage is not None:
             self.subagent_usage = self.subagent_usage + output.usage
+            self.subagent_cost = add_cost(self.subagent_cost, output.cost_usd)
         text = output.content or f"({block.name} completed with no output)"
         if self._hooks is not None and not output.is_error:
             text = await self._hooks.post_tool_use(block, text, self._emit)

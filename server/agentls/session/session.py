@@ -39,7 +39,6 @@ from agentls.names import Delivery, PermissionMode
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
 from agentls.permissions.rules import rules_from
-from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
@@ -99,7 +98,7 @@ class AgentSession:
         self.conversation = Conversation(transcript)
         self.masker = masker or Masker()
         out = EventOut(session_id, sink, self.masker)
-        self.events = SessionEvents(out, transcript, self.conversation, self._cost)
+        self.events = SessionEvents(out, transcript, self.conversation)
         self.inbox = Inbox()
         self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
         # What the model may use: tools, sub-agents, background work, the read files.
@@ -292,8 +291,3 @@ class AgentSession:
             instructions,
             turn_id,
         )
-
-    def _cost(self, usage: Usage) -> float | None:
-        """What `usage` cost at the current model's price; None without a known price."""
-        price = price_for(self.model, self.settings.prices)
-        return price.cost(usage) if price is not None else None

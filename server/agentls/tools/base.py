@@ -39,6 +39,8 @@ class ToolOutput:
     plan: tuple[PlanEntry, ...] | None = None
     # What a sub-agent spent (Task): it counts in the turn's usage and budget.
     usage: Usage | None = None
+    # What `usage` cost in dollars; None when its price is unknown.
+    cost_usd: float | None = None
 
 
 @dataclass(slots=True)

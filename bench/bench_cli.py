@@ -1,20 +1,25 @@
 """`agentls run`: process start → first model request, cold (in-process, `--no-daemon`)
-and warm (a thin client of the per-user daemon), and a whole 3-call task both ways.
+and warm (a thin client of the per-user daemon), and a whole 3-call task both ways; and
+warm with the Anthropic SDK against the local replay server (what a real provider adds:
+its client, HTTP pool and TLS set-up, per session or shared by the daemon).
 
-The first model request is when the scripted provider appends it to its request log: the
-bench polls that file every millisecond from the moment it starts the command. The warm
-daemon is started once before the warm samples (its own first start is the cold cost of
-the daemon, printed too), and stopped at the end.
+The first model request is when the scripted provider (or the replay server) appends it
+to its request log: the bench polls that file every millisecond from the moment it starts
+the command. The warm daemon is started once before the warm samples (its own first start
+is the cold cost of the daemon, printed too), and stopped at the end.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from harness import PYTHON, Row, daemon_env, scratch, timing_rows
+from harness import PYTHON, TESTS_DIR, Row, daemon_env, scratch, timing_rows
 
 SECTION = "10 cli"
 PACKAGE = Path(__file__).resolve().parent.parent / "server" / "agentls"
@@ -28,7 +33,8 @@ TASK = [
 def _first_request(
     command: list[str], cwd: Path, env: dict[str, str], log: Path
 ) -> tuple[float, float]:
-    """Seconds from spawn to the first request in `log`, and to the process's exit."""
+    """Seconds from spawn to the first request in `log`, and to the process's exit (the
+    log holds only model requests: the scripted provider's, the replay server's POSTs)."""
     log.unlink(missing_ok=True)
     start = time.perf_counter()
     process = subprocess.Popen(
@@ -69,7 +75,8 @@ def run(quick: bool) -> list[Row]:
         # The daemon's own first start (it imports the core and the SDK once).
         daemon_start = _first_request(base, workspace, env, log)
         warm = [_first_request(base, workspace, env, log) for _ in range(samples)]
-        subprocess.run(["pkill", "-f", f"socket {_socket(env)}"], check=False)
+        _stop_daemon(env)
+    sdk_start, sdk_warm = _anthropic_warm(samples)
     rows += timing_rows(
         SECTION, "run, in process: start → first model request", [c[0] for c in cold]
     )
@@ -83,13 +90,46 @@ def run(quick: bool) -> list[Row]:
     rows.append(
         Row(SECTION, "run, first use: daemon start → first request", daemon_start[0] * 1000, "ms")
     )
+    rows += timing_rows(SECTION, "run, warm daemon, anthropic SDK: start → first request", sdk_warm)
+    rows.append(
+        Row(SECTION, "run, anthropic SDK, daemon start → first request", sdk_start * 1000, "ms")
+    )
     return rows
 
 
-def _socket(env: dict[str, str]) -> Path:
-    from agentls.warm import socket_path
+def _anthropic_warm(samples: int) -> tuple[float, list[float]]:
+    """The daemon's first start and each warm run → first request, on the Anthropic SDK
+    against the replay server (one text answer per run)."""
+    sys.path.insert(0, TESTS_DIR)
+    from replay_server import ReplayServer, anthropic_text_turn
 
-    return Path(socket_path(env))
+    with scratch() as (home, workspace):
+        log = home.parent / "requests.jsonl"
+        answers = [anthropic_text_turn("The port is 8000.") for _ in range(samples + 1)]
+        with ReplayServer(answers, log_path=log) as server:
+            env = daemon_env(
+                home,
+                AGENTLS_PROVIDER="anthropic",
+                ANTHROPIC_API_KEY="test",
+                ANTHROPIC_BASE_URL=server.base_url,
+                NO_PROXY="127.0.0.1,localhost",
+                AGENTLS_DAEMON_IDLE="60",
+            )
+            command = [PYTHON, "-m", "agentls", "run", "find the port"]
+            start = _first_request(command, workspace, env, log)[0]
+            warm = [_first_request(command, workspace, env, log)[0] for _ in range(samples)]
+            _stop_daemon(env)
+    return start, warm
+
+
+def _stop_daemon(env: dict[str, str]) -> None:
+    """SIGTERM the warm daemon this bench started (found by its socket), by its pid."""
+    from agentls.warm import socket_path
+    from agentls.warm_stop import daemon_pid
+
+    pid = daemon_pid(socket_path(env))
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ is the cold cost of the daemon, printed too), and stopped at the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -76,7 +77,7 @@ def run(quick: bool) -> list[Row]:
         daemon_start = _first_request(base, workspace, env, log)
         warm = [_first_request(base, workspace, env, log) for _ in range(samples)]
         _stop_daemon(env)
-    sdk_start, sdk_warm = _anthropic_warm(samples)
+    sdk_start, sdk_warm, sdk_cpu = _anthropic_warm(samples)
     rows += timing_rows(
         SECTION, "run, in process: start → first model request", [c[0] for c in cold]
     )
@@ -91,15 +92,17 @@ def run(quick: bool) -> list[Row]:
         Row(SECTION, "run, first use: daemon start → first request", daemon_start[0] * 1000, "ms")
     )
     rows += timing_rows(SECTION, "run, warm daemon, anthropic SDK: start → first request", sdk_warm)
+    rows += timing_rows(SECTION, "run, warm daemon, anthropic SDK: daemon CPU per run", sdk_cpu)
     rows.append(
         Row(SECTION, "run, anthropic SDK, daemon start → first request", sdk_start * 1000, "ms")
     )
     return rows
 
 
-def _anthropic_warm(samples: int) -> tuple[float, list[float]]:
+def _anthropic_warm(samples: int) -> tuple[float, list[float], list[float]]:
     """The daemon's first start and each warm run → first request, on the Anthropic SDK
-    against the replay server (one text answer per run)."""
+    against the replay server (one text answer per run), and the daemon's CPU seconds for
+    each whole run (less at the mercy of a loaded machine than wall-clock time)."""
     sys.path.insert(0, TESTS_DIR)
     from replay_server import ReplayServer, anthropic_text_turn
 
@@ -117,19 +120,36 @@ def _anthropic_warm(samples: int) -> tuple[float, list[float]]:
             )
             command = [PYTHON, "-m", "agentls", "run", "find the port"]
             start = _first_request(command, workspace, env, log)[0]
-            warm = [_first_request(command, workspace, env, log)[0] for _ in range(samples)]
+            pid = _daemon_pid(env)
+            warm, cpu = [], []
+            for _ in range(samples):
+                before = _cpu_seconds(pid)
+                warm.append(_first_request(command, workspace, env, log)[0])
+                cpu.append(_cpu_seconds(pid) - before)
             _stop_daemon(env)
-    return start, warm
+    return start, warm, cpu
 
 
-def _stop_daemon(env: dict[str, str]) -> None:
-    """SIGTERM the warm daemon this bench started (found by its socket), by its pid."""
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _daemon_pid(env: dict[str, str]) -> int:
     from agentls.warm import socket_path
     from agentls.warm_stop import daemon_pid
 
     pid = daemon_pid(socket_path(env))
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
+    if pid is None:
+        raise RuntimeError("no warm daemon after the first run")
+    return pid
+
+
+def _stop_daemon(env: dict[str, str]) -> None:
+    """SIGTERM the warm daemon this bench started (found by its socket), by its pid."""
+    with contextlib.suppress(RuntimeError):
+        os.kill(_daemon_pid(env), signal.SIGTERM)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ over stdio, 3 per-turn loop overhead in process, 4 events per second (in process
 server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history, 7 resuming
 a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession over stdio), 8
 <userContext> with an enormous editor state, 9 abort while Bash runs children, 10 `agentls
-run` start → first model request and a 3-call task, in process and through the warm daemon,
+run` start → first model request and a 3-call task, in process and through the warm daemon
+(and warm on the Anthropic SDK against the replay server, with the daemon's CPU per run),
 11 the peers (Claude Code, Codex) on the same fake server as 10 (installed from npm into
 ~/.cache on first use), 12 typing in Neovim while its chat streams (key latency, writes per
 delta, Neovim's CPU), 13 `agentls acp` (start-up, prompt → first chunk, updates per second and

@@ -35,7 +35,8 @@ def _first_request(
     command: list[str], cwd: Path, env: dict[str, str], log: Path
 ) -> tuple[float, float]:
     """Seconds from spawn to the first request in `log`, and to the process's exit (the
-    log holds only model requests: the scripted provider's, the replay server's POSTs)."""
+    scripted provider logs its model requests; the replay server logs every request, and
+    `agentls run` sends it none but its model requests)."""
     log.unlink(missing_ok=True)
     start = time.perf_counter()
     process = subprocess.Popen(

@@ -17,6 +17,7 @@ from agentls.events import (
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolCallUpdate,
+    UsageEvent,
 )
 from agentls.messages import Message, ToolUseBlock
 from agentls.tool_values import FileDiff
@@ -63,6 +64,22 @@ def test_no_note_when_no_answer_text_was_shown() -> None:
     assert _texts(updates, TextDeltaEvent("m3", "x"), MessageDiscarded("m3", "retry"))[-1:] == [
         f"agent_message_chunk:\n\n[{CUT_NOTES['retry']}]\n\n"
     ]
+
+
+def test_usage_updates_carry_the_sessions_cost_so_far() -> None:
+    # ACP's `cost` is the session's running total; a sub-agent's calls count in it.
+    updates = SessionUpdates()
+    updates.cost_usd = 1.0  # what the session had cost when it was opened here
+    events = [
+        SessionEvent("s", 1, "t", UsageEvent(100, 10, 0, 0, 110, 1000, 0.25)),
+        SessionEvent("s", 2, "t", UsageEvent(50, 5, 0, 0, 55, 1000, 0.125), "task1", "agent1"),
+        SessionEvent("s", 3, "t", UsageEvent(100, 10, 0, 0, 220, 1000, 0.25)),
+        SessionEvent("s", 4, "t", UsageEvent(100, 10, 0, 0, 330, 1000, None)),
+    ]
+    sent = [u for e in events for u in updates.updates(e)]
+    assert all(isinstance(u, acp.UsageUpdate) for u in sent)
+    costs = [u.cost.amount if u.cost else None for u in sent if isinstance(u, acp.UsageUpdate)]
+    assert costs == [1.25, 1.625, None]
 
 
 def test_a_patch_asks_and_ends_with_one_diff_block_per_file() -> None:

@@ -161,3 +161,19 @@ def test_turn_line_says_when_the_server_sent_no_token_counts() -> None:
     assert ended(0, silent) == "\n[end_turn after 0 model calls, 0 in / 0 out tokens]"
     counted = {**silent, "inputTokens": 1200, "outputTokens": 35}
     assert ended(1, counted) == "\n[end_turn after 1 model call, 1,200 in / 35 out tokens]"
+
+
+def test_turn_and_agent_lines_show_their_cost_when_it_is_known() -> None:
+    from agentls.cli_print import summary_line
+
+    usage = {"inputTokens": 1200, "outputTokens": 35}
+    turn = {"type": "turn_completed", "stopReason": "end_turn", "turns": 1, "usage": usage}
+    assert summary_line({**turn, "costUsd": 0.012345}) == (
+        "\n[end_turn after 1 model call, 1,200 in / 35 out tokens, $0.0123]"
+    )
+    agent = {"type": "subagent_completed", "stopReason": "end_turn", "turns": 2}
+    agent |= {"toolCalls": 1, "durationMs": 1500, "usage": usage}
+    assert summary_line(agent) == "  ↳ agent end_turn: 2 model calls, 1 tool call, 1.5 s"
+    assert summary_line({**agent, "costUsd": 0.5}) == (
+        "  ↳ agent end_turn: 2 model calls, 1 tool call, 1.5 s, $0.5000"
+    )

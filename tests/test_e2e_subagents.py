@@ -220,6 +220,9 @@ async def test_a_project_agent_type_is_offered_and_used(
     child = read_requests(log)[1]
     assert "You review code and list bugs" in child["system_dynamic"]
     assert "you may use only: Read, Grep" in child["system_dynamic"]
+    # No price for the scripted model: no dollars, rather than a guess.
+    assert "costUsd" not in done
+    assert "costUsd" not in client.events.of_type("subagent_completed")[0]
 
 
 # --- background agents, resume, fork -----------------------------------------------------------
@@ -368,10 +371,42 @@ async def test_usage_adds_up_per_agent_turn_and_session(
     finished = next(e for e in client.events.of_type("subagent_completed"))
     assert (finished["usage"]["inputTokens"], finished["usage"]["outputTokens"]) == (50, 5)
     assert (done["usage"]["inputTokens"], done["usage"]["outputTokens"]) == (250, 25)
+    # Dollars add up the same way: the agent's call, then the turn's three.
+    assert finished["costUsd"] == 0.055 and done["costUsd"] == 0.275
+    costs = [e["costUsd"] for e in client.events.of_type("usage")]
+    assert costs == [0.11, 0.055, 0.11]
     listed = await client.request("agent/listSessions", {"cwd": str(tmp_path / "ws")})
     info = next(s for s in listed["sessions"] if s["sessionId"] == session)
     assert (info["inputTokens"], info["outputTokens"]) == (250, 25)
     assert info["costUsd"] == 0.275
+
+
+async def test_an_agent_on_its_own_model_costs_that_models_price(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    agents = tmp_path / "ws" / ".agentls" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "counter.md").write_text(
+        "---\nname: counter\ndescription: Counts things\nmodel: cheap-model\n---\nCount.\n",
+        encoding="utf-8",
+    )
+    prices = {
+        "scripted": {"input": 1000, "output": 1000},
+        "cheap-model": {"input": 100, "output": 100},
+    }
+    (agents.parent / "settings.json").write_text(json.dumps({"prices": prices}), encoding="utf-8")
+    spent = {"input_tokens": 100, "output_tokens": 10}
+    script = [
+        {**calls(task("t1", "Count", "counter")), "usage": spent},
+        {"for": "Count", "text": "3.", "usage": spent},
+        {"text": "Three.", "usage": spent},
+    ]
+    session, _log = await client.scripted_session(tmp_path, script)
+    _turn, done = await client.run_turn(session, "count")
+    finished = next(e for e in client.events.of_type("subagent_completed"))
+    assert finished["costUsd"] == 0.011
+    assert [e["costUsd"] for e in client.events.of_type("usage")] == [0.11, 0.011, 0.11]
+    assert done["costUsd"] == 0.231
 
 
 async def test_a_turns_budget_counts_its_agents(client: AgentClient, tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ class Args(BaseModel):
     label: str
     delay: float = 0.0
     fail: bool = False
+    # Wait for the timeline's `release` before finishing.
+    hold: bool = False
 
 
 class Timeline:
@@ -31,6 +33,7 @@ class Timeline:
         self.entries: list[tuple[str, str]] = []
         self.running = 0
         self.peak = 0
+        self.release = asyncio.Event()
 
 
 class FakeTool(Tool[Args]):
@@ -64,6 +67,8 @@ class FakeTool(Tool[Args]):
         timeline.peak = max(timeline.peak, timeline.running)
         try:
             await asyncio.sleep(args.delay)
+            if args.hold:
+                await timeline.release.wait()
             if args.fail:
                 raise ToolError(f"{args.label} failed")
             return ToolOutput(f"{args.label} done")
@@ -104,6 +109,29 @@ async def test_read_concurrency_is_bounded(tmp_path: Path) -> None:
         executor.submit(call("R", label, delay=0.02))
     await executor.results()
     assert timeline.peak == 2
+
+
+async def test_a_read_is_shown_in_progress_only_once_it_holds_a_slot(tmp_path: Path) -> None:
+    timeline, events = Timeline(), []
+    executor = make_executor(tmp_path, timeline, events, limit=10)
+    for number in range(12):
+        executor.submit(call("R", f"r{number}", hold=True))
+    while timeline.running < 10:
+        await asyncio.sleep(0)
+    for _ in range(20):  # let anything that would wrongly start or show itself do so
+        await asyncio.sleep(0)
+    shown = [e for e in events if isinstance(e, ToolCallUpdate) and e.status == "in_progress"]
+    assert timeline.running == 10 and len(shown) == 10
+    timeline.release.set()
+    await executor.results()
+    # Each call in progress once, and never more shown running than run.
+    updates = [e for e in events if isinstance(e, ToolCallUpdate)]
+    assert [e.status for e in updates].count("in_progress") == 12
+    showing = peak = 0
+    for update in updates:
+        showing += 1 if update.status == "in_progress" else -1
+        peak = max(peak, showing)
+    assert peak == 10
 
 
 async def test_a_write_waits_for_earlier_calls_and_blocks_later_ones(tmp_path: Path) -> None:

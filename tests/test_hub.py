@@ -6,8 +6,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import pytest
+
 from agentls.lsp.hub import Hub
 from agentls.lsp.server import build_server
+from agentls.providers.http_clients import connection_key
 
 
 async def _closed(hub: Hub, session_id: str) -> bool:
@@ -77,3 +81,21 @@ async def test_a_window_taking_a_detached_session_back_stops_its_clock(tmp_path:
     assert await _closed(hub, session.id)
     assert hub.detached() == []
     assert not session.busy and session.last_stop == "aborted"
+
+
+async def test_the_daemons_end_closes_the_http_clients_its_sessions_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-hub")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    hub = Hub()
+    handlers = await hub.handlers()
+    for _ in range(2):
+        session = await handlers.manager.create(tmp_path, {"provider": "anthropic"})
+        hub.attach(session.id, Window())
+    shared = handlers.manager.http_clients
+    key = connection_key("anthropic", None, "sk-test-hub")
+    client = shared.get(key, anthropic.DefaultAsyncHttpxClient)
+    assert client is not None and len(shared) == 1
+    await hub.close_all()
+    assert client.is_closed and len(shared) == 0

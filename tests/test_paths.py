@@ -156,3 +156,29 @@ def test_resolve_returns_a_path_inside_a_root_or_raises(
         return
     assert inside and resolved == expected
     assert resolved.is_absolute() and os.path.realpath(resolved) == str(resolved)
+
+
+def test_a_sessions_directory_is_resolved_once_to_show_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every tool call shows its path relative to the session's directory: resolving that
+    # directory's symlinks again at each call was two realpath calls a Read.
+    from agentls.tools.base import display_path
+
+    real = tmp_path / "real"
+    (real / "pkg").mkdir(parents=True)
+    cwd = tmp_path / "link"
+    cwd.symlink_to(real)
+    resolved: list[str] = []
+    original = os.path.realpath
+
+    def counting(path: str | os.PathLike[str], *args: object, **kwargs: object) -> str:
+        resolved.append(os.fspath(path))
+        return original(path)
+
+    monkeypatch.setattr(os.path, "realpath", counting)
+    assert display_path(real / "app.py", cwd) == "app.py"
+    assert display_path(real / "pkg" / "mod.py", cwd) == "pkg/mod.py"
+    assert display_path(tmp_path / "elsewhere.py", cwd) == str(tmp_path / "elsewhere.py")
+    assert display_path(real, cwd) == "."
+    assert resolved.count(str(cwd)) == 1

@@ -90,31 +90,48 @@ def test_agentls_replay_reproduces_a_recorded_run(tmp_path: Path) -> None:
     moved = tmp_path / "moved"
     moved.mkdir()
     (moved / "app.py").write_text("port = 7000\n", encoding="utf-8")
-    differs = agentls("replay", session, "--cwd", str(moved), cwd=tmp_path, env=env)
+    differs = agentls("replay", session, "--cwd", str(moved), "--as-is", cwd=tmp_path, env=env)
     assert differs.returncode == 1
     assert "e1 differs." in differs.stderr and "2 of 2 tool results differ" in differs.stderr
 
 
-def test_by_default_a_replay_runs_in_a_scratch_copy(tmp_path: Path) -> None:
+NOTES = {"file_path": "notes.txt", "content": "moved to 9000\n"}
+CREATES = [*TASK[:2], {"tool_calls": [{"id": "w1", "name": "Write", "input": NOTES}]}, TASK[2]]
+
+
+def test_by_default_a_replay_runs_in_a_scratch_copy_of_the_files_as_they_began(
+    tmp_path: Path,
+) -> None:
     home = tmp_path / "home"
-    env = environment(home, write_script(tmp_path / "task.jsonl", TASK))
+    env = environment(home, write_script(tmp_path / "task.jsonl", CREATES))
     original = project(tmp_path / "original")
     ran = agentls(
         "run", "--no-daemon", "--permission-mode", "acceptEdits", "bump", cwd=original, env=env
     )
     assert ran.returncode == 0, ran.stderr
     session = ran.stderr.split("session ")[1].split()[0]
-    (original / "app.py").write_text(APP, encoding="utf-8")  # back as it was recorded
+    assert (original / "app.py").read_text(encoding="utf-8") == "port = 9000\n"
+    # The project as the session left it: the edit and the new file are put back as they
+    # were when it began, in the copy, so the replay runs clean.
     replayed = agentls("replay", session, cwd=tmp_path, env=env)
     assert replayed.returncode == 0, replayed.stderr
     assert "replaying" in replayed.stderr and "agentls-replay-" in replayed.stderr
-    assert (original / "app.py").read_text(encoding="utf-8") == APP  # untouched
+    assert "all 3 tool results match the recording" in replayed.stderr
+    assert "2 files the session changed set back as they were" in replayed.stderr
+    assert (original / "app.py").read_text(encoding="utf-8") == "port = 9000\n"  # untouched
+    assert (original / "notes.txt").read_text(encoding="utf-8") == NOTES["content"]
+
+    # In the session's own directory the user's files are never set back.
+    here = agentls("replay", session, "--cwd", str(original), cwd=tmp_path, env=env)
+    assert here.returncode == 1
+    assert "its files are replayed as they are" in here.stderr and "set back" not in here.stderr
+    assert (original / "app.py").read_text(encoding="utf-8") == "port = 9000\n"
 
     script = tmp_path / "bug.jsonl"
     written = agentls("replay", session, "--script", str(script), cwd=tmp_path, env=env)
     assert written.returncode == 0
     entries = [json.loads(line) for line in script.read_text(encoding="utf-8").splitlines()]
-    assert [e.get("tool_calls", [{}])[0].get("id") for e in entries] == ["r1", "e1", None]
+    assert [e.get("tool_calls", [{}])[0].get("id") for e in entries] == ["r1", "e1", "w1", None]
 
 
 def test_an_unknown_session_is_a_usage_error(tmp_path: Path) -> None:

@@ -113,6 +113,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--cwd", type=_path, help="replay in this directory instead of a copy")
     replay.add_argument("--json", action="store_true", help="print one agent/event per line")
     replay.add_argument(
+        "--as-is",
+        action="store_true",
+        help="keep the files as they are now (by default the files the session changed start "
+        "as they were when it began)",
+    )
+    replay.add_argument(
         "--script", type=_path, metavar="FILE.jsonl", help="only write the scripted model's script"
     )
     commands.add_parser(
@@ -422,7 +428,12 @@ def _replay(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="agentls-replay-") as tmp:
         cwd = args.cwd or replay.scratch_copy(recording.cwd, _path(tmp))
         sys.stderr.write(f"replaying {meta.session_id} in {cwd}\n")
-        result = asyncio.run(replay.replay_transcript(path, cwd, printer.show))
+        if not args.as_is and cwd.resolve() == recording.cwd.resolve():
+            sys.stderr.write("the session's own directory: its files are replayed as they are\n")
+        result = asyncio.run(
+            replay.replay_transcript(path, cwd, printer.show, restore_files=not args.as_is)
+        )
+    sys.stderr.write(replay.start_files_summary(result.start_files))
     for mismatch in result.mismatches:
         sys.stderr.write(
             f"\n{mismatch.tool_call_id} differs.\n  recorded: {mismatch.recorded[:300]!r}\n"

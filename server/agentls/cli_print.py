@@ -126,14 +126,14 @@ def summary_line(event: Event) -> str | None:
         seconds = event["durationMs"] / 1000
         return (
             f"  ↳ agent {event['stopReason']}: {counted(event['turns'], 'model call')}, "
-            f"{counted(event['toolCalls'], 'tool call')}, {seconds:.1f} s"
+            f"{counted(event['toolCalls'], 'tool call')}, {seconds:.1f} s{_dollars(event)}"
         )
     if kind == "turn_completed":
         error = event.get("error")
         detail = f": {error['message']}" if error else ""
         calls = counted(event["turns"], "model call")
         tokens = _tokens(event.get("usage") or {}, event["turns"])
-        return f"\n[{event['stopReason']} after {calls}, {tokens}]{detail}"
+        return f"\n[{event['stopReason']} after {calls}, {tokens}{_dollars(event)}]{detail}"
     return None
 
 
@@ -143,6 +143,12 @@ def _tokens(usage: Event, calls: int) -> str:
     if calls and not any(usage.get(k) for k in USAGE_COUNTS):
         return "token counts not reported by the server"
     return f"{usage.get('inputTokens', 0):,} in / {usage.get('outputTokens', 0):,} out tokens"
+
+
+def _dollars(event: Event) -> str:
+    """What a turn or agent cost, when its model's price is known."""
+    cost = event.get("costUsd")
+    return "" if cost is None else f", ${cost:.4f}"
 
 
 USAGE_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")

@@ -108,6 +108,8 @@ class SubagentCompleted:
     tool_calls: int
     usage: Usage
     duration_ms: int
+    # What the agent's model calls cost in dollars; None when a price is unknown.
+    cost_usd: float | None = None
     type: Literal["subagent_completed"] = "subagent_completed"
 
 
@@ -309,6 +311,8 @@ class TurnCompleted:
     turns: int
     usage: Usage
     error: TurnError | None = None
+    # What `usage` cost in dollars (sub-agents included); None when a price is unknown.
+    cost_usd: float | None = None
     type: Literal["turn_completed"] = "turn_completed"
 
 

@@ -54,6 +54,11 @@ _PRICES: tuple[tuple[tuple[str, ...], Price], ...] = (
 )
 
 
+def add_cost(total: float | None, more: float | None) -> float | None:
+    """A running dollar total plus one more cost; once one part is unknown, so is the sum."""
+    return None if total is None or more is None else total + more
+
+
 def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
     """The model's price: an override by exact name, else the table, else None."""
     if overrides and model in overrides:

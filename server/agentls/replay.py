@@ -2,7 +2,9 @@
 model, its user messages are sent again, and the tools run again against the current code.
 
 A user's bug report (their transcript) so becomes a reproducible run: `agentls replay ID`
-on the command line, `replay_transcript` in a test. Permission answers and AskUser answers
+on the command line, `replay_transcript` in a test. Before the first message, the files the
+session changed are put back as they were before it first changed them (from its
+checkpoints), so a session that edited files replays clean. Permission answers and AskUser answers
 are taken from the recorded tool results. What a replay cannot bring back: steering typed
 during a turn, and the model's side calls (a compaction's summary); compaction is kept
 off so the script stays in step.
@@ -20,9 +22,12 @@ from typing import Any
 from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
 from agentls.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentls.permissions.asking import PermissionAnswer
+from agentls.plural import counted
+from agentls.session.checkpoints import CheckpointStore, checkpoints_root
 from agentls.session.manager import SessionManager
 from agentls.session.store import load_transcript
 from agentls.wire import event_payload
+from agentls.workspace.view import write_bytes_atomically
 
 USER_CONTEXT = "<userContext>"
 REJECTED = ("The user rejected this tool call", "The user reviewed this change and rejected")
@@ -52,10 +57,22 @@ class Mismatch:
 
 
 @dataclass(slots=True)
+class StartFiles:
+    """What putting the session's files back as they began did, paths relative to the replay."""
+
+    restored: list[Path] = field(default_factory=list)
+    # Files the session created: not there when it began.
+    removed: list[Path] = field(default_factory=list)
+    # Files outside the session's directory, or whose content is gone: left as they are.
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class ReplayResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     stop_reasons: list[str] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
+    start_files: StartFiles = field(default_factory=StartFiles)
 
 
 def read_recording(path: Path) -> Recording:
@@ -108,13 +125,69 @@ def _prompt_of(message: Message) -> str | None:
     return None
 
 
+def restore_start_files(transcript: Path, recorded_cwd: Path, cwd: Path) -> StartFiles:
+    """The files the session changed, in `cwd`, back to how they were before it first
+    changed them; a file outside the session's directory is left alone."""
+    # A transcript lives in <home>/sessions/; the store needs home only to watch Bash.
+    store = CheckpointStore(checkpoints_root(transcript), transcript.parent.parent)
+    roots = (recorded_cwd, recorded_cwd.resolve())
+    done = StartFiles()
+    for original, blob in store.first_befores().items():
+        relative = _relative_to_any(original, roots)
+        if relative is None:
+            done.skipped.append((original, "outside the session's directory"))
+            continue
+        target = cwd / relative
+        if not target.parent.resolve().is_relative_to(cwd.resolve()):
+            # A symlinked folder in the copy: restoring would write outside the replay.
+            done.skipped.append((relative, "a symbolic link leads outside the replay"))
+            continue
+        try:
+            data = store.content(blob)
+            if data is not None:
+                write_bytes_atomically(target, data)
+                done.restored.append(relative)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+                done.removed.append(relative)
+        except OSError as exc:
+            done.skipped.append((relative, str(exc)))
+    return done
+
+
+def start_files_summary(done: StartFiles) -> str:
+    """One line per thing a user should know about the files the replay began with."""
+    lines = []
+    if done.restored or done.removed:
+        changed = counted(len(done.restored) + len(done.removed), "file")
+        lines.append(f"{changed} the session changed set back as they were when it began\n")
+    lines.extend(f"{path}: left as it is ({why})\n" for path, why in done.skipped)
+    return "".join(lines)
+
+
+def _relative_to_any(path: Path, roots: tuple[Path, ...]) -> Path | None:
+    for root in roots:
+        if path.is_relative_to(root):
+            return path.relative_to(root)
+    return None
+
+
 async def replay_transcript(
-    path: Path, cwd: Path, on_event: Callable[[dict[str, Any]], None] | None = None
+    path: Path,
+    cwd: Path,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    restore_files: bool = True,
 ) -> ReplayResult:
     """Run a recorded session again in `cwd` on the scripted model; what happened, and the
-    tool results that came out differently from the recording."""
+    tool results that came out differently from the recording.
+
+    With `restore_files`, the files the session changed start as they were when it began;
+    never in the session's own directory, whose files are the user's.
+    """
     recording = await asyncio.to_thread(read_recording, path)
     result = ReplayResult()
+    if restore_files and cwd.resolve() != recording.cwd.resolve():
+        result.start_files = await asyncio.to_thread(restore_start_files, path, recording.cwd, cwd)
     ended: asyncio.Queue[str] = asyncio.Queue()
     manager: SessionManager
 

@@ -583,6 +583,7 @@ export interface StopTaskResult {
 /** The `subagent_completed` event. */
 export interface SubagentCompleted {
   agentId?: string;
+  costUsd?: number;
   durationMs: number;
   parentToolCallId?: string;
   seq: number;
@@ -717,6 +718,7 @@ export interface ToolUseBlock {
 /** The `turn_completed` event. */
 export interface TurnCompleted {
   agentId?: string;
+  costUsd?: number;
   error?: TurnError;
   parentToolCallId?: string;
   seq: number;

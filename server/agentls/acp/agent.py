@@ -453,7 +453,7 @@ class AcpAgent:
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""
-        self._of(session.id).told = told(session)
+        self._known.opened(session)
         session.announce_commands()
         self._outbox.spawn(self._list_models(session))
 

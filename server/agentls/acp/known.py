@@ -38,6 +38,12 @@ class KnownSessions:
     def of(self, session_id: str) -> Known:
         return self._known.setdefault(session_id, Known())
 
+    def opened(self, session: AgentSession) -> None:
+        """A session this connection opened: what the client was told, what it has cost."""
+        known = self.of(session.id)
+        known.told = told(session)
+        known.updates.cost_usd = session.transcript.meta.cost_usd or 0.0
+
     def forget(self, session_id: str) -> None:
         self._known.pop(session_id, None)
 

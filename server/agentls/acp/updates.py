@@ -155,10 +155,11 @@ def tool_call_start(
     )
 
 
-def _usage_update(event: UsageEvent) -> acp.UsageUpdate:
+def _usage_update(event: UsageEvent, session_cost: float) -> acp.UsageUpdate:
+    """The context's fill, and the session's cost so far when this call was priced."""
     cost = None
     if event.cost_usd is not None:
-        cost = acp.Cost(amount=round(event.cost_usd, 6), currency="USD")
+        cost = acp.Cost(amount=round(session_cost, 6), currency="USD")
     return acp.UsageUpdate(
         session_update="usage_update",
         used=event.context_tokens,
@@ -194,6 +195,8 @@ class SessionUpdates:
         self.terminals: dict[str, str] = {}
         # The message whose answer text is being streamed (a discarded one is marked as cut).
         self._answering: str | None = None
+        # What the session has cost so far: ACP's usage_update carries the running total.
+        self.cost_usd = 0.0
 
     def updates(self, envelope: SessionEvent) -> list[Update]:
         event = envelope.event
@@ -220,7 +223,10 @@ class SessionUpdates:
         if isinstance(event, AvailableCommands):
             return [commands_update(event)]
         if isinstance(event, UsageEvent):
-            return [] if nested else [_usage_update(event)]
+            # A sub-agent's calls are the session's cost too.
+            if event.cost_usd is not None:
+                self.cost_usd += event.cost_usd
+            return [] if nested else [_usage_update(event, self.cost_usd)]
         if isinstance(event, CommandOutput):
             return [chunk("agent", text(event.text))]
         said = _remark(event)

@@ -1,14 +1,16 @@
 """Run tool calls as they arrive: read-only calls concurrently, the rest in a serial lane.
 
 A call may start when every earlier call that is still unfinished is read-only and it is
-read-only itself (bounded by a semaphore), or, for a write, when every earlier call is
-done. Results are returned in call order whatever order the calls finish in; progress is
-emitted as it happens. Every call ends with exactly one tool_result, errors included.
+read-only itself (bounded by a semaphore: it is shown `in_progress` only once it holds a
+slot), or, for a write, when every earlier call is done. Results are returned in call
+order whatever order the calls finish in; progress is emitted as it happens. Every call
+ends with exactly one tool_result, errors included.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from dataclasses import dataclass, field, replace
@@ -36,6 +38,7 @@ from agentls.pairing import INTERRUPTED
 from agentls.permissions.asking import PermissionPrompter, ask_permission
 from agentls.permissions.gate import Decision, PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
+from agentls.pricing import add_cost
 from agentls.tool_values import FileDiff
 from agentls.tools.base import (
     ProposesChange,
@@ -95,6 +98,8 @@ class ToolExecutor:
         self.declined: set[str] = set()
         # What sub-agents (Task calls) of this message spent: the turn counts it too.
         self.subagent_usage = Usage()
+        # And what that cost in dollars; None once one agent's price was unknown.
+        self.subagent_cost: float | None = 0.0
 
     def submit(self, ready: ToolCallReady) -> None:
         """Validate a complete call, announce it and start it as soon as its lane allows."""
@@ -167,27 +172,12 @@ class ToolExecutor:
         if isinstance(approved, ToolResultBlock):
             return approved
         args, block, revision = approved
-        self._emit(ToolCallUpdate(block.id, "in_progress"))
-        context = replace(
-            self._context,
-            progress=lambda text: self._emit(ToolCallUpdate(block.id, "in_progress", text)),
-            ask_user=lambda question, choices: self._ask_user(block.id, question, choices),
-            tool_call_id=block.id,
-        )
-        watch = await self._problems_watch(tool, args)
-        try:
-            if call.read_only:
-                async with self._read_slots:
-                    output = await tool.run(args, context)
-            else:
-                output = await tool.run(args, context)
-        except ToolError as exc:
-            output = ToolOutput(str(exc), is_error=True)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("tool %s failed", block.name)
-            output = ToolOutput(f"{block.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        # A read waits for one of the read slots (after its permission: an unanswered
+        # question holds none); only then is it shown running.
+        async with self._read_slots if call.read_only else contextlib.nullcontext():
+            self._emit(ToolCallUpdate(block.id, "in_progress"))
+            watch = await self._problems_watch(tool, args)
+            output = await self._run_tool(tool, args, block)
         if revision and not output.is_error:
             output = replace(output, content=f"{output.content}\n\n{revision}")
         if watch is not None and output.diff is not None and not output.is_error:
@@ -203,12 +193,31 @@ class ToolExecutor:
             self._emit(PlanEvent(output.plan))
         if output.usage is not None:
             self.subagent_usage = self.subagent_usage + output.usage
+            self.subagent_cost = add_cost(self.subagent_cost, output.cost_usd)
         text = output.content or f"({block.name} completed with no output)"
         if self._hooks is not None and not output.is_error:
             text = await self._hooks.post_tool_use(block, text, self._emit)
         if output.images:
             return ToolResultBlock(block.id, (TextBlock(text), *output.images), output.is_error)
         return ToolResultBlock(block.id, text, output.is_error)
+
+    async def _run_tool(self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock) -> ToolOutput:
+        """The tool's output, or its failure as an error output for the model."""
+        context = replace(
+            self._context,
+            progress=lambda text: self._emit(ToolCallUpdate(block.id, "in_progress", text)),
+            ask_user=lambda question, choices: self._ask_user(block.id, question, choices),
+            tool_call_id=block.id,
+        )
+        try:
+            return await tool.run(args, context)
+        except ToolError as exc:
+            return ToolOutput(str(exc), is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("tool %s failed", block.name)
+            return ToolOutput(f"{block.name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
     async def _approve(
         self, tool: Tool[Any], args: BaseModel, block: ToolUseBlock

@@ -32,6 +32,7 @@ from agentls.loop.recovery import escalate, on_provider_error, prepare_context
 from agentls.loop.turn_state import Inflight, QueryState, Transition, TurnRun, TurnStop
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
 from agentls.pairing import alternating, pairing_problems, repair_pairing
+from agentls.pricing import add_cost
 from agentls.providers.base import ModelRequest, ProviderError, StopReason
 from agentls.usage import Usage
 
@@ -102,7 +103,17 @@ async def _drive(run: TurnRun) -> None:
         stop = TurnStop("error", TurnError("internal_error", message, False))
     if stop.reason == "max_turns":
         run.emit(TurnLimitReached(state.turn_count, _turn_limit(deps.settings)))
-    run.emit(TurnCompleted(state.turn_id, stop.reason, state.turn_count, state.usage, stop.error))
+    cost = _turn_cost(state, deps.settings)
+    run.emit(
+        TurnCompleted(state.turn_id, stop.reason, state.turn_count, state.usage, stop.error, cost)
+    )
+
+
+def _turn_cost(state: QueryState, settings: LoopSettings) -> float | None:
+    """The turn's dollars, rounded as usage events are; None when its model has no price."""
+    if settings.price is None or state.cost_usd is None:
+        return None
+    return round(state.cost_usd, 6)
 
 
 def _turn_limit(settings: LoopSettings) -> int:
@@ -342,6 +353,7 @@ async def _sample(run: TurnRun) -> _Sampled | TurnStop:
             deps.context.budget.record_usage(assembler.usage.context_tokens, len(state.messages))
         results = await executor.results()
         state.usage = state.usage + executor.subagent_usage
+        state.cost_usd = add_cost(state.cost_usd, executor.subagent_cost)
         state.inflight = None
         return _Sampled(message, assembler.stop_reason or "end_turn", results, executor.declined)
 

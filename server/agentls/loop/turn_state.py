@@ -24,6 +24,7 @@ from agentls.loop.deps import LoopDeps
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import StuckDetector
 from agentls.messages import Message
+from agentls.pricing import add_cost
 from agentls.usage import Usage
 
 Transition = Literal[
@@ -64,6 +65,8 @@ class QueryState:
     retry_waited: float = 0.0
     tool_failures: int = 0
     usage: Usage = field(default_factory=Usage)
+    # What `usage` cost in dollars; None once a call's (or a sub-agent's) price was unknown.
+    cost_usd: float | None = 0.0
     transitions: list[Transition] = field(default_factory=list)
     inflight: Inflight | None = None
     max_tokens_override: int | None = None
@@ -107,6 +110,8 @@ class TurnRun:
         self.state.usage = self.state.usage + usage
         self.state.last_prompt = usage.context_tokens
         self.deps.spend.add(usage)
+        cost = settings.price.cost(usage) if settings.price else None
+        self.state.cost_usd = add_cost(self.state.cost_usd, cost)
         self.emit(
             UsageEvent(
                 usage.input_tokens,
@@ -115,7 +120,7 @@ class TurnRun:
                 usage.cache_write_tokens,
                 usage.context_tokens,
                 settings.context_window,
-                round(settings.price.cost(usage), 6) if settings.price else None,
+                None if cost is None else round(cost, 6),
             )
         )
 

@@ -106,6 +106,9 @@ class AgentHandlers:
         if session_id in self.manager.sessions:
             await self.manager.close(session_id)
 
+    async def close_shared(self) -> None:
+        await self.manager.close_shared()
+
     def after_opening(
         self, method: str, result: dict[str, Any], client: Client
     ) -> Callable[[], None]:

@@ -63,6 +63,10 @@ class AgentCore(Protocol):
 
     async def close_quietly(self, session_id: str) -> None: ...
 
+    async def close_shared(self) -> None:
+        """The daemon ends: close what its sessions shared (the model APIs' HTTP clients)."""
+        ...
+
 
 class Hub:
     """The shared core (loaded off the event loop on first use) and session attachments."""
@@ -216,6 +220,8 @@ class Hub:
             watch.cancel()
         self._detached.clear()
         await self._close(list(self.attached))
+        if self._handlers is not None:
+            await self._handlers.close_shared()
 
     async def _close(self, session_ids: list[str]) -> None:
         handlers = self._handlers

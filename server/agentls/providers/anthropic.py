@@ -27,6 +27,7 @@ from agentls.providers.base import (
     malformed_stream,
     redacted,
 )
+from agentls.providers.http_clients import SharedHttpClients, connection_key
 
 
 class AnthropicProvider:
@@ -40,9 +41,14 @@ class AnthropicProvider:
         base_url: str | None = None,
         timeout: float = 600.0,
         vision: bool | None = None,
+        shared: SharedHttpClients | None = None,
     ) -> None:
+        key = connection_key("anthropic", base_url, api_key)
+        http = shared.get(key, anthropic.DefaultAsyncHttpxClient) if shared is not None else None
+        # A shared client outlives this provider: its owner closes it.
+        self._owns_http = http is None
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, http_client=http
         )
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
@@ -61,8 +67,9 @@ class AnthropicProvider:
             raise transport_error(exc) from exc
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        await self._client.close()
+        """Close the HTTP connection pool, unless it is shared with other sessions."""
+        if self._owns_http:
+            await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """One model response as normalised events; raises ProviderError on any failure."""

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from agentls.config import Settings
 from agentls.errors import ProviderNotConfigured
 from agentls.providers.base import Provider
+from agentls.providers.http_clients import SharedHttpClients
 from agentls.providers.scripted import ScriptedProvider, load_script
 
 _SDK_MODULES = {
@@ -33,8 +34,9 @@ def openai_api(settings: Settings) -> Literal["chat", "responses"]:
     return "responses" if own_endpoint or is_responses_only(settings.resolved_model()) else "chat"
 
 
-def make_provider(settings: Settings) -> Provider:
-    """A provider for `settings`, or ProviderNotConfigured saying what is missing."""
+def make_provider(settings: Settings, shared: SharedHttpClients | None = None) -> Provider:
+    """A provider for `settings`, or ProviderNotConfigured saying what is missing; its HTTP
+    client is taken from `shared` (made there once for its connection settings) if given."""
     problem = settings.missing_credentials()
     if problem is not None:
         raise ProviderNotConfigured(problem)
@@ -52,7 +54,10 @@ def make_provider(settings: Settings) -> Provider:
         from agentls.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(
-            settings.anthropic_api_key, settings.anthropic_base_url, vision=settings.vision
+            settings.anthropic_api_key,
+            settings.anthropic_base_url,
+            vision=settings.vision,
+            shared=shared,
         )
     from agentls.providers.openai_compat import OpenAIProvider
     from agentls.providers.openai_request import RequestOptions
@@ -71,9 +76,14 @@ def make_provider(settings: Settings) -> Provider:
             settings.azure_api_key,
             vision=settings.vision,
             options=options,
+            shared=shared,
         )
     chat = OpenAIProvider(
-        settings.openai_api_key, settings.openai_base_url, vision=settings.vision, options=options
+        settings.openai_api_key,
+        settings.openai_base_url,
+        vision=settings.vision,
+        options=options,
+        shared=shared,
     )
     if openai_api(settings) == "chat":
         return chat

@@ -27,6 +27,7 @@ from agentls.providers.base import (
     malformed_stream,
     redacted,
 )
+from agentls.providers.http_clients import SharedHttpClients, connection_key
 from agentls.providers.openai_errors import api_error, connection_error
 from agentls.providers.openai_request import PLACEHOLDER_API_KEY, RequestOptions, build_params
 from agentls.providers.openai_stream import ChunkFold, watch_done
@@ -42,18 +43,26 @@ def _resolve_api_key(api_key: str | None, base_url: str | None) -> str | None:
     return PLACEHOLDER_API_KEY if custom_server else None
 
 
-def _client(api_key: str | None, base_url: str | None, timeout: float) -> openai.AsyncOpenAI:
+def _client(
+    api_key: str | None, base_url: str | None, timeout: float, http: Any
+) -> openai.AsyncOpenAI:
     try:
         return openai.AsyncOpenAI(
             api_key=_resolve_api_key(api_key, base_url),
             base_url=base_url,
             timeout=timeout,
             max_retries=0,
+            http_client=http,
         )
     except openai.OpenAIError as exc:
         raise ProviderError(
             "authentication", "no OpenAI API key is configured", retryable=False
         ) from exc
+
+
+def _http(shared: SharedHttpClients | None, key: tuple[str, ...]) -> Any:
+    """The daemon's client for these connection settings; None: the SDK makes its own."""
+    return shared.get(key, openai.DefaultAsyncHttpxClient) if shared is not None else None
 
 
 class OpenAIProvider:
@@ -69,11 +78,17 @@ class OpenAIProvider:
         vision: bool | None = None,
         options: RequestOptions = RequestOptions(),
         client: openai.AsyncOpenAI | None = None,
+        shared: SharedHttpClients | None = None,
+        owns_http: bool = True,
     ) -> None:
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
         self._options = options
-        self._client = client or _client(api_key, base_url, timeout)
+        http = None if client else _http(shared, connection_key("openai", base_url, api_key))
+        self._client = client or _client(api_key, base_url, timeout, http)
+        # A shared HTTP client (taken here, or under a given `client` with `owns_http`
+        # False) outlives this provider: its owner closes it.
+        self._owns_http = owns_http and http is None
 
     @classmethod
     def azure(
@@ -85,8 +100,10 @@ class OpenAIProvider:
         vision: bool | None = None,
         options: RequestOptions = RequestOptions(),
         timeout: float = 600.0,
+        shared: SharedHttpClients | None = None,
     ) -> OpenAIProvider:
         """Azure OpenAI: the same Chat Completions, routed by deployment, keyed by `api-key`."""
+        http = _http(shared, connection_key("azure", endpoint, api_key))
         client = openai.AsyncAzureOpenAI(
             azure_endpoint=endpoint,
             azure_deployment=deployment,
@@ -94,8 +111,9 @@ class OpenAIProvider:
             api_key=api_key,
             timeout=timeout,
             max_retries=0,
+            http_client=http,
         )
-        provider = cls(vision=vision, options=options, client=client)
+        provider = cls(vision=vision, options=options, client=client, owns_http=http is None)
         provider.name = "azure"
         return provider
 
@@ -118,8 +136,9 @@ class OpenAIProvider:
             raise self._redacted(api_error(exc, None)) from exc
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        await self._client.close()
+        """Close the HTTP connection pool, unless it is shared with other sessions."""
+        if self._owns_http:
+            await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """One model response as normalised events; raises ProviderError on any failure."""

@@ -39,7 +39,7 @@ class BackgroundReports:
         """A background agent ended: the model hears of it at its next step, or, when the
         session is idle, in a turn of its own."""
         if output is not None and output.usage is not None:
-            self._events.spent(output.usage)
+            self._events.spent(output.usage, output.cost_usd)
         if self._closing():
             return
         if output is None:

@@ -98,6 +98,14 @@ class CheckpointStore:
             return []
         return [e for e in map(_entry, text.splitlines()) if e is not None]
 
+    def first_befores(self) -> dict[Path, str | None]:
+        """Each file's content before the agent first changed it (blob id; None: absent)."""
+        first: dict[Path, str | None] = {}
+        for entry in self.entries():
+            if entry.kind == "before":
+                first.setdefault(entry.path, entry.blob)
+        return first
+
     def keep_before(self, turn_id: str, path: Path, read: Callable[[], bytes | None]) -> None:
         """Keep the content `read()` gives as `path`'s before-turn content, once a turn."""
         if (turn_id, path) in self._kept:
@@ -118,6 +126,11 @@ class CheckpointStore:
 
     def for_turn(self, turn_id: str, workspace: WorkspaceView, cwd: Path) -> TurnCheckpoints:
         return TurnCheckpoints(self, turn_id, workspace, cwd)
+
+
+def checkpoints_root(transcript: Path) -> Path:
+    """Where the session whose transcript is `transcript` keeps its checkpoints."""
+    return transcript.with_suffix("") / "checkpoints"
 
 
 class TurnCheckpoints:

@@ -101,12 +101,10 @@ class SessionEvents:
         out: EventOut,
         transcript: Transcript,
         conversation: Conversation,
-        cost: Callable[[Usage], float | None],
     ) -> None:
         self.out = out
         self._transcript = transcript
         self._conversation = conversation
-        self._cost = cost
         self.usage = Usage()
         # How the last turn ended: agent/continueTurn goes on only after `max_turns`.
         self.last_stop: TurnStopReason | None = None
@@ -131,7 +129,8 @@ class SessionEvents:
         if isinstance(event, TurnCompleted) and turn is not None and origin is None:
             self.last_stop = event.stop_reason
             self.usage = self.usage + event.usage
-            cost = self._cost(event.usage)
+            # Priced call by call, sub-agents at their own models' prices.
+            cost = event.cost_usd
             self._transcript.touch(turn_done=True, spent=event.usage, cost=cost)
             code = event.error.code if event.error else None
             self._transcript.write(TurnEnded(turn.turn_id, event.stop_reason, event.turns, code))
@@ -144,10 +143,10 @@ class SessionEvents:
             self._conversation.save_state()
         self.out.emit(event, turn.turn_id if turn is not None else None, origin)
 
-    def spent(self, usage: Usage) -> None:
-        """Work outside the turns (a background agent) spent `usage`."""
+    def spent(self, usage: Usage, cost: float | None) -> None:
+        """Work outside the turns (a background agent) spent `usage`, costing `cost` dollars."""
         self.usage = self.usage + usage
-        self._transcript.touch(spent=usage, cost=self._cost(usage))
+        self._transcript.touch(spent=usage, cost=cost)
 
     def end_broken_turn(self, turn: Turn, reason: TurnStopReason, error: TurnError | None) -> None:
         """Pair the history, record the turn's end and send its one turn_completed."""

@@ -177,6 +177,7 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
             session.masker,
             session.tasks,
             lambda: session.history,
+            price_of=lambda model: price_for(model, settings.prices),
         )
     return deps
 

@@ -17,6 +17,7 @@ from agentls.messages import Message, ToolResultBlock, is_id, new_id
 from agentls.pairing import repair_pairing
 from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
+from agentls.providers.http_clients import SharedHttpClients
 from agentls.redact import Masker
 from agentls.session.events_out import EventSink
 from agentls.session.idle import IdleSweeper
@@ -66,6 +67,8 @@ class SessionManager:
         self.idle = IdleSweeper(
             self.sessions, self._close_idle, lambda s: s.settings.session_idle_timeout
         )
+        # One HTTP client per model API and connection settings, for all the sessions.
+        self.http_clients = SharedHttpClients()
 
     def settings_for(
         self, cwd: Path, overrides: Mapping[str, Any], options: Mapping[str, Any] | None = None
@@ -99,7 +102,7 @@ class SessionManager:
         """A provider and model from the settings a new session would get, closed after use."""
         root = link.roots[0] if link.roots else Path.cwd()
         settings = self.settings_for(root, {}, link.options)
-        provider = await asyncio.to_thread(make_provider, settings)
+        provider = await asyncio.to_thread(make_provider, settings, self.http_clients)
         try:
             yield provider, settings.resolved_model()
         finally:
@@ -120,7 +123,7 @@ class SessionManager:
         root = Path(os.path.realpath(root))
         settings = self.settings_for(root, overrides, link.options)
         self._check_room(settings)
-        provider = await asyncio.to_thread(make_provider, settings)
+        provider = await asyncio.to_thread(make_provider, settings, self.http_clients)
         session_id = new_id("sess")
         meta = SessionMeta(session_id, str(root), **_identity(settings))
         transcript = Transcript(transcript_path(settings.home, session_id), meta, self.masker)
@@ -196,7 +199,7 @@ class SessionManager:
         layer.update(overrides or {})
         settings = self.settings_for(root, layer, link.options if link else None)
         self._check_room(settings)
-        provider = await asyncio.to_thread(make_provider, settings)
+        provider = await asyncio.to_thread(make_provider, settings, self.http_clients)
         transcript = Transcript(path, loaded.meta, self.masker)
         for message in loaded.repaired:
             transcript.record_message(message, None)
@@ -349,7 +352,7 @@ class SessionManager:
             raise InvalidParams("; ".join(problems))
         new_provider = session.provider
         if settings.resolved_provider() != session.settings.resolved_provider():
-            new_provider = await asyncio.to_thread(make_provider, settings)
+            new_provider = await asyncio.to_thread(make_provider, settings, self.http_clients)
         session.set_model(settings, new_provider)
 
     async def close(self, session_id: str) -> None:
@@ -365,6 +368,11 @@ class SessionManager:
         sessions = list(self.sessions.values())
         self.sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        await self.close_shared()
+
+    async def close_shared(self) -> None:
+        """Close what the sessions shared (the model APIs' HTTP clients): the daemon ends."""
+        await self.http_clients.aclose()
 
 
 def _identity(settings: Settings) -> dict[str, Any]:

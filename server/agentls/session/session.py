@@ -39,13 +39,12 @@ from agentls.names import Delivery, PermissionMode
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
 from agentls.permissions.rules import rules_from
-from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
 from agentls.session import manual_compaction
 from agentls.session.background_notes import BackgroundReports
-from agentls.session.checkpoints import CheckpointStore
+from agentls.session.checkpoints import CheckpointStore, checkpoints_root
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import EventOut, EventSink, SessionEvents
 from agentls.session.inbox import Inbox
@@ -99,7 +98,7 @@ class AgentSession:
         self.conversation = Conversation(transcript)
         self.masker = masker or Masker()
         out = EventOut(session_id, sink, self.masker)
-        self.events = SessionEvents(out, transcript, self.conversation, self._cost)
+        self.events = SessionEvents(out, transcript, self.conversation)
         self.inbox = Inbox()
         self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
         # What the model may use: tools, sub-agents, background work, the read files.
@@ -124,9 +123,7 @@ class AgentSession:
             self.gate, cwd, settings.home, lambda: self.settings.permission_rules_scope
         )
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
-        self.checkpoints = CheckpointStore(
-            transcript.path.with_suffix("") / "checkpoints", settings.home
-        )
+        self.checkpoints = CheckpointStore(checkpoints_root(transcript.path), settings.home)
         memory = memory_prompt(find_memory_files(project_root or cwd, cwd, settings.home))
         # Built once: the system prompt must stay byte-identical for the whole session.
         self.system = system_prompt(settings.append_system_prompt, memory)
@@ -294,8 +291,3 @@ class AgentSession:
             instructions,
             turn_id,
         )
-
-    def _cost(self, usage: Usage) -> float | None:
-        """What `usage` cost at the current model's price; None without a known price."""
-        price = price_for(self.model, self.settings.prices)
-        return price.cost(usage) if price is not None else None

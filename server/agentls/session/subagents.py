@@ -27,9 +27,11 @@ from agentls.events import (
     TurnCompleted,
     TurnStarted,
 )
+from agentls.loop.deps import LoopSettings
 from agentls.loop.run import LoopDeps, QueryState, run_turn
 from agentls.messages import Message, TextBlock, ToolUseBlock, is_id, new_id
 from agentls.plural import counted
+from agentls.pricing import Price
 from agentls.redact import Masker
 from agentls.session.records import SessionStarted
 from agentls.session.store import SessionMeta, Transcript, load_transcript
@@ -128,6 +130,8 @@ class SubagentRunner:
     # The history of the loop this runner serves (what a `fork` agent starts from).
     history: Callable[[], list[Message]]
     depth: int = 1
+    # A model's price (the `prices` setting over the table), for an agent on its own model.
+    price_of: Callable[[str], Price | None] = lambda _model: None
 
     async def run(self, call: SubagentCall, progress: Callable[[str], None]) -> ToolOutput:
         earlier: list[Message] = []
@@ -203,6 +207,7 @@ class SubagentRunner:
                 calls,
                 ended.usage,
                 duration_ms,
+                ended.cost_usd,
             )
         )
         return _report(agent, agent_id, state.messages, ended, calls, duration_ms)
@@ -269,7 +274,7 @@ class SubagentRunner:
             parent,
             registry=registry,
             system=system,
-            settings=replace(parent.settings, model=agent.model or parent.settings.model),
+            settings=self._child_settings(agent),
             abort=asyncio.Event(),
             take_steering=lambda: [],
             journal=transcript,
@@ -284,6 +289,13 @@ class SubagentRunner:
         )
         child.tool_context = replace(parent.tool_context, subagents=runner)
         return child
+
+    def _child_settings(self, agent: AgentType) -> LoopSettings:
+        """The parent's settings, on the agent's own model (and at its price) if it has one."""
+        parent = self.parent.settings
+        if agent.model is None or agent.model == parent.model:
+            return parent
+        return replace(parent, model=agent.model, price=self.price_of(agent.model))
 
 
 FORK_NOTE = (
@@ -334,4 +346,6 @@ def _report(
     failed = ended.stop_reason not in ("end_turn", "max_turns", "budget_exceeded")
     if ended.error is not None:
         footer += f"\n{ended.error.message}"
-    return ToolOutput(f"{report}\n\n{footer}", is_error=failed, usage=usage)
+    return ToolOutput(
+        f"{report}\n\n{footer}", is_error=failed, usage=usage, cost_usd=ended.cost_usd
+    )

@@ -3,6 +3,7 @@ generic base with fail-closed defaults, and mixins for read-only and path tools.
 
 from __future__ import annotations
 
+import functools
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
@@ -39,6 +40,8 @@ class ToolOutput:
     plan: tuple[PlanEntry, ...] | None = None
     # What a sub-agent spent (Task): it counts in the turn's usage and budget.
     usage: Usage | None = None
+    # What `usage` cost in dollars; None when its price is unknown.
+    cost_usd: float | None = None
 
 
 @dataclass(slots=True)
@@ -266,12 +269,20 @@ def absolute_path(raw: str, cwd: Path) -> Path:
 
 def display_path(path: Path, cwd: Path) -> str:
     """`path` relative to cwd (posix) when it lies inside cwd, else absolute."""
-    real_cwd = Path(os.path.realpath(cwd))
+    real_cwd = _real_cwd(cwd)
     if path == real_cwd:
         return "."
     if path.is_relative_to(real_cwd):
         return path.relative_to(real_cwd).as_posix()
     return str(path)
+
+
+@functools.lru_cache(maxsize=256)
+def _real_cwd(cwd: Path) -> Path:
+    """A session's directory without symlinks, resolved once: every tool call shows paths
+    relative to it. Kept because it only decides how a path is shown; what a call reads,
+    writes or is permitted resolves its own path afresh each time."""
+    return Path(os.path.realpath(cwd))
 
 
 def short_title(prefix: str, text: str | None) -> str:

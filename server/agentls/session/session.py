@@ -28,6 +28,7 @@ from agentls.errors import SessionBusy
 from agentls.events import (
     AvailableCommands,
     CommandInfo,
+    PermissionModeChanged,
     PlanEvent,
     TurnStopReason,
 )
@@ -253,9 +254,16 @@ class AgentSession:
         self.abort()
         self.intake.record_running_aborted()
 
-    def set_permission_mode(self, mode: PermissionMode) -> None:
+    def set_permission_mode(self, mode: PermissionMode, turn_id: str | None = None) -> None:
+        """Switch mode (the gate decides by it from its next call) and tell the clients;
+        `turn_id` is the turn that switched it (an approved plan)."""
+        changed = mode != self.gate.mode
         self.gate.mode = mode
         self.settings = replace(self.settings, permission_mode=mode)
+        if mode == "plan" and self.toolbox.offer_plan_exit():
+            self.context = context_window(self)
+        if changed:
+            self.events.emit(PermissionModeChanged(mode), turn_id)
 
     def set_model(self, settings: Settings, provider: Provider) -> None:
         """Switch model (and maybe provider); a running turn keeps its own, the next uses this."""

@@ -8,7 +8,9 @@ project's or user's file) sends its expanded prompt as the user message of a nor
 with its `allowed-tools` pre-approved and its `model` for that turn only; a skill's
 command sends the skill's text and starts the turn in the skill. A `/name` that
 names no command is refused (InvalidParams on `text`), unless `/name` exists as a path,
-so `/tmp is full` still reaches the model. Anything else is an ordinary message.
+so `/tmp is full` still reaches the model. A message starting with `!` runs the rest as a
+shell command in a local turn (session.shell_shortcut). Anything else is an ordinary
+message.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
+from agentls.session.shell_shortcut import shell_action, shell_command
 from agentls.session.turn import LocalAction, Submission
 from agentls.skills.loading import SKILL_SOURCE
 
@@ -41,6 +44,10 @@ async def submit_message(
     announced with `available_commands` before the message's own events)."""
     if session.commands.refresh():
         session.announce_commands()
+    command_line = shell_command(message.text)
+    if command_line is not None:
+        delivery = "queue" if message.delivery == "steer" else message.delivery
+        return session.intake.submit_local("!", shell_action(session, command_line), delivery)
     invocation = parse_invocation(message.text)
     command = session.commands.find(invocation.name) if invocation is not None else None
     if invocation is None or (command is None and _is_path(invocation.name)):

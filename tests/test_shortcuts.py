@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_client import AgentClient, read_requests
+from agent_client import AgentClient, read_requests, running_daemon
 
 
 def _user_context(request: dict[str, object]) -> str:
@@ -53,3 +53,62 @@ async def test_a_bang_command_is_refused_in_plan_mode_like_bash(
     ]
     assert "plan mode" in declined[0]["content"]
     assert not (tmp_path / "ws" / "nope.txt").exists()
+
+
+async def test_a_note_goes_to_the_project_memory_file_and_the_next_message_tells_the_model(
+    tmp_path: Path,
+) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    workspace.mkdir()
+    (workspace / "CLAUDE.md").write_text("# Project\nUse tabs.", encoding="utf-8")
+    async with running_daemon(workspace, AGENTLS_HOME=str(home)) as client:
+        sid, log = await client.scripted_session(tmp_path, [{"text": "Noted."}])
+        turn_id, done = await client.run_turn(sid, "# Run the tests with -x")
+        assert done["stopReason"] == "end_turn" and done["turns"] == 0
+        output = next(e for e in client.events.of_turn(turn_id) if e["type"] == "command_output")
+        assert output["command"] == "#" and "CLAUDE.md" in output["text"]
+        # A markdown heading over several lines, or `#123`, is an ordinary message.
+        await client.run_turn(sid, "#123 fails on CI")
+        context = _user_context(read_requests(log)[0])
+    # Only CLAUDE.md exists: the note goes there, on a line of its own.
+    assert (
+        workspace / "CLAUDE.md"
+    ).read_text() == "# Project\nUse tabs.\n- Run the tests with -x\n"
+    assert not (workspace / "AGENTS.md").exists()
+    assert "added to the memory file" in context and "Run the tests with -x" in context
+    assert "#123 fails on CI" in context
+
+
+async def test_with_a_user_memory_file_too_the_user_is_asked_which_file(tmp_path: Path) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    workspace.mkdir()
+    (home / "AGENTS.md").write_text("Be brief.\n", encoding="utf-8")
+    (workspace / "AGENTS.md").write_text("Project rules.\n", encoding="utf-8")
+    async with running_daemon(workspace, AGENTLS_HOME=str(home)) as client:
+        sid, _log = await client.scripted_session(tmp_path, [])
+        submitted = await client.request(
+            "agent/submitMessage", {"sessionId": sid, "text": "# Answer in French"}
+        )
+        question = await client.events.wait_for(lambda e: e["type"] == "ask_user")
+        assert question["choices"][1] == f"user: {home / 'AGENTS.md'}"
+        await client.request(
+            "agent/respondAskUser",
+            {"sessionId": sid, "requestId": question["requestId"], "answer": "user"},
+        )
+        await client.events.turn_completed(submitted["turnId"])
+        resolved = client.events.of_type("ask_user_resolved")
+        assert resolved[0]["outcome"] == "answered"
+    assert (home / "AGENTS.md").read_text() == "Be brief.\n- Answer in French\n"
+    assert (workspace / "AGENTS.md").read_text() == "Project rules.\n"
+
+
+async def test_with_no_memory_file_agents_md_is_created(tmp_path: Path) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    workspace.mkdir()
+    async with running_daemon(workspace, AGENTLS_HOME=str(home)) as client:
+        sid, _log = await client.scripted_session(tmp_path, [])
+        await client.run_turn(sid, "# Keep answers short")
+    assert (workspace / "AGENTS.md").read_text() == "- Keep answers short\n"

@@ -103,6 +103,8 @@ class AgentSession:
         self.events = SessionEvents(out, transcript, self.conversation, self._cost)
         self.inbox = Inbox()
         self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
+        # Where the project's commands, skills, agents and memory file are.
+        self.project_root = project_root or cwd
         # What the model may use: tools, sub-agents, background work, the read files.
         self.agent_types = agent_types(project_root or cwd)
         # Skills: listed to the model by the Skill tool, to the user as `/<name>` commands.

@@ -9,7 +9,8 @@ with its `allowed-tools` pre-approved and its `model` for that turn only; a skil
 command sends the skill's text and starts the turn in the skill. A `/name` that
 names no command is refused (InvalidParams on `text`), unless `/name` exists as a path,
 so `/tmp is full` still reaches the model. A message starting with `!` runs the rest as a
-shell command in a local turn (session.shell_shortcut). Anything else is an ordinary
+shell command in a local turn (session.shell_shortcut), and a one-line `# note` adds the
+note to a memory file (session.memory_note). Anything else is an ordinary
 message.
 """
 
@@ -28,6 +29,7 @@ from agentls.names import PERMISSION_MODES
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
 from agentls.session.manager import SessionManager
+from agentls.session.memory_note import memory_note, note_action
 from agentls.session.session import AgentSession
 from agentls.session.shell_shortcut import shell_action, shell_command
 from agentls.session.turn import LocalAction, Submission
@@ -44,10 +46,10 @@ async def submit_message(
     announced with `available_commands` before the message's own events)."""
     if session.commands.refresh():
         session.announce_commands()
-    command_line = shell_command(message.text)
-    if command_line is not None:
+    shortcut = _shortcut(session, message.text)
+    if shortcut is not None:
         delivery = "queue" if message.delivery == "steer" else message.delivery
-        return session.intake.submit_local("!", shell_action(session, command_line), delivery)
+        return session.intake.submit_local(shortcut[0], shortcut[1], delivery)
     invocation = parse_invocation(message.text)
     command = session.commands.find(invocation.name) if invocation is not None else None
     if invocation is None or (command is None and _is_path(invocation.name)):
@@ -94,6 +96,17 @@ def allowed_rules(command: SlashCommand) -> list[Rule]:
         except ValueError as exc:
             log.warning("/%s: allowed tool %r ignored: %s", command.name, text, exc)
     return rules
+
+
+def _shortcut(session: AgentSession, text: str) -> tuple[str, LocalAction] | None:
+    """A `!command` or `# note` message's local turn (its name and work), else None."""
+    command_line = shell_command(text)
+    if command_line is not None:
+        return "!", shell_action(session, command_line)
+    note = memory_note(text)
+    if note is not None:
+        return "#", note_action(session, note)
+    return None
 
 
 def _is_path(name: str) -> bool:

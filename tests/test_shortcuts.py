@@ -3,6 +3,7 @@ local turn (no model call) and the next message tells the model."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agent_client import AgentClient, read_requests, running_daemon
@@ -112,3 +113,43 @@ async def test_with_no_memory_file_agents_md_is_created(tmp_path: Path) -> None:
         sid, _log = await client.scripted_session(tmp_path, [])
         await client.run_turn(sid, "# Keep answers short")
     assert (workspace / "AGENTS.md").read_text() == "- Keep answers short\n"
+
+
+ROW = re.compile(r"^  (.+?)\s+([\d,]+) tokens\s+([\d.]+%)(?:  \((.*)\))?$")
+SKILL = "---\nname: notes\ndescription: Writes release notes.\n---\nRead the git log.\n"
+
+
+async def test_context_shows_each_part_of_the_window_in_tokens_and_percent(
+    tmp_path: Path,
+) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    (workspace / ".agentls" / "skills" / "notes").mkdir(parents=True)
+    (workspace / ".agentls" / "skills" / "notes" / "SKILL.md").write_text(SKILL)
+    home.mkdir()
+    (workspace / "AGENTS.md").write_text("Use tabs. " * 200, encoding="utf-8")
+    async with running_daemon(workspace, AGENTLS_HOME=str(home)) as client:
+        sid, _log = await client.scripted_session(tmp_path, [{"text": "Hello there."}])
+        await client.run_turn(sid, "hi")
+        turn_id, done = await client.run_turn(sid, "/context")
+        assert done["stopReason"] == "end_turn"
+        output = next(e for e in client.events.of_turn(turn_id) if e["type"] == "command_output")
+    lines = output["text"].splitlines()
+    rows = {m[1]: m for m in (ROW.match(line) for line in lines[1:]) if m is not None}
+    tokens = {name: int(m[2].replace(",", "")) for name, m in rows.items()}
+    assert list(rows) == [
+        "System prompt",
+        "Tools",
+        "MCP tools",
+        "Memory files",
+        "Skills",
+        "Messages",
+        "Free space",
+    ]
+    assert rows["Memory files"][4] == "1 file" and tokens["Memory files"] >= 500
+    assert rows["Skills"][4] == "1 skill" and tokens["Skills"] > 0
+    assert rows["Messages"][4] == "2 messages" and tokens["Messages"] > 0
+    assert tokens["MCP tools"] == 0 and tokens["Tools"] > tokens["Skills"]
+    used = sum(v for k, v in tokens.items() if k != "Free space")
+    window = int(lines[0].split(" of ")[2].split()[0].replace(",", ""))
+    assert used + tokens["Free space"] == window
+    assert f"about {used:,} of {window:,} tokens" in lines[0]

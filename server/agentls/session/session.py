@@ -130,9 +130,11 @@ class AgentSession:
         self.checkpoints = CheckpointStore(
             transcript.path.with_suffix("") / "checkpoints", settings.home
         )
-        memory = memory_prompt(find_memory_files(project_root or cwd, cwd, settings.home))
+        self.memory_files = find_memory_files(project_root or cwd, cwd, settings.home)
+        # The memory files' part of the prompt (/context tells what it takes).
+        self.memory_text = memory_prompt(self.memory_files)
         # Built once: the system prompt must stay byte-identical for the whole session.
-        self.system = system_prompt(settings.append_system_prompt, memory)
+        self.system = system_prompt(settings.append_system_prompt, self.memory_text)
         self.context = context_window(self)
         self.hooks = make_hooks(self, callbacks or LoopCallbacks())
         self.mcp_wiring = McpWiring(

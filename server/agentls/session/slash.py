@@ -1,7 +1,7 @@
 """Running slash commands: what a front end calls with the text of a user message.
 
 A message whose first word is `/name` (see `commands.invocation`) names a command when the
-session's catalog has one by that name. A local command (`/clear`, `/compact`, `/cost`,
+session's catalog has one by that name. A local command (`/clear`, `/compact`, `/cost`, `/context`,
 `/model`, `/mode`, `/help`) takes its place in the turn queue and answers with a
 `command_output` event, never calling the model. A prompt command (`/init`, `/review`, a
 project's or user's file) sends its expanded prompt as the user message of a normal turn,
@@ -28,6 +28,7 @@ from agentls.errors import AgentError, InvalidParams
 from agentls.names import PERMISSION_MODES
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
+from agentls.session.context_report import context_report
 from agentls.session.manager import SessionManager
 from agentls.session.memory_note import memory_note, note_action
 from agentls.session.session import AgentSession
@@ -123,6 +124,7 @@ def _local_action(
         "clear": _clear,
         "compact": _compact,
         "cost": _cost,
+        "context": _context,
         "model": functools.partial(_model, manager),
         "mode": _mode,
         "help": _help,
@@ -157,6 +159,10 @@ async def _cost(session: AgentSession, _arguments: str, _turn_id: str) -> str:
             f"Context: about {used:,} of {window:,} tokens ({used / window:.0%})",
         )
     )
+
+
+async def _context(session: AgentSession, _arguments: str, _turn_id: str) -> str:
+    return context_report(session)
 
 
 async def _model(

@@ -25,9 +25,11 @@ window reloading mid-turn (resumeSession of the running session, the missed even
 the cost of holding them), 16 sessions (listing 2,000 through the index and without it; RSS
 and descriptors after 200 sessions opened and closed); 7 also resumes a 50,000-message
 session whole and with `messageLimit`, 17 apply_patch (a 20-file patch against the same
-changes as Edit calls, and the bytes the tool adds to every request).
+changes as Edit calls, and the bytes the tool adds to every request), 18 plan approval and
+the shortcuts (what ExitPlanMode adds to the prefix; `!command`, `# note` and `/context`
+turns against a model turn).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp, guard, reattach, sessions, patch. Every
+nvim, acp, guard, reattach, sessions, patch, shortcuts. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -67,6 +69,7 @@ BENCHES = {
     "reattach": "bench_reattach",
     "sessions": "bench_sessions",
     "patch": "bench_patch",
+    "shortcuts": "bench_shortcuts",
 }
 NAME_WIDTH = 54
 

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from agentls import api
 from agentls.events import (
+    PLAN_OPTIONS,
     AskUserRequest,
     AskUserResolved,
     AvailableCommands,
@@ -28,6 +29,7 @@ from agentls.events import (
     MessageCompleted,
     MessageDiscarded,
     Notice,
+    PermissionModeChanged,
     PermissionRequest,
     PermissionResolved,
     PlanEvent,
@@ -225,6 +227,10 @@ def _sample_events() -> list[LoopEvent]:
         PermissionRequest("perm_1", "toolu_2", "Edit a.py", {"file_path": "/w/a.py"}),
         PermissionResolved("perm_1", "selected", "allow_once"),
         PermissionResolved("perm_2", "cancelled"),
+        PermissionRequest(
+            "perm_3", "toolu_9", "Approve the plan", {"plan": "# P"}, PLAN_OPTIONS, plan="# P"
+        ),
+        PermissionModeChanged("acceptEdits"),
         AskUserRequest("ask_1", "toolu_5", "Which region?", ("eu", "us")),
         AskUserRequest("ask_2", "toolu_6", "Anything else?"),
         AskUserResolved("ask_1", "answered", "eu"),

@@ -202,7 +202,17 @@ class AbortResult(WireModel):
 class RespondPermissionParams(ParamsModel):
     session_id: str
     request_id: str
-    option_id: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+    # The four permission answers, and a plan's (ExitPlanMode: see events.PLAN_OPTIONS).
+    option_id: Literal[
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+        "plan_approve",
+        "plan_approve_accept_edits",
+        "plan_keep_planning",
+        "plan_reject",
+    ]
     message: str | None = None
     updated_input: dict[str, Any] | None = None
     # The file text the user accepted after reviewing a request's `diff` (per hunk, edited).

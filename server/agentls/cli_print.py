@@ -83,6 +83,9 @@ class HumanPrinter:
         elif kind == "permission_request" and event.get("diff"):
             # The change comes with the question, so the user sees what they allow.
             write(self._out, render_diff(event["diff"], self._colour, self.cwd))
+        elif kind == "permission_request" and event.get("plan"):
+            # A plan to approve (ExitPlanMode): its markdown, as the model wrote it.
+            write(self._out, "\n" + str(event["plan"]).rstrip() + "\n\n")
 
     def answered(self, request: Event, option: str) -> None:
         self._line(f"  → {answer_words(request, option)}")
@@ -160,8 +163,18 @@ ANSWER_WORDS = {
     "reject_once": "Reject",
     "reject_always": "Always reject",
 }
-# The keys, the same in every client.
+# The keys, the same in every client; each picks the request's option of that kind (a
+# plan's options have their own ids: `plan_approve` is the allow_once one).
 ANSWER_KEYS = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "d": "reject_always"}
+KEEP_PLANNING = "plan_keep_planning"
+
+
+def option_of_kind(request: Event, kind: str) -> str:
+    """The id of the request's option of `kind` (the kind itself for the usual four)."""
+    for offered in request.get("options") or ():
+        if offered.get("kind") == kind:
+            return str(offered.get("optionId"))
+    return kind
 
 
 def answer_words(request: Event, option: str) -> str:
@@ -177,11 +190,11 @@ def answer_words(request: Event, option: str) -> str:
 
 def answer_keys(request: Event) -> str:
     """`[y] Allow once · [a] Always allow Edit(a.py) · …`: the keys and what each answers."""
-    offered = {str(o.get("optionId")) for o in request.get("options") or ()}
+    offered = {str(o.get("kind")) for o in request.get("options") or ()}
     return " · ".join(
-        f"[{key}] {answer_words(request, option)}"
-        for key, option in ANSWER_KEYS.items()
-        if option in offered or not offered
+        f"[{key}] {answer_words(request, option_of_kind(request, kind))}"
+        for key, kind in ANSWER_KEYS.items()
+        if kind in offered or not offered
     )
 
 
@@ -189,7 +202,12 @@ class Answers:
     """How a headless turn answers permission requests and AskUser questions."""
 
     def permission(self, request: Event) -> str:
-        return "reject_once"
+        # A plan is rejected (the model stops), not sent back to be asked again.
+        return option_of_kind(request, "reject_always" if request.get("plan") else "reject_once")
+
+    def feedback(self, request: Event, option: str) -> str | None:
+        """The text that goes with the answer (what to change in a plan sent back)."""
+        return None
 
     def question(self, request: Event) -> str:
         return "(No answer: agentls run has no terminal to ask on. Decide yourself or stop.)"
@@ -201,7 +219,7 @@ class Answers:
 
 class DemoAnswers(Answers):
     def permission(self, request: Event) -> str:
-        return "allow_always"
+        return option_of_kind(request, "allow_always")
 
 
 class NoTerminal(Answers):
@@ -210,18 +228,24 @@ class NoTerminal(Answers):
             "\n[No terminal to ask on: rejected. Rerun with --permission-mode acceptEdits "
             "or bypassPermissions.]\n"
         )
-        return "reject_once"
+        return super().permission(request)
 
 
 class Terminal(Answers):
     def permission(self, request: Event) -> str:
         keys = answer_keys(request)
+        asked = request["title"] if request.get("plan") else f"Allow {request['title']}"
         while True:
-            reply = _ask(f"Allow {request['title']}?  {keys}: ")
+            reply = _ask(f"{asked}?  {keys}: ")
             if reply[:1].lower() in ANSWER_KEYS:
-                return ANSWER_KEYS[reply[:1].lower()]
+                return option_of_kind(request, ANSWER_KEYS[reply[:1].lower()])
             if not reply:
-                return "reject_once"
+                return super().permission(request)
+
+    def feedback(self, request: Event, option: str) -> str | None:
+        if option != KEEP_PLANNING:
+            return None
+        return _ask("What should change in the plan? ") or None
 
     def question(self, request: Event) -> str:
         choices = request.get("choices")

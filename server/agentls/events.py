@@ -141,7 +141,28 @@ class PermissionRequest:
     diff: FileDiff | None = None
     # For a change of several files (apply_patch): each file's change, with its kind.
     diffs: tuple[FileDiff, ...] | None = None
+    # For ExitPlanMode: the plan (markdown) the user approves, sends back or rejects.
+    plan: str | None = None
     type: Literal["permission_request"] = "permission_request"
+
+
+# A plan's answers (ExitPlanMode). Their kinds let a client that knows only the four
+# permission options still offer them: "always" approves with edits accepted.
+PLAN_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption("plan_approve", "Approve (ask before edits)", "allow_once"),
+    PermissionOption("plan_approve_accept_edits", "Approve, accept edits", "allow_always"),
+    PermissionOption("plan_keep_planning", "Keep planning", "reject_once"),
+    PermissionOption("plan_reject", "Reject", "reject_always"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionModeChanged:
+    """The session's permission mode changed (agent/setPermissionMode, /mode, or an
+    approved plan)."""
+
+    permission_mode: str
+    type: Literal["permission_mode_changed"] = "permission_mode_changed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +350,7 @@ LoopEvent: TypeAlias = (
     | SubagentCompleted
     | PermissionRequest
     | PermissionResolved
+    | PermissionModeChanged
     | AskUserRequest
     | AskUserResolved
     | Compaction

@@ -160,7 +160,8 @@ class _FrontEnd:
     async def _answer(self, session_id: str, request: dict[str, Any]) -> None:
         option = await _on_own_thread(lambda: self.answers.permission(request))
         self.printer.answered(request, option)
-        answer = PermissionAnswer(option)
+        feedback = await _on_own_thread(lambda: self.answers.feedback(request, option))
+        answer = PermissionAnswer(option, feedback)
         self.manager.get(session_id).answers.respond_permission(request["requestId"], answer)
 
     async def _reply(self, session_id: str, request: dict[str, Any]) -> None:

@@ -212,10 +212,12 @@ class Turn:
         if kind == "permission_request":
             option = self.answers.permission(event)
             self.printer.answered(event, option)
-            self.conn.request(
-                "agent/respondPermission",
-                {"sessionId": self.session_id, "requestId": event["requestId"], "optionId": option},
-            )
+            reply = {"sessionId": self.session_id, "requestId": event["requestId"]}
+            reply["optionId"] = option
+            feedback = self.answers.feedback(event, option)
+            if feedback:
+                reply["message"] = feedback
+            self.conn.request("agent/respondPermission", reply)
         elif kind == "ask_user":
             answer = self.answers.question(event)
             self.conn.request(

@@ -357,6 +357,17 @@ export interface Notice {
   type: "notice";
 }
 
+/** The `permission_mode_changed` event. */
+export interface PermissionModeChanged {
+  agentId?: string;
+  parentToolCallId?: string;
+  permissionMode: string;
+  seq: number;
+  sessionId: string;
+  turnId?: string;
+  type: "permission_mode_changed";
+}
+
 export interface PermissionOption {
   kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
   name: string;
@@ -372,6 +383,7 @@ export interface PermissionRequest {
   input: Record<string, unknown>;
   options: PermissionOption[];
   parentToolCallId?: string;
+  plan?: string;
   requestId: string;
   seq: number;
   sessionId: string;
@@ -452,7 +464,7 @@ export interface RespondAskUserParams {
 export interface RespondPermissionParams {
   acceptedText?: string | null;
   message?: string | null;
-  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always" | "plan_approve" | "plan_approve_accept_edits" | "plan_keep_planning" | "plan_reject";
   requestId: string;
   sessionId: string;
   updatedInput?: Record<string, unknown> | null;
@@ -810,7 +822,7 @@ export interface WireRange {
 }
 
 /** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn; a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | ShellStatus | TurnCompleted | McpStatusEvent | CommandOutput | AvailableCommands;
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | PermissionModeChanged | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | ShellStatus | TurnCompleted | McpStatusEvent | CommandOutput | AvailableCommands;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {

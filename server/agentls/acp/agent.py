@@ -25,11 +25,12 @@ from agentls.acp.known import Known, KnownSessions, iso, told
 from agentls.acp.options import mode_of, mode_state
 from agentls.acp.outbox import Outbox
 from agentls.acp.prompt import PromptBlock, message_of
-from agentls.acp.questions import ask_permission, ask_question
+from agentls.acp.questions import ask_permission, ask_question, dismissed
 from agentls.acp.updates import STOP_REASONS
 from agentls.errors import AgentError, ProviderNotConfigured
 from agentls.events import (
     AskUserRequest,
+    PermissionModeChanged,
     PermissionRequest,
     PermissionResolved,
     SessionEvent,
@@ -332,6 +333,9 @@ class AcpAgent:
                 asking.cancel()
         elif isinstance(event, TurnCompleted) and envelope.parent_tool_call_id is None:
             self._outbox.after(lambda: self._end_turn(event))
+        elif isinstance(event, PermissionModeChanged) and session_id in self.manager.sessions:
+            # An approved plan switched it: the client's mode picker follows.
+            self._announce_changes(self.manager.sessions[session_id])
 
     async def _end_turn(self, event: TurnCompleted) -> None:
         future = self._turn(event.turn_id)
@@ -358,9 +362,7 @@ class AcpAgent:
             return  # the turn ended (cancel): the core has already resolved the request
         finally:
             self._asking.pop(request.request_id, None)
-        # Dismissed without a choice: the call does not run, the turn goes on.
-        dismissed = PermissionAnswer("reject_once", "The user dismissed the request.")
-        answer = dismissed if option_id is None else PermissionAnswer(option_id)
+        answer = dismissed(request) if option_id is None else PermissionAnswer(option_id)
         with contextlib.suppress(AgentError):
             session.answers.respond_permission(request.request_id, answer)
 

@@ -12,6 +12,7 @@ from acp import RequestError
 from acp import schema as acp
 
 from agentls.events import AskUserRequest, PermissionRequest
+from agentls.permissions.asking import PermissionAnswer
 
 log = logging.getLogger(__name__)
 NO_ANSWER = "(no answer: the user dismissed the question)"
@@ -44,6 +45,13 @@ async def ask_permission(
         return None
     outcome = answer.outcome
     return outcome.option_id if isinstance(outcome, acp.AllowedOutcome) else None
+
+
+def dismissed(request: PermissionRequest) -> PermissionAnswer:
+    """The answer to a request dismissed without a choice: the call does not run, the turn
+    goes on. A dismissed plan is rejected (keeping on planning would only ask again)."""
+    option_id = "plan_reject" if request.plan is not None else "reject_once"
+    return PermissionAnswer(option_id, "The user dismissed the request.")
 
 
 async def ask_question(

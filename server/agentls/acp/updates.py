@@ -262,6 +262,9 @@ class SessionUpdates:
         diffs = _diffs_of(request.diff, request.diffs)
         if diffs:
             content = [diff_content(d) for d in diffs]
+        elif request.plan is not None:
+            # ExitPlanMode: the plan is what the user approves.
+            content = [text_content(request.plan)]
         return acp.ToolCallUpdate(
             tool_call_id=request.tool_call_id,
             title=request.title,

@@ -59,6 +59,11 @@ BUILT_IN: tuple[SlashCommand, ...] = (
         local=True,
     ),
     SlashCommand("cost", "Show what this session has spent: tokens, cost, turns", local=True),
+    SlashCommand(
+        "context",
+        "Show what fills the context window: prompt, tools, memory, skills, messages",
+        local=True,
+    ),
     SlashCommand("model", "Show the model, or switch to another", "[model] [provider]", local=True),
     SlashCommand(
         "mode",

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from agentls.events import (
     PERMISSION_OPTIONS,
+    PLAN_OPTIONS,
     AskUserRequest,
     AskUserResolved,
     Emit,
@@ -41,6 +42,7 @@ from agentls.permissions.rules import Rule
 from agentls.pricing import add_cost
 from agentls.tool_values import FileDiff
 from agentls.tools.base import (
+    PlanVerdict,
     ProposesChange,
     ProposesChanges,
     Tool,
@@ -49,6 +51,7 @@ from agentls.tools.base import (
     ToolOutput,
 )
 from agentls.tools.editor import ProblemsWatch
+from agentls.tools.exit_plan_mode import plan_verdict
 from agentls.tools.registry import ToolRegistry, validate_input
 from agentls.usage import Usage
 
@@ -207,6 +210,7 @@ class ToolExecutor:
             self._context,
             progress=lambda text: self._emit(ToolCallUpdate(block.id, "in_progress", text)),
             ask_user=lambda question, choices: self._ask_user(block.id, question, choices),
+            review_plan=lambda plan: self._review_plan(block, plan),
             tool_call_id=block.id,
         )
         try:
@@ -355,6 +359,14 @@ class ToolExecutor:
             raise
         self._emit(AskUserResolved(request.request_id, "answered", answer))
         return answer
+
+    async def _review_plan(self, block: ToolUseBlock, plan: str) -> PlanVerdict:
+        """A plan goes to the user as a permission request with the plan's own options."""
+        request = PermissionRequest(
+            new_id("perm"), block.id, "Approve the plan", block.input, PLAN_OPTIONS, plan=plan
+        )
+        answer = await ask_permission(self._prompter, self._emit, request)
+        return plan_verdict(answer.option_id, answer.message)
 
     def _finish(
         self, block: ToolUseBlock, status: ToolCallStatus, text: str, is_error: bool

@@ -23,6 +23,7 @@ from agentls.hooks.points import LoopHooks, command_hooks
 from agentls.loop.guards import Budget
 from agentls.loop.run import LoopDeps, LoopSettings
 from agentls.messages import Message
+from agentls.names import PermissionMode
 from agentls.output_limits import output_limit_for
 from agentls.permissions.asking import PermissionPrompter
 from agentls.permissions.gate import PermissionGate
@@ -76,6 +77,8 @@ class SessionParts(Protocol):
     @property
     def answers(self) -> PermissionPrompter: ...
 
+    def set_permission_mode(self, mode: PermissionMode, turn_id: str | None = None) -> None: ...
+
     @property
     def model(self) -> str: ...
 
@@ -122,6 +125,10 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
     context = ToolContext(
         session.workspace, session.read_cache, session.cwd, data=session.data, shells=session.shells
     )
+    context.permission_mode = lambda: session.gate.mode
+    if turn is not None:
+        # An approved plan switches the session's mode, announced in its turn.
+        context.switch_mode = lambda mode: session.set_permission_mode(mode, turn.turn_id)
     if settings.editor_diagnostics:
         context.diagnostics_wait = settings.diagnostics_wait
     if turn is not None:

@@ -28,6 +28,7 @@ from agentls.errors import SessionBusy
 from agentls.events import (
     AvailableCommands,
     CommandInfo,
+    PermissionModeChanged,
     PlanEvent,
     TurnStopReason,
 )
@@ -101,6 +102,8 @@ class AgentSession:
         self.events = SessionEvents(out, transcript, self.conversation)
         self.inbox = Inbox()
         self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
+        # Where the project's commands, skills, agents and memory file are.
+        self.project_root = project_root or cwd
         # What the model may use: tools, sub-agents, background work, the read files.
         self.agent_types = agent_types(project_root or cwd)
         # Skills: listed to the model by the Skill tool, to the user as `/<name>` commands.
@@ -124,9 +127,11 @@ class AgentSession:
         )
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
         self.checkpoints = CheckpointStore(checkpoints_root(transcript.path), settings.home)
-        memory = memory_prompt(find_memory_files(project_root or cwd, cwd, settings.home))
+        self.memory_files = find_memory_files(project_root or cwd, cwd, settings.home)
+        # The memory files' part of the prompt (/context tells what it takes).
+        self.memory_text = memory_prompt(self.memory_files)
         # Built once: the system prompt must stay byte-identical for the whole session.
-        self.system = system_prompt(settings.append_system_prompt, memory)
+        self.system = system_prompt(settings.append_system_prompt, self.memory_text)
         self.context = context_window(self)
         self.hooks = make_hooks(self, callbacks or LoopCallbacks())
         self.mcp_wiring = McpWiring(
@@ -250,9 +255,16 @@ class AgentSession:
         self.abort()
         self.intake.record_running_aborted()
 
-    def set_permission_mode(self, mode: PermissionMode) -> None:
+    def set_permission_mode(self, mode: PermissionMode, turn_id: str | None = None) -> None:
+        """Switch mode (the gate decides by it from its next call) and tell the clients;
+        `turn_id` is the turn that switched it (an approved plan)."""
+        changed = mode != self.gate.mode
         self.gate.mode = mode
         self.settings = replace(self.settings, permission_mode=mode)
+        if mode == "plan" and self.toolbox.offer_plan_exit():
+            self.context = context_window(self)
+        if changed:
+            self.events.emit(PermissionModeChanged(mode), turn_id)
 
     def set_model(self, settings: Settings, provider: Provider) -> None:
         """Switch model (and maybe provider); a running turn keeps its own, the next uses this."""

@@ -1,14 +1,17 @@
 """Running slash commands: what a front end calls with the text of a user message.
 
 A message whose first word is `/name` (see `commands.invocation`) names a command when the
-session's catalog has one by that name. A local command (`/clear`, `/compact`, `/cost`,
+session's catalog has one by that name. A local command (`/clear`, `/compact`, `/cost`, `/context`,
 `/model`, `/mode`, `/help`) takes its place in the turn queue and answers with a
 `command_output` event, never calling the model. A prompt command (`/init`, `/review`, a
 project's or user's file) sends its expanded prompt as the user message of a normal turn,
 with its `allowed-tools` pre-approved and its `model` for that turn only; a skill's
 command sends the skill's text and starts the turn in the skill. A `/name` that
 names no command is refused (InvalidParams on `text`), unless `/name` exists as a path,
-so `/tmp is full` still reaches the model. Anything else is an ordinary message.
+so `/tmp is full` still reaches the model. A message starting with `!` runs the rest as a
+shell command in a local turn (session.shell_shortcut), and a one-line `# note` adds the
+note to a memory file (session.memory_note). Anything else is an ordinary
+message.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ from agentls.errors import AgentError, InvalidParams
 from agentls.names import PERMISSION_MODES
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.pricing import price_for
+from agentls.session.context_report import context_report
 from agentls.session.manager import SessionManager
+from agentls.session.memory_note import memory_note, note_action
 from agentls.session.session import AgentSession
+from agentls.session.shell_shortcut import shell_action, shell_command
 from agentls.session.turn import LocalAction, Submission
 from agentls.skills.loading import SKILL_SOURCE
 
@@ -41,6 +47,10 @@ async def submit_message(
     announced with `available_commands` before the message's own events)."""
     if session.commands.refresh():
         session.announce_commands()
+    shortcut = _shortcut(session, message.text)
+    if shortcut is not None:
+        delivery = "queue" if message.delivery == "steer" else message.delivery
+        return session.intake.submit_local(shortcut[0], shortcut[1], delivery)
     invocation = parse_invocation(message.text)
     command = session.commands.find(invocation.name) if invocation is not None else None
     if invocation is None or (command is None and _is_path(invocation.name)):
@@ -89,6 +99,17 @@ def allowed_rules(command: SlashCommand) -> list[Rule]:
     return rules
 
 
+def _shortcut(session: AgentSession, text: str) -> tuple[str, LocalAction] | None:
+    """A `!command` or `# note` message's local turn (its name and work), else None."""
+    command_line = shell_command(text)
+    if command_line is not None:
+        return "!", shell_action(session, command_line)
+    note = memory_note(text)
+    if note is not None:
+        return "#", note_action(session, note)
+    return None
+
+
 def _is_path(name: str) -> bool:
     try:
         return Path("/" + name).exists()
@@ -103,6 +124,7 @@ def _local_action(
         "clear": _clear,
         "compact": _compact,
         "cost": _cost,
+        "context": _context,
         "model": functools.partial(_model, manager),
         "mode": _mode,
         "help": _help,
@@ -137,6 +159,10 @@ async def _cost(session: AgentSession, _arguments: str, _turn_id: str) -> str:
             f"Context: about {used:,} of {window:,} tokens ({used / window:.0%})",
         )
     )
+
+
+async def _context(session: AgentSession, _arguments: str, _turn_id: str) -> str:
+    return context_report(session)
 
 
 async def _model(

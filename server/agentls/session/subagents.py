@@ -287,7 +287,8 @@ class SubagentRunner:
             if nested
             else None
         )
-        child.tool_context = replace(parent.tool_context, subagents=runner)
+        # A sub-agent cannot end plan mode: only the main agent presents the plan.
+        child.tool_context = replace(parent.tool_context, subagents=runner, switch_mode=None)
         return child
 
     def _child_settings(self, agent: AgentType) -> LoopSettings:

@@ -1,7 +1,9 @@
 """A session's tools: the built-in ones, the editor's, Task, Skill (when the session has
-skills) and its MCP servers' tools.
+skills), ExitPlanMode (once the session has been in plan mode) and its MCP servers' tools.
 
-The set is fixed when the session opens, except for the MCP servers' tools, which come
+The set is fixed when the session opens, except for ExitPlanMode, added the first time the
+session enters plan mode and kept from then on (so switching modes back and forth changes
+the cached tool list once at most), and the MCP servers' tools, which come
 and go as servers start and stop: `refresh`, called before a model call, takes the new
 set when the servers' changed (the registry is then a new one, so a running call keeps
 the one it started with).
@@ -17,6 +19,7 @@ from agentls.mcp_servers.servers import McpServers
 from agentls.sandbox import Sandbox
 from agentls.subagents.types import AgentType
 from agentls.tools.editor import editor_tools
+from agentls.tools.exit_plan_mode import ExitPlanModeTool
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.skill import SkillTool
 from agentls.tools.task import TaskTool
@@ -34,8 +37,10 @@ class Toolbox:
         todo: bool,
         skill: SkillTool | None = None,
         apply_patch: bool = False,
+        plan_mode: bool = False,
     ) -> None:
         self._apply_patch = apply_patch
+        self._plan_mode = plan_mode
         self._workspace = workspace
         self._agent_types = agent_types
         self._sandbox = sandbox
@@ -69,7 +74,17 @@ class Toolbox:
             settings.todo_write,
             skill,
             apply_patch=settings.offers_apply_patch(),
+            plan_mode=settings.permission_mode == "plan",
         )
+
+    def offer_plan_exit(self) -> bool:
+        """Offer ExitPlanMode from now on (the session entered plan mode); whether the set
+        changed."""
+        if self._plan_mode:
+            return False
+        self._plan_mode = True
+        self.registry = self._build()
+        return True
 
     def refresh(self) -> bool:
         """Take the MCP servers' tools when their set changed; whether it did."""
@@ -86,4 +101,6 @@ class Toolbox:
         )
         editor = editor_tools(self._workspace.intel)
         skill = [self._skill] if self._skill is not None else []
-        return ToolRegistry([*builtin, *editor, TaskTool(self._agent_types), *skill, *mcp_tools])
+        plan = [ExitPlanModeTool()] if self._plan_mode else []
+        task = TaskTool(self._agent_types)
+        return ToolRegistry([*builtin, *editor, task, *skill, *plan, *mcp_tools])

@@ -10,11 +10,12 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from agentls.messages import ImageBlock
+from agentls.names import PermissionMode
 from agentls.tool_values import FileDiff, Location, PlanEntry, ToolKind
 from agentls.tools.errors import ToolError as ToolError
 from agentls.tools.read_cache import FileReadCache
@@ -68,6 +69,23 @@ AskUser = Callable[[str, "list[str] | None"], Awaitable[str]]
 
 async def _cannot_ask(question: str, choices: list[str] | None) -> str:
     raise UserQuestionCancelled("This client cannot ask the user questions.")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanVerdict:
+    """The user's answer to a plan (ExitPlanMode): approved (and the mode to carry it out
+    in), sent back with feedback, or rejected."""
+
+    choice: Literal["approve", "keep_planning", "reject"]
+    mode: PermissionMode | None = None
+    feedback: str | None = None
+
+
+ReviewPlan = Callable[[str], Awaitable[PlanVerdict]]
+
+
+async def _cannot_review(plan: str) -> PlanVerdict:
+    raise UserQuestionCancelled("This client cannot ask the user to approve a plan.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +160,12 @@ class ToolContext:
     shells: BackgroundShells | None = None
     # The turn's file checkpoints (agent/rewind, agent/turnDiff).
     checkpoints: Checkpoints = field(default_factory=NoCheckpoints)
+    # Asks the user to approve a plan (ExitPlanMode); bound per call, like ask_user.
+    review_plan: ReviewPlan = _cannot_review
+    # The session's permission mode, and the switch an approved plan makes (bound by the
+    # session; a sub-agent's context has neither: it cannot leave plan mode).
+    permission_mode: Callable[[], str] = field(default=lambda: "default")
+    switch_mode: Callable[[PermissionMode], None] | None = None
 
 
 @runtime_checkable

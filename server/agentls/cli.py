@@ -204,11 +204,11 @@ def _add_sessions(commands: Any) -> None:
 def _run_command(argv: list[str] | None) -> int:
     """`agentls run`: Ctrl-C is taken over first thing, so that wherever it comes the
     turn stops and the exit code is 130 (see agentls.ctrl_c)."""
-    from agentls.ctrl_c import CtrlC, exit_now
+    from agentls.ctrl_c import CtrlC, EndWithoutTeardown, exit_now
 
     ctrl_c = CtrlC()
     ctrl_c.install()
-    ending = _Ending()
+    ending = EndWithoutTeardown()
     # Registered before anything else is: the last atexit handler to run.
     atexit.register(ending.leave)
     try:
@@ -219,24 +219,6 @@ def _run_command(argv: list[str] | None) -> int:
         exit_now(code)
     ending.code = code
     return code
-
-
-class _Ending:
-    """The end of `agentls run` without the interpreter's teardown.
-
-    That teardown frees every module and object the run loaded (the core, the SDK): it took
-    0.3–0.4 s after the last answer with the Anthropic SDK, for nothing: transcripts are
-    flushed at every record, and the other atexit handlers (logging's flush among them)
-    have run when this one does. After an exception (no code) the usual exit runs."""
-
-    def __init__(self) -> None:
-        self.code: int | None = None
-
-    def leave(self) -> None:
-        from agentls.ctrl_c import exit_now
-
-        if self.code is not None:
-            exit_now(self.code)
 
 
 def _run_or_interrupted(argv: list[str] | None, ctrl_c: CtrlC) -> int:

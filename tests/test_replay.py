@@ -197,3 +197,39 @@ async def test_replay_transcript_answers_as_the_user_did(
     assert ("e1", "declined") in ends
     assert (again / "app.py").read_text(encoding="utf-8") == APP
     assert read_recording(path).prompts == ["change the port"]
+
+
+async def test_replay_answers_a_plan_as_the_user_did(client: AgentClient, tmp_path: Path) -> None:
+    # A plan request takes only the plan's own options: "allow_once" would be refused.
+    plan = {"plan": "1. Change the port to 9000."}
+    script = [
+        {"tool_calls": [{"id": "p1", "name": "ExitPlanMode", "input": plan}]},
+        {"tool_calls": [{"id": "p2", "name": "ExitPlanMode", "input": plan}]},
+        {"text": "Planned."},
+    ]
+    result = await client.new_session(
+        tmp_path / "ws",
+        provider="scripted",
+        permissionMode="plan",
+        script=str(write_script(tmp_path / "s.jsonl", script)),
+    )
+    session = result["sessionId"]
+
+    async def answer() -> None:
+        for option, message in [("plan_keep_planning", "Say which file."), ("plan_approve", None)]:
+            seen = len(client.events.of_type("permission_request"))
+            await client.events.wait_for(
+                lambda _e, n=seen: len(client.events.of_type("permission_request")) > n, 60
+            )
+            request = client.events.of_type("permission_request")[-1]
+            params = {"sessionId": session, "requestId": request["requestId"], "optionId": option}
+            await client.request("agent/respondPermission", {**params, "message": message})
+
+    answering = asyncio.create_task(answer())
+    _turn, done = await client.run_turn(session, "plan the port change")
+    await answering
+    assert done["stopReason"] == "end_turn"
+    path = transcript_path(Path(os.environ["AGENTLS_HOME"]), session)
+    replayed = await replay_transcript(path, project(tmp_path / "again"))
+    assert replayed.stop_reasons == ["end_turn"] and not replayed.mismatches
+    assert len(read_recording(path).results) == 2

@@ -26,6 +26,7 @@ from agentls.plural import counted
 from agentls.session.checkpoints import CheckpointStore, checkpoints_root
 from agentls.session.manager import SessionManager
 from agentls.session.store import load_transcript
+from agentls.tools.exit_plan_mode import recorded_answer
 from agentls.wire import event_payload
 from agentls.workspace.view import write_bytes_atomically
 
@@ -200,8 +201,9 @@ async def replay_transcript(
         session = manager.get(envelope.session_id)
         if isinstance(event, PermissionRequest):
             recorded = recording.results.get(event.tool_call_id, ("", False))[0]
-            option = "reject_once" if recorded.startswith(REJECTED) else "allow_once"
-            session.answers.respond_permission(event.request_id, PermissionAnswer(option))
+            session.answers.respond_permission(
+                event.request_id, _answer_as_recorded(event, recorded)
+            )
         elif isinstance(event, AskUserRequest):
             recorded = recording.results.get(event.tool_call_id, ("", False))[0]
             session.answers.respond_ask_user(event.request_id, recorded.removeprefix(ANSWERED))
@@ -260,3 +262,12 @@ def scratch_copy(source: Path, into: Path) -> Path:
     else:
         target.mkdir(parents=True)
     return target
+
+
+def _answer_as_recorded(request: PermissionRequest, recorded: str) -> PermissionAnswer:
+    """The answer that gives the recorded result again: a plan's (ExitPlanMode) is read
+    from its result's words, any other call was allowed or rejected."""
+    if request.plan is not None:
+        option, feedback = recorded_answer(recorded)
+        return PermissionAnswer(option, feedback)
+    return PermissionAnswer("reject_once" if recorded.startswith(REJECTED) else "allow_once")

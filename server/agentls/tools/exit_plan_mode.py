@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from agentls.events import PLAN_OPTIONS
 from agentls.tool_values import ToolKind
 from agentls.tools.base import (
     PlanVerdict,
@@ -23,6 +24,7 @@ from agentls.tools.base import (
 )
 
 EXIT_PLAN_MODE = "ExitPlanMode"
+FEEDBACK_MARK = "\x00feedback\x00"
 
 
 class ExitPlanModeInput(BaseModel):
@@ -89,6 +91,21 @@ class ExitPlanModeTool(ReadOnlyTool[ExitPlanModeInput]):
         if verdict.choice == "approve" and verdict.mode is not None:
             ctx.switch_mode(verdict.mode)
         return ToolOutput(verdict_text(verdict))
+
+
+def recorded_answer(result: str) -> tuple[str, str | None]:
+    """The option id and feedback of the answer whose `verdict_text` is `result` (what a
+    replay answers a plan request with, to get the recorded result again)."""
+    for option in PLAN_OPTIONS:
+        if result == verdict_text(plan_verdict(option.option_id, None)):
+            return option.option_id, None
+        # The same words around the feedback: what the sentinel stands in for.
+        marked = verdict_text(plan_verdict(option.option_id, FEEDBACK_MARK))
+        before, found, after = marked.partition(FEEDBACK_MARK)
+        fits = len(result) > len(before) + len(after)
+        if found and fits and result.startswith(before) and result.endswith(after):
+            return option.option_id, result[len(before) : len(result) - len(after)]
+    return "plan_reject", None
 
 
 def plan_verdict(option_id: str, message: str | None) -> PlanVerdict:

@@ -230,6 +230,7 @@ async def test_replay_answers_a_plan_as_the_user_did(client: AgentClient, tmp_pa
     await answering
     assert done["stopReason"] == "end_turn"
     path = transcript_path(Path(os.environ["AGENTLS_HOME"]), session)
-    replayed = await replay_transcript(path, project(tmp_path / "again"))
+    # Bounded: a replay whose answer is refused waits for an answer that never comes.
+    replayed = await asyncio.wait_for(replay_transcript(path, project(tmp_path / "again")), 120)
     assert replayed.stop_reasons == ["end_turn"] and not replayed.mismatches
     assert len(read_recording(path).results) == 2

@@ -22,7 +22,9 @@ from pydantic import BaseModel
 
 Path = tuple[str | int, ...]
 # Codes a request with params of any shape may get (None: a result).
-AGENT_CODES: frozenset[int | None] = frozenset({None, -32602, 1001, 1002, 1003, 1004, 1005, 1006})
+AGENT_CODES: frozenset[int | None] = frozenset(
+    {None, -32602, 1001, 1002, 1003, 1004, 1005, 1006, 1008}
+)
 REMOVED = object()
 # Stands for a string value whose UTF-8 is broken on the wire (JSON cannot say it).
 NOT_UTF8 = "\x00not-utf8\x00"

@@ -29,7 +29,7 @@ from agentls.lsp.jsonrpc import served_methods
 from agentls.lsp.server import AGENT_REQUESTS, build_server
 from test_e2e_wire import spawn_daemon
 
-AGENT_CODES = {-32602, 1001, 1002, 1003, 1004, 1006}
+AGENT_CODES = {-32602, 1001, 1002, 1003, 1004, 1006, 1008}
 UNSERVED = ["textDocument/completion", "workspace/executeCommand", "textDocument/hover", "x/y"]
 METHODS = list(AGENT_REQUESTS)
 
@@ -104,6 +104,11 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daem
     # Each session the fuzzer opens loads this script: kept small, or thousands of sessions
     # under --long would each hold a large one.
     script.write_text('{"text": "ok"}\n' * 50)
+    # The fuzzer opens hundreds of sessions on purpose (thousands under --long); the
+    # maxLiveSessions cap (its own tests: test_e2e_live_sessions.py) would refuse the
+    # normal turn that follows.
+    (root / "home").mkdir()
+    (root / "home" / "settings.json").write_text('{"maxLiveSessions": 1000000}')
     env = {
         "AGENTLS_HOME": str(root / "home"),
         "AGENTLS_PROVIDER": "scripted",
@@ -509,6 +514,11 @@ async def test_no_message_ends_the_daemon_on_any_transport(
     root.mkdir()
     script = tmp_path / "script.jsonl"
     script.write_text('{"text": "ok"}\n' * 50)
+    # The fuzzer opens hundreds of sessions on purpose (thousands under --long); the
+    # maxLiveSessions cap (its own tests: test_e2e_live_sessions.py) would refuse the
+    # normal turn that follows.
+    (root / "home").mkdir()
+    (root / "home" / "settings.json").write_text('{"maxLiveSessions": 1000000}')
     env = {
         "AGENTLS_HOME": str(tmp_path / "home"),
         "AGENTLS_PROVIDER": "scripted",

@@ -226,7 +226,9 @@ async def test_replay_answers_a_plan_as_the_user_did(client: AgentClient, tmp_pa
             await client.request("agent/respondPermission", {**params, "message": message})
 
     answering = asyncio.create_task(answer())
-    _turn, done = await client.run_turn(session, "plan the port change")
+    submitted = {"sessionId": session, "text": "plan the port change"}
+    turn = (await client.request("agent/submitMessage", submitted))["turnId"]
+    done = await client.events.turn_completed(turn, timeout=120)
     await answering
     assert done["stopReason"] == "end_turn"
     path = transcript_path(Path(os.environ["AGENTLS_HOME"]), session)

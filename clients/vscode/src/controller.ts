@@ -73,6 +73,11 @@ export class ChatController {
     if (event.type === "usage") this.statusBar.usage(event.contextTokens, event.contextWindow, this.state.usage?.costUsd);
     if (event.type === "permission_request" && !this.view.visible) void this.askInNotification(event);
     if (event.type === "permission_resolved") void this.reviews.close(event.requestId);
+    if (event.type === "permission_mode_changed") {
+      // An approved plan (or another window, or /mode) switched the session's mode.
+      this.mode = event.permissionMode;
+      this.statusBar.session(this.model, event.permissionMode);
+    }
   }
 
   /** The server restarted: the daemon's sessions are gone, so the next message starts anew. */

@@ -401,6 +401,9 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         state: event.outcome,
         ...(event.answer !== undefined ? { answer: event.answer } : {}),
       }));
+    case "permission_mode_changed":
+      // The mode is the status bar's (the controller's), not the transcript's.
+      return state;
     case "compaction":
       return append(state, {
         kind: "compaction",

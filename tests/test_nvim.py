@@ -686,7 +686,7 @@ def test_slash_commands_complete_in_the_prompt_and_a_local_answer_shows(editor: 
     )
     start_col, found = items
     assert start_col == len("❯ ".encode())
-    assert [item["word"] for item in found] == ["/compact", "/cost"]
+    assert [item["word"] for item in found] == ["/compact", "/context", "/cost"]
     assert found[0]["menu"] and found[1]["info"]
     editor.lua("require('agentls').ask('/cost')")
     [ended] = editor.turn_ended()

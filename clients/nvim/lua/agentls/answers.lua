@@ -35,17 +35,21 @@ end
 ---@param permission agentls.Permission
 ---@param kind string
 function M.by_kind(chat, permission, kind)
+  local event = permission.event
   if kind == "review" then
-    if permission.event.diff then
+    if event.diffs then
+      require("agentls.patch_review").open(chat, permission)
+    elseif event.diff then
       require("agentls.review").open(chat, permission)
     else
       vim.notify("agentls: this request has no change to review", vim.log.levels.WARN)
     end
     return
   end
-  for _, option in ipairs(permission.event.options) do
+  for _, option in ipairs(event.options) do
     if option.kind == kind then
-      return chat:respond(permission, option.optionId, require("agentls.review").accepted_text(permission.event.requestId))
+      if event.plan then return require("agentls.plan_card").respond(chat, permission, option) end
+      return chat:respond(permission, option.optionId, require("agentls.review").accepted_text(event.requestId))
     end
   end
   vim.notify(("agentls: this request offers no %q"):format(words.OPTION_LABELS[kind] or kind), vim.log.levels.WARN)
@@ -56,8 +60,13 @@ end
 ---@param permission agentls.Permission
 function M.in_select(chat, permission)
   local event = permission.event
+  if event.plan then return require("agentls.plan_card").select(chat, permission) end
   local items = vim.deepcopy(event.options)
-  if event.diff then table.insert(items, { kind = "review", name = "Review the change" }) end
+  if event.diffs then
+    table.insert(items, { kind = "review", name = ("Review the %d files"):format(#event.diffs) })
+  elseif event.diff then
+    table.insert(items, { kind = "review", name = "Review the change" })
+  end
   vim.ui.select(items, {
     prompt = "agentls: " .. event.title,
     format_item = function(item)
@@ -67,7 +76,7 @@ function M.in_select(chat, permission)
   }, function(choice)
     if not choice then return end
     if choice.kind == "review" then
-      require("agentls.review").open(chat, permission)
+      M.by_kind(chat, permission, "review")
     else
       chat:respond(permission, choice.optionId)
     end

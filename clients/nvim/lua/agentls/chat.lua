@@ -3,6 +3,7 @@
 -- module keeps the state and puts those lines on screen.
 
 local answers = require("agentls.answers")
+local cards = require("agentls.cards")
 local client_mod = require("agentls.client")
 local config = require("agentls.config")
 local lines = require("agentls.lines")
@@ -85,8 +86,42 @@ local function open_request(root, method, params)
   return result, client
 end
 
---- A session was opened (new or resumed): its chat takes the root's buffer (emptied) or a
---- new one, becomes the root's shown chat, and gets its keys and slash commands.
+--- A new chat buffer, highlighted by treesitter's markdown parser when there is one.
+---@param root string
+---@return agentls.Buffer
+local function new_buffer(root)
+  local buffer = render.new("agentls://chat/" .. root)
+  if config.options.chat.treesitter then pcall(vim.treesitter.start, buffer.bufnr, "markdown") end
+  return buffer
+end
+
+--- The buffer a root's next session draws in. The shown session's buffer, emptied, unless
+--- it still works (a turn running, a request waiting): then that session keeps drawing in its
+--- buffer, renamed, and the next one gets a fresh buffer in the same windows, so events of
+--- the two never mix. An idle session on its way out gets no more events here.
+---@param root string
+---@param previous? agentls.Chat
+---@param session_id string  the session coming
+---@return agentls.Buffer
+local function buffer_for(root, previous, session_id)
+  if not previous or not previous.buffer:valid() then return new_buffer(root) end
+  if previous.session_id == session_id or not (previous.running or previous:pending_permission()) then
+    if previous.session_id ~= session_id then by_session[previous.session_id] = nil end
+    previous:spinner(false)
+    previous.buffer:clear()
+    vim.api.nvim_buf_clear_namespace(previous.buffer.bufnr, keys_ns, 0, -1)
+    -- Nor the earlier messages of the session shown before.
+    require("agentls.earlier").set_cursor(previous, nil)
+    return previous.buffer
+  end
+  pcall(vim.api.nvim_buf_set_name, previous.buffer.bufnr, ("agentls://chat/%s#%s"):format(root, previous.session_id))
+  local buffer = new_buffer(root)
+  for _, win in ipairs(vim.fn.win_findbuf(previous.buffer.bufnr)) do vim.api.nvim_win_set_buf(win, buffer.bufnr) end
+  return buffer
+end
+
+--- A session was opened (new or resumed): its chat takes the root's buffer (see buffer_for),
+--- becomes the root's shown chat, and gets its keys and slash commands.
 ---@param root string
 ---@param client vim.lsp.Client
 ---@param result table  the newSession or resumeSession result
@@ -100,23 +135,23 @@ local function session_opened(root, client, result)
     model = result.model,
     mode = result.permissionMode,
     sandbox = result.sandbox,
-    buffer = previous and previous.buffer or render.new("agentls://chat/" .. root),
+    buffer = buffer_for(root, previous, result.sessionId),
     usage = { input = 0, output = 0, context = 0, window = 0 },
     messages = {},
     tools = {},
     permissions = {},
   }, Chat)
-  if previous then
-    chat.buffer:clear()
-    vim.api.nvim_buf_clear_namespace(chat.buffer.bufnr, keys_ns, 0, -1)
-    -- Nor the earlier messages of the session shown before.
-    require("agentls.earlier").set_cursor(chat, nil)
-  end
   by_session[chat.session_id] = chat
   shown[root] = chat
   -- Commands typed in the chat window act on this root, never on the cwd's.
   vim.b[chat.buffer.bufnr].agentls_root = root
-  answers.keymaps(chat, function() return shown[root] or chat end)
+  -- The keys answer the chat this buffer shows now (a resume reuses it; a session that
+  -- kept working in a buffer of its own keeps its keys there).
+  local bufnr = chat.buffer.bufnr
+  answers.keymaps(chat, function()
+    local now = shown[root]
+    return (now and now.buffer.bufnr == bufnr) and now or chat
+  end)
   chat:load_commands()
   return chat
 end
@@ -142,9 +177,6 @@ function M.resume(root, session_id)
   local earlier = require("agentls.earlier")
   local params = { sessionId = session_id, messageLimit = earlier.page() }
   local result, client = open_request(root, "agent/resumeSession", params)
-  -- The session it replaces on screen no longer gets events (a new session's keeps them).
-  local previous = shown[root]
-  if previous and previous.session_id ~= result.sessionId then by_session[previous.session_id] = nil end
   local chat = session_opened(root, client, result)
   for _, message in ipairs(result.messages) do chat:history(message) end
   earlier.set_cursor(chat, result.messagesCursor)
@@ -401,7 +433,11 @@ end
 function Chat:on_permission_request(event)
   self.stream_id = nil
   local keys = config.options.keymaps
-  local diff = event.diff and lines.diff(event.diff, keys.view_diff) or {}
+  -- Under the title: the plan (markdown), a patch's files, or the change a file tool makes.
+  local diff = event.plan and cards.plan(event.plan)
+    or event.diffs and cards.patch(event.diffs, keys.view_diff, self.root)
+    or event.diff and lines.diff(event.diff, keys.view_diff)
+    or {}
   local shown_lines = { lines.permission_title(event) }
   for _, line in ipairs(diff) do table.insert(shown_lines, line[1]) end
   local row = self.buffer:block(shown_lines)
@@ -422,7 +458,7 @@ function Chat:on_permission_request(event)
     -- The change is seen before it is allowed: a hidden chat opens beside the source (the
     -- cursor stays there), and while the user has not gone to it the choices come through
     -- vim.ui.select, as for a chat that stays hidden.
-    if event.diff and not self:visible() then
+    if (event.diff or event.diffs or event.plan) and not self:visible() then
       require("agentls.window").open(self)
       self.opened_for_permission = true
     end
@@ -447,6 +483,7 @@ function Chat:on_permission_resolved(event)
     permission.option_count = 1
   end
   require("agentls.review").close(event.requestId)
+  require("agentls.patch_review").close(event.requestId)
 end
 
 --- The permission request answered by the chat's keys: the newest still pending.
@@ -459,10 +496,12 @@ end
 ---@param permission agentls.Permission
 ---@param option_id string
 ---@param accepted_text? string  the change as the user edited it in the review
-function Chat:respond(permission, option_id, accepted_text)
+---@param message? string  what the user says with the answer (a plan's feedback)
+function Chat:respond(permission, option_id, accepted_text, message)
   if permission.state ~= "pending" then return end
   local params = { requestId = permission.event.requestId, optionId = option_id }
   if accepted_text then params.acceptedText = accepted_text end
+  if message then params.message = message end
   self:request("agent/respondPermission", params)
 end
 
@@ -486,10 +525,35 @@ function Chat:on_notice(event)
   self:notice(event.level, event.message)
 end
 
--- A local slash command's answer (/cost, /help, …).
+-- A local command's answer (/cost, /help, …): /context also as a bar of what fills the
+-- window; `!`'s output is already under its Bash card, so only where it goes is said.
 function Chat:on_command_output(event)
   if event.isError then return self:notice("error", event.text) end
-  self:block_text(event.text)
+  if event.command == "!" then
+    local row = self:block_text("  ↳ the output goes to the model with your next message")
+    self.buffer:mark(row, 0, { line_hl_group = "AgentlsFooter" })
+    return
+  end
+  local row = self:block_text(event.text)
+  if event.command == "#" then
+    self.buffer:mark(row, 0, { line_hl_group = "AgentlsNoticeInfo" })
+  elseif event.command == "context" then
+    local parts = cards.context_parts(event.text)
+    if #parts > 0 then self.buffer:mark(row, 0, { virt_lines = cards.context_bar(parts, self:text_width()) }) end
+  end
+end
+
+--- The mode changed (/mode, :AgentMode elsewhere, an approved plan): the chat's winbar and
+--- statusline show it, and the chat says so where it happened.
+function Chat:on_permission_mode_changed(event)
+  local changed = self.mode ~= event.permissionMode
+  self.mode = event.permissionMode
+  if changed then
+    local row = self:block_text("· mode: " .. event.permissionMode)
+    self.buffer:mark(row, 0, { line_hl_group = "AgentlsFooter" })
+  end
+  -- Status lines and winbars.
+  vim.cmd.redrawstatus({ bang = true })
 end
 
 -- The session's slash commands, for completion in the prompt (see window.complete).

@@ -26,6 +26,9 @@ M.defaults = {
     size = 0.4,
     -- Open the chat when :AgentAsk sends a message.
     open_on_ask = true,
+    -- Highlight the chat (a plan's headings and lists, code blocks) with treesitter's
+    -- markdown parser when it is installed (Neovim 0.10 and later ship it); false: syntax.
+    treesitter = true,
   },
   history = {
     -- Sessions per page of :AgentSessions (a "More…" entry asks for the next page).

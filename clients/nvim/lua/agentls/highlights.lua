@@ -26,6 +26,16 @@ M.links = {
   AgentlsNoticeError = "ErrorMsg",
   AgentlsSpinner = "Comment",
   AgentlsReviewHint = "WarningMsg", -- the review tab's winbar
+  AgentlsMode = "Title", -- the permission mode in the chat's winbar
+  AgentlsModePlan = "WarningMsg", -- the mode while it is `plan`
+  -- /context as a bar: one colour per part of the window, the free space dim.
+  AgentlsContext1 = "DiagnosticInfo",
+  AgentlsContext2 = "DiagnosticHint",
+  AgentlsContext3 = "DiagnosticWarn",
+  AgentlsContext4 = "DiagnosticOk",
+  AgentlsContext5 = "Identifier",
+  AgentlsContext6 = "Constant",
+  AgentlsContextFree = "NonText",
 }
 
 --- Define the links (again after a `:colorscheme`, which clears them).

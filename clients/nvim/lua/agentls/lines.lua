@@ -178,7 +178,7 @@ function M.permission_items(event, keys)
     if option.rule then label = ("%s (%s)"):format(label, option.rule) end
     table.insert(items, { key = key and ("[%s]"):format(key) or nil, label = label })
   end
-  if event.diff and keys.view_diff then table.insert(items, { key = ("[%s]"):format(keys.view_diff), label = "Review" }) end
+  if (event.diff or event.diffs) and keys.view_diff then table.insert(items, { key = ("[%s]"):format(keys.view_diff), label = "Review" }) end
   return items
 end
 
@@ -341,20 +341,27 @@ function M.question_answer(answer)
   return "  → " .. answer
 end
 
---- The end-of-turn footer: stop reason, tokens, context, cost, error; wrapped to `width`
+--- The end-of-turn footer: stop reason, tokens, context, cost (the turn's and the session's), error; wrapped to `width`
 --- because virtual lines do not wrap.
 ---@param event table  a turn_completed event
 ---@param usage agentls.Usage
 ---@param width integer
 ---@return agentls.VirtLine[]
 function M.footer(event, usage, width)
+  -- What this turn cost (its costUsd), beside the session's total when they differ.
+  local turn_cost = event.costUsd
   local parts = {
     event.stopReason,
     ("%d in"):format(usage.input),
     ("%d out"):format(usage.output),
     ("%d%% context"):format(usage.window > 0 and math.floor(usage.context * 100 / usage.window) or 0),
   }
-  if usage.cost then table.insert(parts, ("$%.4f"):format(usage.cost)) end
+  if turn_cost then
+    table.insert(parts, ("$%.4f this turn"):format(turn_cost))
+    if usage.cost and math.abs(usage.cost - turn_cost) > 1e-9 then table.insert(parts, ("$%.4f in all"):format(usage.cost)) end
+  elseif usage.cost then
+    table.insert(parts, ("$%.4f"):format(usage.cost))
+  end
   if event.error then table.insert(parts, event.error.message) end
   local hl = event.error and "AgentlsFooterError" or "AgentlsFooter"
   local lines, line = {}, "──"

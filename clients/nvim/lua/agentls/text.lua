@@ -19,10 +19,12 @@ M.OPTION_LABELS = {
   reject_always = "Always reject",
 }
 
---- What a permission option is called on screen: its kind's label, else the daemon's name.
+--- What a permission option is called on screen: its kind's label, else the daemon's name (a
+--- plan's options keep theirs: "Approve" is not "Allow once", though it is answered as one).
 ---@param option { kind?: string, name?: string, optionId: string }
 ---@return string
 function M.option_label(option)
+  if vim.startswith(option.optionId or "", "plan_") and option.name then return option.name end
   return M.OPTION_LABELS[option.kind] or option.name or option.optionId
 end
 

@@ -57,7 +57,9 @@ function M.complete(findstart, base)
   for _, command in ipairs(chat and chat.commands or {}) do
     local word = "/" .. command.name
     if vim.startswith(word, base) then
-      table.insert(items, { word = word, menu = command.argumentHint, info = command.description })
+      -- The menu says what it does (a skill's description is all a user knows of it).
+      local menu = command.argumentHint and (command.argumentHint .. "  " .. command.description) or command.description
+      table.insert(items, { word = word, kind = command.source, menu = menu, info = command.description })
     end
   end
   return items
@@ -65,6 +67,15 @@ end
 
 -- What the chat's and the prompt's status lines say (instead of their buffer names).
 M.PROMPT_STATUS = " Enter sends · / then <C-x><C-o>: commands"
+
+--- The chat window's winbar: the session's permission mode, `plan` in its own colour.
+---@return string
+function M.chat_winbar()
+  local chat = require("agentls.chat").get(vim.b.agentls_root, false)
+  local mode = chat and chat.mode or "?"
+  local group = mode == "plan" and "AgentlsModePlan" or "AgentlsMode"
+  return ("%%#%s# ● %s mode"):format(group, mode)
+end
 
 ---@return string
 function M.chat_status()
@@ -81,6 +92,7 @@ local function style(win, chat_window)
   vim.wo[win].relativenumber = false
   vim.wo[win].winfixwidth = true
   if chat_window then
+    vim.wo[win].winbar = "%{%v:lua.require'agentls.window'.chat_winbar()%}"
     vim.wo[win].signcolumn = "yes:1"
     -- Tool output and thinking fold away (their lines start with │ or ┊) when they are
     -- two lines or more: a fold of one line would hide it for nothing.

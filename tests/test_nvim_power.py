@@ -111,11 +111,18 @@ def test_an_approved_plan_is_a_card_then_the_mode_changes_and_the_turn_goes_on(
     assert "[y] Approve (ask before edits)" in chat and "[n] Keep planning" in chat, chat
     assert editor.lua(f"return {STATUS}").startswith("agentls scripted · plan ·")
     assert "● plan mode" in winbar(editor)
-    # The plan's markdown is highlighted by treesitter (its parser ships with Neovim).
-    assert editor.lua(
-        "local chat = require('agentls.chat').all()[1] "
-        "return vim.treesitter.highlighter.active[chat.buffer.bufnr] ~= nil"
+    # The plan's markdown is highlighted by treesitter (its parser ships with Neovim): the
+    # heading's line and the inline code of step 1, as extmarks on those lines.
+    marks = editor.lua(
+        "local chat = require('agentls.chat').all()[1] local out = {} "
+        "for _, m in ipairs(vim.api.nvim_buf_get_extmarks(chat.buffer.bufnr, -1, 0, -1, "
+        "{ details = true })) do local g = m[4].hl_group "
+        "if type(g) == 'string' and g:sub(1, 1) == '@' then "
+        "local line = vim.api.nvim_buf_get_lines(chat.buffer.bufnr, m[2], m[2] + 1, false)[1] "
+        "out[#out + 1] = { line, g } end end return out"
     )
+    assert ["# Add a greeting", "@markup.heading.1.markdown"] in marks, marks
+    assert ["1. Write `hello.txt`.", "@markup.raw.markdown_inline"] in marks, marks
     shown = "\n".join(screen.save(ARTIFACTS, "plan-card", "agentls in Neovim: a plan to approve"))
     assert "# Add a greeting" in shown and "● plan mode" in shown, shown
     editor.lua(PICK, "optionId", "plan_approve")
@@ -135,6 +142,14 @@ def test_an_approved_plan_is_a_card_then_the_mode_changes_and_the_turn_goes_on(
     approved = [r for r in tool_results(editor.log) if r["tool_use_id"] == "p1"]
     assert "approved your plan" in approved[0]["content"], approved
     screen.save(ARTIFACTS, "plan-approved", "agentls in Neovim: the plan approved, carried out")
+    # Resumed, the history shows the plan under its call, as it was presented.
+    editor.lua(
+        "local chat = require('agentls.chat').get() "
+        "require('agentls.chat').resume(chat.root, chat.session_id)"
+    )
+    resumed = editor.chat_text()
+    assert "▸ Plan: Add a greeting\n" in resumed, resumed
+    assert "  ────────\n" + PLAN + "\n  ────────\n" in resumed, resumed
 
 
 def test_keep_planning_by_key_sends_the_feedback_and_reject_keeps_plan_mode(

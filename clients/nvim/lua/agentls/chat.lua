@@ -86,11 +86,13 @@ local function open_request(root, method, params)
   return result, client
 end
 
---- A new chat buffer, highlighted by treesitter's markdown parser when there is one.
+--- A new chat buffer (highlighted by treesitter's markdown parser when `chat.treesitter`).
 ---@param root string
 ---@return agentls.Buffer
 local function new_buffer(root)
   local buffer = render.new("agentls://chat/" .. root)
+  -- Off by default: re-parsing a streaming chat costs typing latency (a plan is highlighted
+  -- by markdown_marks either way).
   if config.options.chat.treesitter then pcall(vim.treesitter.start, buffer.bufnr, "markdown") end
   return buffer
 end
@@ -451,6 +453,8 @@ function Chat:on_permission_request(event)
   for i, line in ipairs(diff) do
     if line[2] then self.buffer:mark(row + i, 0, { line_hl_group = line[2] }) end
   end
+  -- The plan's markdown (after its rule) highlighted by treesitter, when it is installed.
+  if event.plan then require("agentls.markdown_marks").highlight(self.buffer.bufnr, row + 2, event.plan) end
   self.permissions[event.requestId] = permission
   self.last_permission = event.requestId
   self:layout_permission(permission)
@@ -661,11 +665,25 @@ function Chat:history(message)
       self:block_text(block.text)
     elseif block.type == "tool_use" then
       self:on_tool_call({ toolCallId = block.id, name = block.name, title = lines.history_title(block) })
+      local plan = block.name == "ExitPlanMode" and type(block.input) == "table" and block.input.plan
+      if type(plan) == "string" then self:plan_card(plan) end
     end
   end
 end
 
 -- Pieces ------------------------------------------------------------------------------------
+
+--- A plan of the history (the ExitPlanMode call's input) as it was shown when presented.
+---@param plan string
+function Chat:plan_card(plan)
+  self.stream_id = nil
+  local shown = cards.plan(plan)
+  local row = self.buffer:block(vim.tbl_map(function(line) return line[1] end, shown))
+  for i, line in ipairs(shown) do
+    if line[2] then self.buffer:mark(row + i - 1, 0, { line_hl_group = line[2] }) end
+  end
+  require("agentls.markdown_marks").highlight(self.buffer.bufnr, row + 1, plan)
+end
 
 --- Text as whole lines at the end (it ends any stream); returns the first line's row.
 ---@param text string

@@ -26,9 +26,10 @@ M.defaults = {
     size = 0.4,
     -- Open the chat when :AgentAsk sends a message.
     open_on_ask = true,
-    -- Highlight the chat (a plan's headings and lists, code blocks) with treesitter's
-    -- markdown parser when it is installed (Neovim 0.10 and later ship it); false: syntax.
-    treesitter = true,
+    -- Highlight the whole chat with treesitter's markdown parser (Neovim 0.10 and later ship
+    -- it). Off by default: re-parsing while an answer streams doubles Neovim's CPU and
+    -- triples typing latency (bench/bench_nvim.py). A plan is highlighted by it either way.
+    treesitter = false,
   },
   history = {
     -- Sessions per page of :AgentSessions (a "More…" entry asks for the next page).

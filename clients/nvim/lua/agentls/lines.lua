@@ -392,6 +392,10 @@ function M.history_title(block)
     title = field("description") or (field("command") and vim.trim((field("command"):gsub("%s+", " ")))) or title
   elseif block.name == "Task" and field("subagent_type") then
     title = ("%s agent: %s"):format(field("subagent_type"), field("description") or "")
+  elseif block.name == "ExitPlanMode" and field("plan") then
+    -- "Plan: <its first line>", its heading marks gone.
+    local first = vim.split(vim.trim(field("plan")), "\n", { plain = true })[1]
+    title = "Plan: " .. first:gsub("^[#%s]+", "")
   elseif field("pattern") then
     title = ("%s %s"):format(block.name, field("pattern")) .. (field("path") and (" in " .. field("path")) or "")
   elseif path then

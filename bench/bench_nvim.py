@@ -13,6 +13,10 @@ Then a long session in the chat: a 5,000-message transcript (bench_resume's) res
 whole and with its last 200 messages (`history.message_page`, the `messageLimit` the
 plugin asks for), and a page of 200 earlier ones drawn above with `:AgentEarlier`: the
 time from the request to the chat drawn, and the chat's lines.
+
+Last, the cards of the power-user requests, drawn in Neovim without a daemon: a 200-line
+plan highlighted by treesitter's markdown parser (parsed once, as extmarks), and the file
+list of a 100-file patch with its +/− counts.
 """
 
 from __future__ import annotations
@@ -126,6 +130,54 @@ def _long_session_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
     ]
 
 
+# A plan of `lines` lines highlighted into a scratch buffer; a `files`-file patch listed.
+CARDS = """
+local lines, files = ...
+local plan = {}
+for i = 1, lines do
+  plan[i] = i % 20 == 1 and ("## Step " .. i) or ("- change `f" .. i .. ".py` so **it** works")
+end
+local text = table.concat(plan, "\\n")
+local bufnr = vim.api.nvim_create_buf(false, true)
+vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, plan)
+local started = vim.uv.hrtime()
+require("agentls.markdown_marks").highlight(bufnr, 0, text)
+local plan_seconds = (vim.uv.hrtime() - started) / 1e9
+local marks = #vim.api.nvim_buf_get_extmarks(bufnr, -1, 0, -1, {})
+vim.api.nvim_buf_delete(bufnr, { force = true })
+local diffs = {}
+local old = string.rep("line\\n", 200)
+for i = 1, files do
+  local new = old:gsub("line", "LINE", 3)
+  diffs[i] = { path = "/ws/f" .. i .. ".py", kind = "update", oldText = old, newText = new }
+end
+started = vim.uv.hrtime()
+local listed = require("agentls.cards").patch(diffs, "v", "/ws")
+return { plan_seconds, marks, (vim.uv.hrtime() - started) / 1e9, #listed }
+"""
+
+
+def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
+    """A long plan highlighted and a large patch listed, in a Neovim without a daemon."""
+    runs = 5 if quick else 20
+    plans: list[float] = []
+    patches: list[float] = []
+    nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
+    try:
+        nvim.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
+        for _ in range(runs):
+            plan_seconds, marks, patch_seconds, listed = nvim.exec_lua(CARDS, 200, 100)
+            plans.append(plan_seconds)
+            patches.append(patch_seconds)
+    finally:
+        nvim.close()
+    section = f"{SECTION} (cards)"
+    return [
+        *timing_rows(section, "a 200-line plan, treesitter-highlighted", plans, f"{marks} marks"),
+        *timing_rows(section, "a 100-file patch's list (+/− counted)", patches, f"{listed} lines"),
+    ]
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks
@@ -219,7 +271,9 @@ def run(quick: bool) -> list[Row]:
     rows.append(
         Row(SECTION, "Neovim CPU while streaming", 100 * cpu / wall, "%", f"{cpu:.2f} s CPU")
     )
-    return rows + _long_session_rows(pynvim, nvim_path, quick)
+    return (
+        rows + _long_session_rows(pynvim, nvim_path, quick) + _card_rows(pynvim, nvim_path, quick)
+    )
 
 
 if __name__ == "__main__":

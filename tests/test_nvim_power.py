@@ -38,6 +38,8 @@ vim.ui.select = function(items, opts, on_choice)
       labels = vim.tbl_map(function(item) return opts.format_item(item) end, items) }
     return
   end
+  -- A question's choices (strings): the last one.
+  if type(items[1]) == 'string' then return on_choice(items[#items]) end
   for _, item in ipairs(items) do
     if item.kind == (_G.agentls_answer or 'allow_once') then return on_choice(item) end
   end
@@ -254,6 +256,10 @@ def test_skills_complete_and_mode_note_shell_and_context_answers_are_drawn(
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL, encoding="utf-8")
     (editor.root / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
+    # The user has a memory file too: `#` asks which (the test's select picks the user's).
+    user_memory = editor.root.parent / "agentls-home" / "AGENTS.md"
+    user_memory.parent.mkdir(exist_ok=True)
+    user_memory.write_text("# Mine\n", encoding="utf-8")
     start(editor, [{"text": "unused"}])
     editor.lua(PICKERS)
     editor.nvim.command("Agent")
@@ -277,12 +283,10 @@ def test_skills_complete_and_mode_note_shell_and_context_answers_are_drawn(
     editor.lua("require('agentls').ask('/context')")
     ended = editor.turn_ended(4)
     assert [e["stopReason"] for e in ended] == ["end_turn"] * 4
-    assert (
-        (editor.root / "AGENTS.md")
-        .read_text(encoding="utf-8")
-        .endswith("- run the tests with pytest\n")
-    )
+    assert user_memory.read_text(encoding="utf-8") == "# Mine\n- run the tests with pytest\n"
+    assert (editor.root / "AGENTS.md").read_text(encoding="utf-8") == "# Rules\n"
     chat = editor.chat_text()
+    assert f"→ user: {user_memory}" in chat, chat
     assert "Noted in" in chat and "hello-from-shell" in chat, chat
     assert "↳ the output goes to the model with your next message" in chat
     assert chat.count("hello-from-shell") == 2, chat  # the card's title and its output

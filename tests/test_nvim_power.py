@@ -98,6 +98,8 @@ def test_an_approved_plan_is_a_card_then_the_mode_changes_and_the_turn_goes_on(
     write = {"id": "w1", "name": "Write", "input": {"file_path": "hello.txt", "content": "hi\n"}}
     in_plan_mode(editor, [present("p1"), {"tool_calls": [write]}, {"text": "Done."}])
     screen = Screen.attach(editor.nvim, 110, 34)
+    (editor.root / "app.py").write_text('def main():\n    print("hello")\n', encoding="utf-8")
+    editor.nvim.command("edit app.py")
     editor.nvim.command("AgentAsk greet")
     # The hidden chat opens for the plan, and its options come through vim.ui.select.
     editor.wait("_G.agentls_held ~= nil")

@@ -202,7 +202,10 @@ def test_a_patch_lists_every_file_reviews_them_in_one_tab_and_approving_writes_b
     (editor.root / "src").mkdir()
     (editor.root / "src" / "app.py").write_text(APP, encoding="utf-8")
     (editor.root / ".agentls").mkdir()
-    (editor.root / ".agentls" / "settings.json").write_text(json.dumps({"applyPatchTool": True}))
+    # A price for the scripted model: the footer shows what the turn cost.
+    prices = {"scripted": {"input": 3.0, "output": 15.0}}
+    settings = {"applyPatchTool": True, "prices": prices}
+    (editor.root / ".agentls" / "settings.json").write_text(json.dumps(settings))
     call = {"id": "ap", "name": "apply_patch", "input": {"input": PATCH}}
     start(editor, [{"tool_calls": [call]}, {"text": "Patched."}])
     editor.lua(PICKERS)
@@ -246,6 +249,15 @@ def test_a_patch_lists_every_file_reviews_them_in_one_tab_and_approving_writes_b
     # The request answered, the review tab went.
     assert editor.lua("return #vim.api.nvim_list_tabpages()") == 1
     assert "→ Allow once" in editor.chat_text()
+    assert ended["costUsd"] > 0
+    footer = editor.lua(
+        "local chat = require('agentls.chat').get() local out = {} "
+        "for _, m in ipairs(vim.api.nvim_buf_get_extmarks(chat.buffer.bufnr, -1, 0, -1, "
+        "{ details = true })) do local v = m[4].virt_lines "
+        "if v and not m[4].virt_lines_above then for _, l in ipairs(v) do "
+        "out[#out + 1] = l[1][1] end end end return table.concat(out, ' ')"
+    )
+    assert "$%.4f this turn" % ended["costUsd"] in footer, footer
 
 
 SKILL = "---\nname: greet\ndescription: Greets the user warmly.\n---\nSay hello.\n"

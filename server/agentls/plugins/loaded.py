@@ -74,6 +74,10 @@ class SessionPlugins:
                 loaded.append(contents)
         return cls(tuple(loaded), tuple(summaries), problems)
 
+    def wire(self) -> list[dict[str, Any]]:
+        """Every installed plugin as the wire describes it (`PluginInfo`)."""
+        return [summary_dict(s) for s in self.summaries]
+
     def commands(self) -> FixedCommands:
         """`/plugin:command` for each, and `/command` where only one plugin has it."""
         namespaced = [c for p in self.loaded for c in p.commands]

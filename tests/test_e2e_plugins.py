@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,53 @@ async def test_a_plugins_hook_runs_only_once_the_plugin_is_trusted(tmp_path: Pat
     assert not [c for c in commands["commands"] if c["source"] == "plugin"]
     remembered = json.loads((Path(env["AGENTLS_HOME"]) / "workspace-trust.json").read_text())
     assert remembered["plugin:hooky"]["trusted"] is False
+
+
+SERVER = Path(__file__).parent / "mcp_fixture_server.py"
+
+
+def mcp_call(text: str) -> dict[str, Any]:
+    return {"tool_calls": [{"id": "c1", "name": "mcp__pfx__echo", "input": {"text": text}}]}
+
+
+async def test_a_plugins_mcp_server_and_hook_wait_for_one_trust_question(
+    tmp_path: Path,
+) -> None:
+    env = homes(tmp_path)
+    marks = tmp_path / "marks.txt"
+    folder = make_plugin(tmp_path / "p" / "both", "both", marks=marks)
+    write(folder / "servers" / "fx.py", SERVER.read_text())
+    server = {"command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/servers/fx.py"]}
+    write(folder / ".mcp.json", json.dumps({"mcpServers": {"pfx": server}}))
+    cli(tmp_path, env, "add", str(folder))
+    script = [mcp_call("from the plugin"), {"text": "ok"}]
+    async with running_daemon(tmp_path / "ws", **env) as client:
+        session, log = await client.scripted_session(
+            tmp_path, script, permissionMode="bypassPermissions"
+        )
+        listed = await client.request("agent/listMcpServers", {"sessionId": session})
+        assert [(s["name"], s["status"]) for s in listed["servers"]] == [
+            ("pfx", "awaiting_approval")
+        ]
+        answering = asyncio.create_task(client.answer_permission(session, "allow_once"))
+        turn, done = await client.run_turn(session, "echo")
+        asked = await answering
+        assert done["stopReason"] == "end_turn"
+        questions = [e for e in client.events.of_turn(turn) if e["type"] == "permission_request"]
+        second, _log = await client.scripted_session(tmp_path, [{"text": "no"}])
+        answering = asyncio.create_task(client.answer_permission(second, "reject_always"))
+        await client.run_turn(second, "again")
+        await answering
+        stopped = await client.events.wait_for(
+            lambda e: (
+                e["type"] == "mcp_status" and e["sessionId"] == second and e["status"] == "stopped"
+            )
+        )
+    # One question for the plugin's hook and server, naming what each runs.
+    assert len(questions) == 1 and asked["input"]["plugin"] == "both"
+    assert f"{folder.resolve()}/servers/fx.py" in asked["title"]
+    assert marks.read_text().split() == ["both"]
+    after = read_requests(log)[1]
+    echoed = tool_result(after, "c1")
+    assert "echo: from the plugin" in json.dumps(echoed["content"])
+    assert "did not trust the plugin both" in stopped["error"]

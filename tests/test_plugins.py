@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from agentls.commands.builtin import standard_catalog
+from agentls.plugins.loaded import SessionPlugins
 from plugin_fixture import bare_repo, make_marketplace, make_plugin, write
 from test_cli import agentls
 
@@ -158,3 +160,25 @@ def test_a_marketplace_makes_its_plugins_installable_by_name(
     bad = make_marketplace(tmp_path / "bad", "team2", [{"name": "x", "source": "../../up"}])
     code, _out, err = plugin(tmp_path, env, "marketplace", "add", str(bad))
     assert code == 1 and "leaves the marketplace" in err and err.count("\n") == 1
+
+
+def test_plain_command_names_only_without_a_clash_and_never_over_another_source(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    for name in ("alpha", "beta"):
+        folder = make_plugin(tmp_path / "src" / name, name)
+        assert plugin(tmp_path, env, "add", str(folder))[0] == 0
+    write(tmp_path / "src" / "alpha" / "commands" / "solo.md", "Alpha's solo.\n")
+    write(tmp_path / "src" / "alpha" / "commands" / "mine.md", "Alpha's own.\n")
+    write(tmp_path / "src" / "alpha" / "commands" / "help.md", "Not the built-in.\n")
+    project = tmp_path / "project"
+    write(project / ".agentls" / "commands" / "solo.md", "The project's solo.\n")
+    plugins = SessionPlugins.load(Path(env["AGENTLS_HOME"]))
+    catalog = standard_catalog(project, tmp_path / "home", plugins=plugins.commands())
+    sources = {c.name: c.source for c in catalog.listed()}
+    # Both plugins have /greet: only the namespaced names.
+    assert sources["alpha:greet"] == sources["beta:greet"] == "plugin" and "greet" not in sources
+    assert sources["mine"] == "plugin" and sources["alpha:mine"] == "plugin"
+    # Another source's command and a built-in keep their names.
+    assert sources["solo"] == "project" and sources["alpha:solo"] == "plugin"
+    assert sources["help"] == "builtin"

@@ -38,13 +38,16 @@ class PluginContents:
     # The `hooks` object (event → matchers), root expanded; None when it has none.
     hooks: dict[str, Any] | None
     mcp_servers: tuple[McpServerConfig, ...]
-    digest: str
     # What was wrong with some of its files (the rest is used).
     problems: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return self.manifest.name
+
+    def digest(self) -> str:
+        """Its trust key, computed only for a plugin that would run something."""
+        return folder_digest(self.manifest.folder)
 
     def runs(self) -> tuple[str, ...]:
         """The commands its hooks and MCP servers would run, for the trust question."""
@@ -75,7 +78,6 @@ def read_contents(manifest: PluginManifest) -> PluginContents:
         skills,
         _hooks(manifest),
         _mcp_servers(manifest),
-        folder_digest(manifest.folder),
         tuple(problems),
     )
 

@@ -98,7 +98,7 @@ class SessionPlugins:
 
     def trust(self, home: Path) -> PluginTrust:
         """The session's trust in the plugins that would run something."""
-        subjects = [TrustSubject(p.name, p.digest, p.runs()) for p in self.loaded if p.runs()]
+        subjects = [TrustSubject(p.name, p.digest(), p.runs()) for p in self.loaded if p.runs()]
         return PluginTrust(home, subjects)
 
     def add_hooks(self, config: HookConfig, problems: list[str]) -> HookConfig:

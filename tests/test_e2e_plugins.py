@@ -1,8 +1,9 @@
 """Plugins through the real daemon on the scripted model: an installed plugin's command
 runs as `/plugin:command` (and `/command`), its skill is listed by the Skill tool, its
 agent type runs through Task; its hook waits for the user's trust in the plugin (asked
-once, remembered by the plugin's digest, asked again once it changed); a disabled plugin
-adds nothing; a plugin gone bad is told once and the others still work."""
+once, remembered by the plugin's digest, asked again once it changed), and so does its MCP
+server (one question for both); a disabled plugin adds nothing; a plugin gone bad is told
+once and the others still work."""
 
 from __future__ import annotations
 

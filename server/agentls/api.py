@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from agentls import methods
+from agentls.api_plugins import PluginInfo as PluginInfo
 from agentls.json_text import is_unicode
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
@@ -98,6 +99,8 @@ class NewSessionResult(WireModel):
     permission_mode: PermissionModeName
     # Absent when the sandbox is off.
     sandbox: SandboxState | None = None
+    # The installed plugins (enabled or not); absent when there are none.
+    plugins: list[PluginInfo] | None = None
 
 
 class SubmitMessageParams(ParamsModel):

@@ -6,7 +6,7 @@ import atexit
 import os
 import sys
 
-from agentls import __version__
+from agentls import __version__, plugins_cli
 
 # `agentls run` through the warm daemon imports only what it needs: pathlib, typing and
 # json cost it milliseconds at every start, so they come in where they are used.
@@ -102,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     _add_run(commands)
     _add_sessions(commands)
+    plugins_cli.add_parser(commands)
     replay = commands.add_parser(
         "replay",
         help="run a recorded session again offline (the model's replies from its transcript)",
@@ -480,6 +481,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": _replay,
     "stop": _stop_daemons,
     "acp": _serve_acp,
+    "plugin": plugins_cli.run,
 }
 
 

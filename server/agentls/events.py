@@ -305,7 +305,7 @@ class CommandInfo:
     name: str
     description: str
     argument_hint: str | None = None
-    # builtin, project or user.
+    # builtin, skill, project, user or plugin (and mcp prompts' own).
     source: str = "builtin"
 
 

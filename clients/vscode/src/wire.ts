@@ -332,6 +332,7 @@ export interface NewSessionParams {
 export interface NewSessionResult {
   model: string;
   permissionMode: "default" | "acceptEdits" | "plan" | "bypassPermissions";
+  plugins?: PluginInfo[] | null;
   sandbox?: SandboxState | null;
   sessionId: string;
   tools: string[];
@@ -437,6 +438,22 @@ export interface PlanEvent {
   sessionId: string;
   turnId?: string;
   type: "plan";
+}
+
+/** One installed plugin: whether it is enabled, and what it adds to sessions. */
+export interface PluginInfo {
+  agents?: string[];
+  commands?: string[];
+  description?: string | null;
+  enabled: boolean;
+  error?: string | null;
+  hooks?: boolean;
+  mcpServers?: string[];
+  name: string;
+  path: string;
+  skills?: string[];
+  source: string;
+  version?: string | null;
 }
 
 export interface ProviderStatusParams {

@@ -13,6 +13,7 @@ from pathlib import Path
 from agentls.commands.catalog import (
     CommandCatalog,
     CommandFolder,
+    CommandSource,
     FixedCommands,
     SlashCommand,
 )
@@ -88,15 +89,20 @@ BUILT_IN: tuple[SlashCommand, ...] = (
 
 
 def standard_catalog(
-    project: Path, user_home: Path | None = None, skills: Sequence[SlashCommand] = ()
+    project: Path,
+    user_home: Path | None = None,
+    skills: Sequence[SlashCommand] = (),
+    plugins: CommandSource | None = None,
 ) -> CommandCatalog:
-    """The built-ins, then the skills' `/<name>` commands, then the user's
-    `~/.agentls/commands`, then the project's `.agentls/commands` (a later one wins on a
-    name, so a command file of a skill's name replaces the skill's command)."""
+    """The built-ins, then the plugins' (`/plugin:command`, `/command`), then the skills'
+    `/<name>` commands, then the user's `~/.agentls/commands`, then the project's
+    `.agentls/commands` (a later one wins on a name, so a command file of a skill's name
+    replaces the skill's command)."""
     home = user_home if user_home is not None else Path.home()
     return CommandCatalog(
         [
             FixedCommands(BUILT_IN),
+            plugins or FixedCommands(()),
             FixedCommands(tuple(skills)),
             CommandFolder(home / ".agentls" / "commands", "user"),
             CommandFolder(project / ".agentls" / "commands", "project"),

@@ -27,6 +27,8 @@ class HookCommand:
     timeout: float = DEFAULT_TIMEOUT
     # From the project's settings file: runs only in a workspace the user trusted.
     project: bool = False
+    # The plugin that brought it: runs only once the user trusts that plugin.
+    plugin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

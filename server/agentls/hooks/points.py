@@ -39,6 +39,7 @@ from agentls.messages import Message, ToolUseBlock, new_id
 from agentls.names import HookEvent
 from agentls.permissions import trust
 from agentls.permissions.asking import PermissionPrompter, ask_permission
+from agentls.permissions.plugin_trust import PluginTrust
 from agentls.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -58,10 +59,16 @@ class CommandHooks:
     # None until decided: the project's hooks do not run before the user trusts them.
     project_trusted: bool | None = None
     session_started: bool = False
+    # Plugins' hooks run only once the user trusts their plugin.
+    plugin_trust: PluginTrust | None = None
 
     def runnable(self, event: HookEvent, subject: str | None) -> list[HookCommand]:
         found = self.config.commands(event, subject)
-        return [c for c in found if not c.project or self.project_trusted]
+        return [c for c in found if (not c.project or self.project_trusted) and self._ok(c)]
+
+    def _ok(self, command: HookCommand) -> bool:
+        trusted = self.plugin_trust
+        return command.plugin is None or (trusted is not None and trusted.allowed(command.plugin))
 
     async def run(
         self,
@@ -93,7 +100,10 @@ class CommandHooks:
         return replies
 
     async def decide_trust(self, emit: Emit, prompter: PermissionPrompter) -> None:
-        """Ask the user, once, whether the project's own hooks may run (unless remembered)."""
+        """Ask the user, once, whether the project's own hooks may run (unless remembered),
+        and whether each plugin may."""
+        if self.plugin_trust is not None:
+            await self.plugin_trust.decide(emit, prompter)
         digest = self.config.project_digest
         commands = self.config.project_commands()
         if digest is None or not commands or self.project_trusted is not None:
@@ -276,8 +286,11 @@ def command_hooks(
     cwd: Path,
     home: Path,
     permission_mode: Callable[[], str],
+    plugin_trust: PluginTrust | None = None,
 ) -> CommandHooks | None:
     """The session's command hooks; None when the settings configure none."""
     if not config.matchers:
         return None
-    return CommandHooks(config, session_id, transcript_path, cwd, home, permission_mode)
+    hooks = CommandHooks(config, session_id, transcript_path, cwd, home, permission_mode)
+    hooks.plugin_trust = plugin_trust
+    return hooks

@@ -138,6 +138,7 @@ class AgentHandlers:
             tools=session.registry.names(),
             permission_mode=session.gate.mode,
             sandbox=_sandbox_state(session),
+            plugins=[api.PluginInfo.model_validate(p) for p in session.plugins.wire()] or None,
         )
 
     async def submit_message(

@@ -98,13 +98,15 @@ class McpServers:
         self._started.clear()
         self._starter = asyncio.create_task(self._start_all(), name="mcp:start")
 
-    def decline(self, reason: str) -> None:
-        """Never start the held servers in this session."""
+    def decline(self, reason: str, names: Collection[str] | None = None) -> None:
+        """Never start the held servers (those of `names`, or all) in this session."""
         for config in self.awaiting_approval():
+            if names is not None and config.name not in names:
+                continue
             state = McpServerState(config.name, config.transport, config.source, "stopped")
             self._declined[config.name] = replace(state, error=reason)
             self._on_status(self._declined[config.name])
-        self._held.clear()
+            self._held.discard(config.name)
 
     def _changed(self, state: McpServerState) -> None:
         offered = tuple(t.name for t in state.tools) + tuple(r.uri for r in state.resources)

@@ -27,7 +27,9 @@ from agentls.names import PermissionMode
 from agentls.output_limits import output_limit_for
 from agentls.permissions.asking import PermissionPrompter
 from agentls.permissions.gate import PermissionGate
+from agentls.permissions.plugin_trust import PluginTrust
 from agentls.permissions.scoped import TurnGate
+from agentls.plugins.loaded import SessionPlugins
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
@@ -73,6 +75,8 @@ class SessionParts(Protocol):
     agent_types: list[AgentType]
     subagent_slots: asyncio.Semaphore
     skills: SessionSkills
+    plugins: SessionPlugins
+    plugin_trust: PluginTrust
 
     @property
     def answers(self) -> PermissionPrompter: ...
@@ -105,6 +109,7 @@ def make_hooks(session: SessionParts, callbacks: LoopCallbacks) -> LoopHooks:
     problems: list[str] = []
     project = str(project_settings_file(session.cwd))
     config = parse_hooks(session.settings.hook_layers, project, problems)
+    config = session.plugins.add_hooks(config, problems)
     for problem in problems:
         log.warning("settings: %s", problem)
     commands = command_hooks(
@@ -114,6 +119,7 @@ def make_hooks(session: SessionParts, callbacks: LoopCallbacks) -> LoopHooks:
         session.cwd,
         session.settings.home,
         lambda: session.gate.mode,
+        session.plugin_trust,
     )
     return LoopHooks(commands, callbacks)
 

@@ -14,13 +14,15 @@ from pathlib import Path
 
 from agentls.commands.catalog import CommandCatalog
 from agentls.config import Settings
-from agentls.events import McpStatusEvent
+from agentls.events import Emit, McpStatusEvent
 from agentls.hooks.points import Aborted, unless_aborted
 from agentls.mcp_servers import approval as mcp_approval
+from agentls.mcp_servers.config import McpServerConfig, merge_servers
 from agentls.mcp_servers.prompts import McpPromptCommands
 from agentls.mcp_servers.servers import McpServers
 from agentls.mcp_servers.state import McpServerState
 from agentls.permissions.asking import PermissionPrompter
+from agentls.permissions.plugin_trust import PluginTrust
 from agentls.session.events_out import SessionEvents
 from agentls.session.toolbox import Toolbox
 from agentls.session.turn import Turn
@@ -38,16 +40,21 @@ class McpWiring:
     answers: PermissionPrompter
     # Tells clients the session's slash commands (a server's prompts are some).
     announce_commands: Callable[[], None]
+    # The enabled plugins' servers (the settings' win on a name) and the trust in them.
+    plugin_servers: tuple[McpServerConfig, ...] = ()
+    plugin_trust: PluginTrust | None = None
 
     def start(self) -> None:
         """Start the configured MCP servers in the background (their tools join the
         session's once ready; a turn waits a little for servers still starting)."""
         settings = self.settings()
-        configs = settings.mcp_servers
+        configs = merge_servers(self.plugin_servers, settings.mcp_servers)
         if not configs or self.toolbox.mcp is not None:
             return
         project = mcp_approval.project_servers(configs, self.cwd)
         verdict = mcp_approval.remembered(settings.home, self.cwd, project)
+        held = [c.name for c in project] if verdict is not True else []
+        held += [c.name for c in configs if self._untrusted_plugin(c) is not None]
         mcp = McpServers(
             configs,
             self.cwd,
@@ -55,13 +62,17 @@ class McpWiring:
             self._status,
             settings.mcp_tool_timeout,
             settings.mcp_startup_timeout,
-            held=[c.name for c in project] if verdict is not True else (),
+            held=held,
         )
         self.toolbox.mcp = mcp
         mcp.start()
         self.commands.add_source(McpPromptCommands(mcp))
         if verdict is False:
-            mcp.decline("the user chose never to start this project's MCP servers")
+            names = [c.name for c in project]
+            mcp.decline("the user chose never to start this project's MCP servers", names)
+        refused = [c.name for c in configs if self._refused_plugin(c)]
+        if refused:
+            mcp.decline("the user chose never to run this plugin", refused)
 
     async def approve(self, turn: Turn) -> bool:
         """Ask, once, whether the project's own MCP servers may start; False when the
@@ -70,23 +81,61 @@ class McpWiring:
         held = mcp.awaiting_approval() if mcp is not None else []
         if mcp is None or not held:
             return True
+        emit = lambda event: self.events.send(event, turn)  # noqa: E731
+        try:
+            await unless_aborted(turn.abort, self._decide_plugins(mcp, held, emit))
+        except Aborted:
+            self.events.end_broken_turn(turn, "aborted", None)
+            return False
+        waiting = mcp.awaiting_approval()
+        project = [c for c in waiting if not c.source.startswith("plugin:")]
+        if not project:
+            if waiting:
+                await mcp.approve()
+            return True
         asking = mcp_approval.ask(
-            held,
+            project,
             self.cwd,
             self.settings().home,
             self.answers,
-            lambda event: self.events.send(event, turn),
+            emit,
         )
         try:
             approved = await unless_aborted(turn.abort, asking)
         except Aborted:
             self.events.end_broken_turn(turn, "aborted", None)
             return False
-        if approved:
+        if not approved:
+            names = [c.name for c in project]
+            mcp.decline("the user did not approve this project's MCP servers", names)
+        if mcp.awaiting_approval():
             await mcp.approve()
-        else:
-            mcp.decline("the user did not approve this project's MCP servers")
         return True
+
+    def _untrusted_plugin(self, config: McpServerConfig) -> str | None:
+        """The plugin that brought `config`, unless the user trusts it already."""
+        plugin = config.source.removeprefix("plugin:")
+        if plugin == config.source:
+            return None
+        trusted = self.plugin_trust is not None and self.plugin_trust.allowed(plugin)
+        return None if trusted else plugin
+
+    def _refused_plugin(self, config: McpServerConfig) -> bool:
+        plugin, trust = self._untrusted_plugin(config), self.plugin_trust
+        return plugin is not None and trust is not None and trust.refused(plugin)
+
+    async def _decide_plugins(
+        self, mcp: McpServers, held: list[McpServerConfig], emit: Emit
+    ) -> None:
+        """Ask about the plugins whose servers wait; decline those not trusted."""
+        if not any(self._untrusted_plugin(c) for c in held):
+            return
+        if self.plugin_trust is not None:
+            await self.plugin_trust.decide(emit, self.answers)
+        for config in held:
+            plugin = self._untrusted_plugin(config)
+            if plugin is not None:
+                mcp.decline(f"the user did not trust the plugin {plugin}", [config.name])
 
     def _status(self, state: McpServerState) -> None:
         count = len(state.tools) if state.status == "ready" else None

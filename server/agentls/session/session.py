@@ -40,6 +40,7 @@ from agentls.names import Delivery, PermissionMode
 from agentls.permissions.gate import PermissionGate
 from agentls.permissions.remembered import RuleFiles
 from agentls.permissions.rules import rules_from
+from agentls.plugins.loaded import SessionPlugins
 from agentls.providers.base import Provider
 from agentls.redact import Masker
 from agentls.sandbox import prepare_sandbox
@@ -104,11 +105,7 @@ class AgentSession:
         self.answers = PendingAnswers(session_id, self.data, self.conversation.save_state)
         # Where the project's commands, skills, agents and memory file are.
         self.project_root = project_root or cwd
-        # What the model may use: tools, sub-agents, background work, the read files.
-        self.agent_types = agent_types(project_root or cwd)
-        # Skills: listed to the model by the Skill tool, to the user as `/<name>` commands.
-        self.skills = SessionSkills.load(project_root or cwd, settings.home)
-        self.commands = standard_catalog(project_root or cwd, skills=self.skills.commands())
+        self._find_extensions(settings.home)
         self.sandbox = prepare_sandbox(settings.sandbox)
         self.toolbox = Toolbox.for_settings(
             workspace, self.agent_types, self.sandbox, settings, self.skills.tool
@@ -143,6 +140,8 @@ class AgentSession:
             self.events,
             self.answers,
             self.announce_commands,
+            self.plugins.mcp_servers(),
+            self.plugin_trust,
         )
         self.intake = TurnIntake(
             session_id, self._turn_runner().run_to_end, self.inbox, self.events
@@ -152,6 +151,22 @@ class AgentSession:
         )
         self.tasks = BackgroundTasks(reports.task_finished)
         self.shells = BackgroundShells(reports.shell_changed)
+
+    def _find_extensions(self, home: Path) -> None:
+        """The session's plugins, agent types, skills and slash commands."""
+        # The enabled plugins add commands, agent types, skills, hooks and MCP servers.
+        self.plugins = SessionPlugins.load(home)
+        self.plugin_trust = self.plugins.trust(home)
+        # Sub-agent types the model may start with Task.
+        self.agent_types = self.plugins.agent_types(agent_types(self.project_root))
+        # Skills: listed to the model by the Skill tool, to the user as `/<name>` commands.
+        plugins = self.plugins
+        self.skills = SessionSkills.load(
+            self.project_root, home, plugins.skills(), plugins.problems
+        )
+        self.commands = standard_catalog(
+            self.project_root, skills=self.skills.commands(), plugins=self.plugins.commands()
+        )
 
     def _turn_runner(self) -> TurnRunner:
         opening = TurnOpening(

@@ -9,12 +9,13 @@ call, since bodies are read when used).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentls.commands.catalog import SlashCommand
 from agentls.permissions.scoped import ActiveSkill
-from agentls.skills.found import SkillSet, find_skills, skill_places
+from agentls.skills.found import Skill, SkillSet, find_skills, skill_places
 from agentls.skills.loading import skill_commands
 from agentls.tools.skill import SkillTool
 
@@ -26,9 +27,20 @@ class SessionSkills:
     tool: SkillTool | None = None
 
     @classmethod
-    def load(cls, project: Path, agentls_home: Path) -> SessionSkills:
-        """The skills of `project` and of the user (`$AGENTLS_HOME`, `~/.claude`)."""
+    def load(
+        cls,
+        project: Path,
+        agentls_home: Path,
+        plugins: Sequence[Skill] = (),
+        plugin_problems: Sequence[str] = (),
+    ) -> SessionSkills:
+        """The skills of `project`, of the user (`$AGENTLS_HOME`, `~/.claude`) and of the
+        enabled plugins (`plugin:skill`), sorted by name; the plugins' problems are told
+        with the skills' (once, in the session's first turn)."""
         found = find_skills(skill_places(project, agentls_home, Path.home()))
+        if plugins or plugin_problems:
+            every = sorted((*found.skills, *plugins), key=lambda s: s.name)
+            found = SkillSet(tuple(every), [*found.problems, *plugin_problems])
         skills = cls(found)
         if found.skills:
             skills.tool = SkillTool(found, skills.active)

@@ -38,20 +38,16 @@ TITLE_INPUT_CHARS = 60
 
 class WriteStdinInput(BaseModel):
     shell_id: str = Field(description="The id Bash gave the background shell")
-    input: str = Field(
-        description="The text to type, as typed: end a line with \\n to submit it; "
-        "\\u0003 is Ctrl-C, \\u0004 Ctrl-D (end of input)"
-    )
+    input: str = Field(description="The text to type")
     wait_ms: int | None = Field(
         default=None,
         ge=0,
-        description=f"The longest to wait for output, in milliseconds (default "
-        f"{DEFAULT_WAIT_MS}, max {MAX_WAIT_MS})",
+        description=f"Milliseconds to wait for output (default {DEFAULT_WAIT_MS}, max "
+        f"{MAX_WAIT_MS})",
     )
     wait_for: str | None = Field(
         default=None,
-        description="A regular expression: return as soon as the new output matches it "
-        "(a prompt such as '>>> $')",
+        description="A regular expression: return once the new output matches it",
     )
 
 
@@ -74,15 +70,12 @@ class WriteStdinTool(Tool[WriteStdinInput]):
 
     name: str = "WriteStdin"
     description: str = (
-        "Types input into a background shell (started with Bash run_in_background, which "
-        "runs on a terminal) and returns what the shell printed since your last read of "
-        "it, with its status, as BashOutput does. Use it to answer a prompt or drive a "
-        "REPL (python3 -i, node, psql). input is sent as given: end it with \\n to submit "
-        "a line; \\u0003 sends Ctrl-C, \\u0004 Ctrl-D. The terminal echoes what you type. "
-        f"It waits up to wait_ms (default {DEFAULT_WAIT_MS}, max {MAX_WAIT_MS}) for "
-        "output: until wait_for (a regular expression) matches the new output, or, without "
-        f"it, until the shell has been quiet for {QUIET_SECONDS:g} s after printing; or "
-        "until it exits. Later output is read with BashOutput."
+        "Types input into a background shell's terminal (Bash run_in_background) and "
+        "returns what the shell printed since your last read, with its status, as "
+        "BashOutput does: answer a prompt, drive a REPL. input is sent as typed: end it "
+        "with \\n to submit a line; \\u0003 is Ctrl-C, \\u0004 Ctrl-D. The terminal "
+        "echoes what you type. It waits up to wait_ms for output, returning early when "
+        "wait_for matches, when the output goes quiet, or when the shell exits."
     )
     input_model: type[BaseModel] = WriteStdinInput
     kind: ToolKind = "execute"

@@ -28,6 +28,8 @@ from agentls.tools.shells import BashOutputTool, KillShellTool
 from agentls.tools.terminal_text import TerminalText, plain_text
 from agentls.tools.write_stdin import MAX_INPUT_CHARS, WriteStdinTool, shown_input
 from agentls.workspace.view import WorkspaceView
+from test_cli_permission_prompt import on_a_terminal
+from test_cli_warm import environment
 
 # Generous: a loaded machine may take seconds to start a Python REPL.
 WAIT_MS = 30_000
@@ -357,3 +359,24 @@ async def test_a_deny_rule_on_the_shells_command_refuses_without_asking(
     assert refused["content"] == "Denied by rule WriteStdin(python3:*)."
     assert not client.events.of_type("permission_request")
     assert not (tmp_path / "ws" / "pwned").exists()
+
+
+# --- agentls run ----------------------------------------------------------------------------
+
+
+def test_agentls_run_asks_on_the_terminal_with_the_shells_command(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".agentls").mkdir(parents=True)
+    settings = {"permissions": {"allow": ["Bash(python3:*)"]}}
+    (project / ".agentls" / "settings.json").write_text(json.dumps(settings), "utf-8")
+    script = [
+        background("b1", "python3 -i -q"),
+        write("w1", "6 * 7\n", wait_for="42\n>>> $"),
+        {"text": "It is 42."},
+    ]
+    env = environment(tmp_path, script)
+    code, _out, shown = on_a_terminal(["--no-daemon", "multiply"], "y", project, env, True)
+    assert code == 0, shown
+    question = shown.index("Allow Write to shell_1 (python3 -i -q): 6 * 7⏎?")
+    assert "[a] Always allow WriteStdin(python3:*)" in shown[question:]
+    assert "→ Allow once" in shown[question:] and "It is 42." in shown[question:]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -94,9 +93,6 @@ class WriteStdinTool(Tool[WriteStdinInput]):
         """Rules match the command the shell runs."""
         shell = _known_shell(args, ctx)
         return (shell.command if shell is not None else None,)
-
-    def rule_content(self, args: WriteStdinInput, cwd: Path) -> str | None:
-        return None
 
     def refusal_before_asking(self, args: WriteStdinInput, ctx: ToolContext) -> str | None:
         try:

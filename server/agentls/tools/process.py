@@ -5,9 +5,8 @@ command is started, read and stopped the same way whichever waits for it. A fore
 command writes to a pipe and reads nothing (stdin is /dev/null): its output is plain text,
 with no echo and no colour, and a command that would prompt fails at once instead of
 hanging until its timeout. A background shell gets a pseudo-terminal (tools/pty_process.py)
-so that WriteStdin can answer its prompts. Every group is
-registered with the watchdog (tools/process_guard.py), which kills it if the daemon dies
-first, even by SIGKILL.
+so that WriteStdin can answer its prompts. Every group is registered with the watchdog
+(tools/process_guard.py), which kills it if the daemon dies first, even by SIGKILL.
 """
 
 from __future__ import annotations

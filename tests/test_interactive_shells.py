@@ -118,6 +118,24 @@ async def test_a_python_repl_is_driven_line_by_line(ctx: ToolContext) -> None:
     await until(lambda: no_such_process(shell.pid))
 
 
+async def test_wait_for_looks_past_a_prompt_left_unread_before_the_input(
+    ctx: ToolContext,
+) -> None:
+    shell = await start(ctx, "python3 -i -q")
+    await until(lambda: shell.output.peek().endswith(">>> "))
+    slow = "import time; time.sleep(0.3); print('late')\n"
+    out = await call(
+        WriteStdinTool(),
+        ctx,
+        shell_id=shell.shell_id,
+        input=slow,
+        wait_ms=WAIT_MS,
+        wait_for=">>> $",
+    )
+    # The old prompt was unread, and matched: only the one after the answer counts.
+    assert out.content.endswith("\nlate\n>>> ")
+
+
 async def test_a_read_prompt_is_answered(ctx: ToolContext) -> None:
     shell = await start(ctx, ASK_NAME)
     prompt = await call(

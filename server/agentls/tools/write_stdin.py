@@ -106,6 +106,9 @@ class WriteStdinTool(Tool[WriteStdinInput]):
         wait = min(args.wait_ms if args.wait_ms is not None else DEFAULT_WAIT_MS, MAX_WAIT_MS)
         pattern = _compile(args.wait_for) if args.wait_for is not None else None
         assert shell.terminal is not None
+        # With input, wait_for looks only at what came after it (a prompt left unread from
+        # before would match at once); with none, at everything unread.
+        before = shell.output.total if args.input else 0
         try:
             await shell.terminal.write(args.input, wait / 1000)
         except InputNotTaken as exc:
@@ -113,7 +116,7 @@ class WriteStdinTool(Tool[WriteStdinInput]):
                 f"Shell {shell.shell_id} took only {exc.taken} bytes of the input: it is not "
                 f"reading its terminal ({shell.status_line()})."
             ) from exc
-        await _settle(shell, wait / 1000, pattern)
+        await _settle(shell, wait / 1000, pattern, before)
         return render_new_output(shell, None)
 
 
@@ -149,18 +152,35 @@ def _compile(text: str) -> re.Pattern[str]:
         raise ToolError(f"wait_for is not a valid regular expression: {exc}.") from exc
 
 
-async def _settle(shell: BackgroundShell, within: float, pattern: re.Pattern[str] | None) -> None:
-    """Wait for the answer: `pattern` in the new output (or, without one, output followed
-    by quiet), the shell's exit, or the end of `within` seconds."""
+async def _settle(
+    shell: BackgroundShell, within: float, pattern: re.Pattern[str] | None, before: int
+) -> None:
+    """Wait for the answer: `pattern` in the output that came after the first `before`
+    characters (or, without a pattern, output followed by quiet), the shell's exit, or the
+    end of `within` seconds."""
     deadline = time.monotonic() + within
     seen = shell.output.total
     quiet_since: float | None = None
+    if pattern is not None and _found(shell, pattern, before):
+        return
     while shell.state == "running" and time.monotonic() < deadline:
         await asyncio.sleep(POLL_SECONDS)
-        if pattern is not None:
-            if pattern.search(shell.output.peek()):
-                return
-        elif shell.output.total != seen:
+        if shell.output.total != seen:
             seen, quiet_since = shell.output.total, time.monotonic()
-        elif quiet_since is not None and time.monotonic() - quiet_since >= QUIET_SECONDS:
+            # Searched only when something came: the unread text may be megabytes.
+            if pattern is not None and _found(shell, pattern, before):
+                return
+        elif pattern is None and _quiet_since(quiet_since):
             return
+
+
+def _found(shell: BackgroundShell, pattern: re.Pattern[str], before: int) -> bool:
+    """Whether `pattern` is in the unread output written after the first `before` chars."""
+    text = shell.output.peek()
+    fresh = shell.output.total - before
+    return pattern.search(text[max(0, len(text) - fresh) :]) is not None
+
+
+def _quiet_since(moment: float | None) -> bool:
+    """Whether output came, and then nothing for QUIET_SECONDS."""
+    return moment is not None and time.monotonic() - moment >= QUIET_SECONDS

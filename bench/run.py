@@ -28,9 +28,11 @@ session whole and with `messageLimit`, 17 apply_patch (a 20-file patch against t
 changes as Edit calls, and the bytes the tool adds to every request), 18 plan approval and
 the shortcuts (what ExitPlanMode adds to the prefix; `!command`, `# note` and `/context`
 turns against a model turn), 19 plugins (reading them at session open, none and ten
-installed; one plugin's trust digest; what ten plugins add to the first request).
+installed; one plugin's trust digest; what ten plugins add to the first request), 20
+interactive shells (spawn on a terminal against a pipe, a background start, a WriteStdin
+round trip to a REPL, WriteStdin's bytes in every request).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp, guard, reattach, sessions, patch, shortcuts, plugins. Every
+nvim, acp, guard, reattach, sessions, patch, shortcuts, plugins, shells. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -72,6 +74,7 @@ BENCHES = {
     "plugins": "bench_plugins",
     "patch": "bench_patch",
     "shortcuts": "bench_shortcuts",
+    "shells": "bench_shells",
 }
 NAME_WIDTH = 54
 

@@ -155,7 +155,9 @@ async def test_kill_all_also_stops_what_an_exited_shell_left_behind(
 ) -> None:
     ctx = make_ctx(root, shells)
     running = await start(ctx, "sleep 60")
-    leaver = await start(ctx, "sleep 60 > /dev/null 2>&1 & echo $!")
+    # Deaf to SIGHUP (inherited before the fork): a plain `&` child is hung up with the
+    # shell's terminal when the shell exits.
+    leaver = await start(ctx, "trap '' HUP; sleep 60 > /dev/null 2>&1 & echo $!")
     await until(lambda: leaver.state == "exited")
     orphan = int("".join(leaver.output._chunks).strip())
     assert not is_gone(orphan)

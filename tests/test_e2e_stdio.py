@@ -85,6 +85,7 @@ async def test_initialize_advertises_the_agent_protocol(client: AgentClient) -> 
         "Grep",
         "Bash",
         "BashOutput",
+        "WriteStdin",
         "KillShell",
         "WebFetch",
         "QueryData",

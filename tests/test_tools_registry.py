@@ -45,6 +45,7 @@ def test_default_tools_come_in_the_order_models_know() -> None:
         "Grep",
         "Bash",
         "BashOutput",
+        "WriteStdin",
         "KillShell",
         "WebFetch",
         "QueryData",

@@ -284,7 +284,7 @@ class ToolExecutor:
     ) -> tuple[BaseModel, str | None] | ToolResultBlock:
         """The (possibly user-updated) input to run with and a note on the user's revision
         of it for the model, or the refusal result."""
-        contents = tool.rule_contents(args, self._context.cwd)
+        contents = tool.rule_contents_in(args, self._context)
         # A tool whose own calls meet the gate (Task's agent) is asked about by rules only.
         read_only = tool.is_read_only(args) and tool.read_only_skips_asking
         harmless = read_only or getattr(tool, "calls_are_gated", False)
@@ -301,7 +301,7 @@ class ToolExecutor:
         request = PermissionRequest(
             new_id("perm"),
             block.id,
-            _title(tool, args, block),
+            _request_title(tool, args, block, self._context),
             block.input,
             _options_with_rules(tool, contents),
             diff or (diffs[0] if diffs and len(diffs) == 1 else None),
@@ -405,6 +405,15 @@ def _title(tool: Tool[Any] | None, args: BaseModel | None, block: ToolUseBlock) 
         return tool.title(args)
     except Exception:
         return block.name
+
+
+def _request_title(
+    tool: Tool[Any], args: BaseModel, block: ToolUseBlock, context: ToolContext
+) -> str:
+    try:
+        return tool.request_title(args, context)
+    except Exception:
+        return _title(tool, args, block)
 
 
 def _always_rule(tool: Tool[Any], content: str | None, option_id: str) -> Rule:

@@ -2,9 +2,11 @@
 
 A shell belongs to its session, not to a turn: the end or abort of a turn leaves it
 running, and closing the session (or the daemon) kills every one. It is spawned, pumped
-and killed exactly as a foreground Bash command is (tools/process.py); only what happens
-to its output differs: it is kept for the next read, bounded, the oldest unread text going
-first when it overflows. The tools over them (BashOutput, KillShell) are in shells.py.
+and killed as a foreground Bash command is (tools/process.py), in a process group of its
+own under the watchdog, but on a pseudo-terminal, so WriteStdin can type into it. Its
+output is kept for the next read as plain text (tools/terminal_text.py), bounded, the
+oldest unread text going first when it overflows. The tools over them (BashOutput,
+WriteStdin, KillShell) are in shells.py and write_stdin.py.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from agentls.tools.process import (
     exit_text,
     kill_process_group,
     pump_output,
-    spawn_shell,
+    spawn_in_terminal,
     wait_for_exit,
 )
+from agentls.tools.pty_process import TerminalInput
+from agentls.tools.terminal_text import TerminalText
 
 # What a shell may hold unread before its oldest text is dropped (about 4 MB of text).
 MAX_UNREAD_CHARS = 4_000_000
@@ -65,6 +69,10 @@ class UnreadOutput:
         self.dropped_chars += len(text)
         self.dropped_lines += text.count("\n")
 
+    def peek(self) -> str:
+        """The unread text, left unread."""
+        return "".join(self._chunks)
+
     def take(self) -> tuple[str, int, int]:
         """The unread text, and the characters and lines dropped before it; all now read."""
         taken = ("".join(self._chunks), self.dropped_chars, self.dropped_lines)
@@ -86,6 +94,8 @@ class BackgroundShell:
     state: ShellState = "running"
     exit_code: int | None = None
     task: asyncio.Task[None] | None = None
+    # Where WriteStdin types: the terminal's input side, while the shell runs.
+    terminal: TerminalInput | None = None
     # Set when KillShell or the session's close stops it: its end is then no news.
     stopping: bool = False
 
@@ -113,12 +123,27 @@ class _NoProgress(ProgressLines):
         return None
 
 
+class _PlainOutput:
+    """The terminal's output as the model reads it (plain text), into the unread output."""
+
+    def __init__(self, output: UnreadOutput) -> None:
+        self._output = output
+        self._plain = TerminalText()
+
+    def append(self, text: str) -> None:
+        self._output.append(self._plain.feed(text))
+
+    def flush(self) -> None:
+        self._output.append(self._plain.flush())
+
+
 async def _follow(
     process: asyncio.subprocess.Process, reader: asyncio.StreamReader, output: UnreadOutput
 ) -> int:
     """Keep the shell's output until it exits; its exit code. Cancelled (the daemon ends
     without closing the session), it kills the shell's group first."""
-    pump = asyncio.create_task(pump_output(reader, output, _NoProgress(lambda _text: None)))
+    plain = _PlainOutput(output)
+    pump = asyncio.create_task(pump_output(reader, plain, _NoProgress(lambda _text: None)))
     try:
         return await wait_for_exit(process, pump)
     except asyncio.CancelledError:
@@ -126,6 +151,7 @@ async def _follow(
         raise
     finally:
         pump.cancel()
+        plain.flush()
 
 
 # Told when a shell starts and when it ends (the session turns it into events and notes).
@@ -173,12 +199,13 @@ class BackgroundShells:
         started: asyncio.Future[BackgroundShell],
     ) -> None:
         try:
-            async with spawn_shell(argv, cwd) as (process, reader):
+            async with spawn_in_terminal(argv, cwd) as (process, reader, terminal):
                 # Numbered per session (shell_1, shell_2…): short for the model to repeat.
                 self._count += 1
                 shell_id = f"shell_{self._count}"
                 shell = BackgroundShell(shell_id, command, description, process.pid, time.time())
                 shell.task = asyncio.current_task()
+                shell.terminal = terminal
                 self.shells[shell.shell_id] = shell
                 started.set_result(shell)
                 self._changed(shell)

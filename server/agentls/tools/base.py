@@ -231,6 +231,16 @@ class Tool(ABC, Generic[Args]):
         """What permission rules match against: a path relative to cwd, or a command."""
         return None
 
+    def rule_contents_in(self, args: Args, ctx: ToolContext) -> tuple[str | None, ...]:
+        """What rules match for the call where it runs (the session's state can say more
+        than its input: WriteStdin's rules match the shell's command)."""
+        return self.rule_contents(args, ctx.cwd)
+
+    def request_title(self, args: Args, ctx: ToolContext) -> str:
+        """The title of the call's permission request (its title, unless the session's
+        state says more about what the user approves)."""
+        return self.title(args)
+
     def rule_contents(self, args: Args, cwd: Path) -> tuple[str | None, ...]:
         """Each thing rules match against, for a call on several paths: every one must be
         allowed, and a deny of any one denies the call."""

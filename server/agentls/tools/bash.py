@@ -77,8 +77,9 @@ class BashInput(BaseModel):
     )
     run_in_background: bool = Field(
         default=False,
-        description="Run it in the background and return its shell id at once; read its "
-        "output with BashOutput, stop it with KillShell",
+        description="Run it in the background, on a terminal, and return its shell id at "
+        "once; read its output with BashOutput, type into it with WriteStdin, stop it with "
+        "KillShell",
     )
 
 
@@ -98,7 +99,8 @@ class BashTool(Tool[BashInput]):
         "command starts in a background shell and the call returns its id at once (timeout "
         "does not apply): use it for servers and long jobs, read its output with "
         "BashOutput and stop it with KillShell; it runs until it exits, is killed, or the "
-        "session ends. Do not append `&` yourself."
+        "session ends. Do not append `&` yourself. A background shell runs on a terminal: "
+        "answer its prompts or drive a REPL with WriteStdin."
     )
     input_model: type[BaseModel] = BashInput
     kind: ToolKind = "execute"

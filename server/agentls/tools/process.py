@@ -1,9 +1,12 @@
 """Commands as processes: spawned in their own group, their output pumped, the group killed.
 
 Bash's foreground commands and the background shells both run through here, so a
-command is started, read and stopped the same way whichever waits for it. Every group is
-registered with the watchdog (tools/process_guard.py), which kills it if the daemon dies
-first, even by SIGKILL.
+command is started, read and stopped the same way whichever waits for it. A foreground
+command writes to a pipe and reads nothing (stdin is /dev/null): its output is plain text,
+with no echo and no colour, and a command that would prompt fails at once instead of
+hanging until its timeout. A background shell gets a pseudo-terminal (tools/pty_process.py)
+so that WriteStdin can answer its prompts. Every group is registered with the watchdog
+(tools/process_guard.py), which kills it if the daemon dies first, even by SIGKILL.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Protocol
 from agentls.redact import without_provider_keys
 from agentls.tools.errors import ToolError
 from agentls.tools.process_guard import guard_group, guarded_environ
+from agentls.tools.pty_process import CLAIM_SECONDS, TERMINAL_ENVIRON, Terminal, TerminalInput
 
 MAX_OUTPUT_CHARS = 30_000
 # SIGTERM first, so well-behaved programs clean up; SIGKILL what is left after this.
@@ -183,6 +187,28 @@ def exit_text(code: int) -> str:
     return f"Exit code {code}"
 
 
+async def _start(
+    argv: list[str], cwd: Path, stdin: int, output: int, environ: dict[str, str]
+) -> asyncio.subprocess.Process:
+    """Start `argv` in a process group of its own, guarded by the watchdog."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            stdin=stdin,
+            stdout=output,
+            stderr=output,
+            env=guarded_environ({**without_provider_keys(os.environ), **environ}),
+            # Its own process group, so a kill reaches everything the command started.
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ToolError(f"Cannot run the command in {cwd}: {exc.strerror}") from exc
+    # Killed by the watchdog if the daemon dies before the command ends.
+    guard_group(process.pid)
+    return process
+
+
 @contextlib.asynccontextmanager
 async def spawn_shell(
     argv: list[str], cwd: Path
@@ -194,23 +220,12 @@ async def spawn_shell(
     """
     read_fd, write_fd = os.pipe()
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            env=guarded_environ(without_provider_keys(os.environ)),
-            # Its own process group, so a kill reaches everything the command started.
-            start_new_session=True,
-        )
-    except OSError as exc:
+        process = await _start(argv, cwd, asyncio.subprocess.DEVNULL, write_fd, {})
+    except ToolError:
         os.close(read_fd)
-        raise ToolError(f"Cannot run the command in {cwd}: {exc.strerror}") from exc
+        raise
     finally:
         os.close(write_fd)
-    # Killed by the watchdog if the daemon dies before the command ends.
-    guard_group(process.pid)
     reader = asyncio.StreamReader()
     transport, _ = await asyncio.get_running_loop().connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
@@ -218,4 +233,33 @@ async def spawn_shell(
     try:
         yield process, reader
     finally:
+        transport.close()
+
+
+@contextlib.asynccontextmanager
+async def spawn_in_terminal(
+    argv: list[str], cwd: Path
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, asyncio.StreamReader, TerminalInput]]:
+    """Start bash on a pseudo-terminal of its own (tools/pty_process.py): its output, and
+    the terminal's input side, open until the block ends."""
+    try:
+        terminal = Terminal()
+    except OSError as exc:
+        raise ToolError(f"Cannot open a terminal for the command: {exc.strerror}") from exc
+    try:
+        process = await _start(
+            terminal.command(argv), cwd, terminal.slave, terminal.slave, TERMINAL_ENVIRON
+        )
+    except ToolError:
+        terminal.close()
+        raise
+    finally:
+        terminal.close_slave()
+    reader, transport = await terminal.reader()
+    try:
+        # Started means ready for input: a Ctrl-C typed at once must find its command.
+        await terminal.claimed_by(process.pid, CLAIM_SECONDS, lambda: process.returncode is None)
+        yield process, reader, terminal.input
+    finally:
+        terminal.input.close()
         transport.close()

@@ -28,6 +28,7 @@ from agentls.tools.shells import BashOutputTool, KillShellTool
 from agentls.tools.todo import TodoWriteTool
 from agentls.tools.web_fetch import WebFetchTool
 from agentls.tools.web_search import WebSearchTool
+from agentls.tools.write_stdin import WriteStdinTool
 from agentls.web_config import WebOptions
 
 
@@ -133,6 +134,7 @@ def default_tools(
         GrepTool(),
         BashTool(sandbox),
         BashOutputTool(),
+        WriteStdinTool(),
         KillShellTool(),
         *web_tools(web or WebOptions()),
         QueryDataTool(),

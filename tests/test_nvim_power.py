@@ -257,7 +257,7 @@ def test_a_patch_lists_every_file_reviews_them_in_one_tab_and_approving_writes_b
         "if v and not m[4].virt_lines_above then for _, l in ipairs(v) do "
         "out[#out + 1] = l[1][1] end end end return table.concat(out, ' ')"
     )
-    assert "$%.4f this turn" % ended["costUsd"] in footer, footer
+    assert f"${ended['costUsd']:.4f} this turn" in footer, footer
 
 
 SKILL = "---\nname: greet\ndescription: Greets the user warmly.\n---\nSay hello.\n"

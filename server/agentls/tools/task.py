@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +31,11 @@ class TaskInput(BaseModel):
     )
     resume: str | None = Field(
         default=None, description="An earlier agent's id (agent_...) to continue, with its history"
+    )
+    isolation: Literal["worktree"] | None = Field(
+        default=None,
+        description="worktree: the agent works in its own git worktree and branch; the user "
+        "merges or discards its changes",
     )
 
 
@@ -54,15 +60,22 @@ class TaskTool(Tool[TaskInput]):
             "sees nothing of this conversation: put everything it needs in `prompt`, and say "
             "what the report should contain. Several Task calls in one message run at once "
             "when their agents only read. With run_in_background the call returns at once "
-            "and you are told when the agent ends; resume continues an earlier agent."
+            "and you are told when the agent ends; resume continues an earlier agent. With "
+            'isolation: "worktree" (in a git repository) the agent works in its own git '
+            "worktree, on a branch of its own made from the last commit (the user's "
+            "uncommitted changes are not in it), so several such agents can change files at "
+            "once without touching the user's working tree; you get its report and a "
+            "summary of its diff, and the user merges or discards its changes."
             f"\nAgent types (subagent_type):\n{listed}"
         )
 
     def is_read_only(self, args: TaskInput) -> bool:
-        """Agents that only read run concurrently; the others take the write lane."""
+        """Agents that only read run concurrently, and so do isolated ones (they write only
+        in their own worktree); the others take the write lane."""
         agent = self.types.get(args.subagent_type)
         # A background agent returns at once; its own calls take their own lanes.
-        return args.run_in_background or (agent is not None and not agent.writes)
+        isolated = args.isolation == "worktree"
+        return args.run_in_background or isolated or (agent is not None and not agent.writes)
 
     def title(self, args: TaskInput) -> str:
         return f"{args.subagent_type} agent: {args.description}"
@@ -85,5 +98,6 @@ class TaskTool(Tool[TaskInput]):
             ctx.tool_call_id,
             background=args.run_in_background,
             resume=args.resume,
+            isolation=args.isolation,
         )
         return await ctx.subagents.run(call, ctx.progress)

@@ -222,3 +222,43 @@ async def test_isolation_outside_a_git_repository_is_a_clear_tool_error(
     assert 'isolation: "worktree" needs a git repository' in failed["content"]
     assert "not in a git repository" in failed["content"]
     assert not any(e["type"] == "subagent_started" for e in client.events.of_turn(turn))
+
+
+async def test_worktrees_outlive_an_abort_and_a_resume(client: AgentClient, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    make_repo(ws)
+    script = [
+        {"tool_calls": [isolated("a", "Write alpha")]},
+        {"for": "Write alpha", "tool_calls": [write("wa", "alpha.txt", "alpha\n")]},
+        {"for": "Write alpha", "text": "Still thinking", "hang": True},
+    ]
+    session, _log = await client.scripted_session(tmp_path, script, permissionMode="acceptEdits")
+    result = await client.request("agent/submitMessage", {"sessionId": session, "text": "go"})
+    await client.events.wait_for(
+        lambda e: (
+            e["type"] == "tool_call_update"
+            and e["toolCallId"] == "wa"
+            and e["status"] == "completed"
+        )
+    )
+    listed = await client.request("agent/listWorktrees", {"sessionId": session})
+    assert [w["status"] for w in listed["worktrees"]] == ["running"]
+    agent_id = listed["worktrees"][0]["agentId"]
+    busy = {"sessionId": session, "agentId": agent_id, "action": "merge"}
+    with pytest.raises(Exception, match="still working in its worktree"):
+        await client.request("agent/resolveWorktree", busy)
+    await client.request("agent/abort", {"sessionId": session})
+    await client.events.turn_completed(result["turnId"])
+    await client.request("agent/closeSession", {"sessionId": session})
+
+    # A resumed session (as after a daemon restart) finds its worktrees in its folder; the
+    # aborted agent's uncommitted file is committed on its branch when listed.
+    await client.request("agent/resumeSession", {"sessionId": session})
+    listed = await client.request("agent/listWorktrees", {"sessionId": session})
+    [entry] = listed["worktrees"]
+    assert (entry["agentId"], entry["status"]) == (agent_id, "ready")
+    assert entry["files"] == [{"path": "alpha.txt", "status": "added", "added": 1, "removed": 0}]
+    merged = await client.request("agent/resolveWorktree", busy)
+    assert merged["merged"] == [str(ws / "alpha.txt")]
+    assert (ws / "alpha.txt").read_text(encoding="utf-8") == "alpha\n"
+    assert git(ws, "branch", "--list", f"agentls/{agent_id}") == ""

@@ -20,7 +20,7 @@ import sys
 import time
 from _socket import socket
 
-from agentls import __version__, daemon_socket
+from agentls import __version__, cli_worktrees, daemon_socket
 from agentls.cli_print import Answers, HumanPrinter, JsonPrinter, ProgressLine, write
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -343,11 +343,24 @@ def _run(
     if turn.progress is not None:
         turn.progress.clear()
     if not as_json:
+        _offer_worktrees(turn)
         write(
             sys.stderr,
             f"session {turn.session_id} (agentls run --resume {turn.session_id} goes on)\n",
         )
     return EXIT_OK if done.get("stopReason") == "end_turn" else EXIT_FAILED
+
+
+def _offer_worktrees(turn: Turn) -> None:
+    """The isolated agents' worktrees: each one's diff summary, then merge, discard or keep."""
+    session = turn.session_id
+    listed = turn.call("agent/listWorktrees", {"sessionId": session})
+    for entry, action in cli_worktrees.decide(listed["worktrees"], turn.answers):
+        result = None
+        if action != "keep":
+            params = {"sessionId": session, "agentId": entry["agentId"], "action": action}
+            result = turn.call("agent/resolveWorktree", params)
+        cli_worktrees.report(entry, action, result)
 
 
 def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict[str, Any]) -> None:

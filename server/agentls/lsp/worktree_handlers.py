@@ -7,16 +7,12 @@ handlers module stays small; each converts params, calls the session layer, conv
 from __future__ import annotations
 
 from agentls import api
-from agentls.api_worktrees import (
-    MergeConflictEntry,
-    WorktreeEntry,
-    WorktreeFileEntry,
-)
+from agentls.api_worktrees import MergeConflictEntry
 from agentls.lsp.hub import Hub
 from agentls.lsp.server import AgentServer
 from agentls.session.manager import SessionManager
 from agentls.session.worktree_requests import (
-    WorktreeState,
+    entry_of,
     list_worktrees,
     resolve_worktree,
     worktree_diff,
@@ -36,7 +32,7 @@ class WorktreeHandlers:
         self, p: api.SessionParams, _client: AgentServer
     ) -> api.ListWorktreesResult:
         states = await list_worktrees(self.manager.get(p.session_id))
-        return api.ListWorktreesResult(worktrees=[_entry(s) for s in states])
+        return api.ListWorktreesResult(worktrees=[entry_of(s) for s in states])
 
     async def worktree_diff(
         self, p: api.WorktreeDiffParams, _client: AgentServer
@@ -69,25 +65,3 @@ class WorktreeHandlers:
             merged=[str(path) for path in done.merged],
             conflicts=[MergeConflictEntry(path=str(f), reason=r) for f, r in done.conflicts],
         )
-
-
-def _entry(state: WorktreeState) -> WorktreeEntry:
-    lease, found = state.lease, state.summary
-    return WorktreeEntry(
-        agent_id=lease.agent_id,
-        description=lease.description,
-        path=lease.path,
-        branch=lease.branch,
-        base_commit=lease.base_commit,
-        repository=lease.repo,
-        turn_id=lease.turn_id,
-        status=state.status,
-        files=None
-        if found is None
-        else [
-            WorktreeFileEntry(path=f.path, status=f.status, added=f.added, removed=f.removed)
-            for f in found.files
-        ],
-        added=None if found is None else found.added,
-        removed=None if found is None else found.removed,
-    )

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from agentls.api_worktrees import WorktreeEntry, WorktreeFileEntry
 from agentls.errors import AgentError, InvalidParams, SessionBusy
 from agentls.events import WorktreeResolved, WorktreeSummary
 from agentls.session.rewind import FileChange, file_change
 from agentls.session.worktree_git import WorktreeGitError
 from agentls.session.worktree_merge import merge_worktree
-from agentls.session.worktrees import WorktreeLease, summary
+from agentls.session.worktrees import WorktreeLease
 from agentls.tools.base import NoCheckpoints
 
 if TYPE_CHECKING:
@@ -48,7 +49,9 @@ async def list_worktrees(session: AgentSession) -> list[WorktreeState]:
             states.append(WorktreeState(lease, "running", None))
             continue
         try:
-            found = summary(lease, await session.worktrees.changes(lease))
+            # Settled first: an agent stopped mid-work (an abort, a restart) left its
+            # changes uncommitted.
+            found = await session.worktrees.settle(lease)
         except (WorktreeGitError, OSError):
             states.append(WorktreeState(lease, "missing", None))
             continue
@@ -85,9 +88,7 @@ async def resolve_worktree(
                 if lease.turn_id is not None
                 else NoCheckpoints()
             )
-            outcome = await merge_worktree(
-                session.worktrees, lease, session.workspace, checkpoints
-            )
+            outcome = await merge_worktree(session.worktrees, lease, session.workspace, checkpoints)
             done.merged, done.conflicts = outcome.merged, outcome.conflicts
             if done.conflicts:
                 return done
@@ -115,3 +116,26 @@ def _idle_lease(session: AgentSession, agent_id: str) -> WorktreeLease:
     if agent_id in session.worktrees.running:
         raise SessionBusy(f"Agent {agent_id} is still working in its worktree; wait for it.")
     return lease
+
+
+def entry_of(state: WorktreeState) -> WorktreeEntry:
+    """A worktree as agent/listWorktrees sends it."""
+    lease, found = state.lease, state.summary
+    return WorktreeEntry(
+        agent_id=lease.agent_id,
+        description=lease.description,
+        path=lease.path,
+        branch=lease.branch,
+        base_commit=lease.base_commit,
+        repository=lease.repo,
+        turn_id=lease.turn_id,
+        status=state.status,
+        files=None
+        if found is None
+        else [
+            WorktreeFileEntry(path=f.path, status=f.status, added=f.added, removed=f.removed)
+            for f in found.files
+        ],
+        added=None if found is None else found.added,
+        removed=None if found is None else found.removed,
+    )

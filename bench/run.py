@@ -27,9 +27,10 @@ and descriptors after 200 sessions opened and closed); 7 also resumes a 50,000-m
 session whole and with `messageLimit`, 17 apply_patch (a 20-file patch against the same
 changes as Edit calls, and the bytes the tool adds to every request), 18 plan approval and
 the shortcuts (what ExitPlanMode adds to the prefix; `!command`, `# note` and `/context`
-turns against a model turn).
+turns against a model turn), 19 isolated agents (a worktree's add, settle, three-way merge
+and discard in a 500-file repository; the bytes `isolation` adds to the Task tool's spec).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp, guard, reattach, sessions, patch, shortcuts. Every
+nvim, acp, guard, reattach, sessions, patch, shortcuts, worktrees. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -70,6 +71,7 @@ BENCHES = {
     "sessions": "bench_sessions",
     "patch": "bench_patch",
     "shortcuts": "bench_shortcuts",
+    "worktrees": "bench_worktrees",
 }
 NAME_WIDTH = 54
 

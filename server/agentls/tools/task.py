@@ -17,6 +17,13 @@ from agentls.subagents.types import AgentType
 from agentls.tool_values import ToolKind
 from agentls.tools.base import SubagentCall, Tool, ToolContext, ToolError, ToolOutput
 
+# What the model is told of `isolation` (the benchmark measures what it adds to requests).
+ISOLATION_GUIDE = (
+    ' isolation: "worktree" runs the agent in its own git worktree and branch, made from the '
+    "last commit (without uncommitted changes): it changes files there, at once with other "
+    "such agents, never in the user's tree; you get its diff summary, the user merges it."
+)
+
 
 class TaskInput(BaseModel):
     description: str = Field(min_length=1, max_length=200, description="A 3-7 word summary")
@@ -34,8 +41,7 @@ class TaskInput(BaseModel):
     )
     isolation: Literal["worktree"] | None = Field(
         default=None,
-        description="worktree: the agent works in its own git worktree and branch; the user "
-        "merges or discards its changes",
+        description="worktree: in its own git worktree and branch",
     )
 
 
@@ -60,12 +66,8 @@ class TaskTool(Tool[TaskInput]):
             "sees nothing of this conversation: put everything it needs in `prompt`, and say "
             "what the report should contain. Several Task calls in one message run at once "
             "when their agents only read. With run_in_background the call returns at once "
-            "and you are told when the agent ends; resume continues an earlier agent. With "
-            'isolation: "worktree" (in a git repository) the agent works in its own git '
-            "worktree, on a branch of its own made from the last commit (the user's "
-            "uncommitted changes are not in it), so several such agents can change files at "
-            "once without touching the user's working tree; you get its report and a "
-            "summary of its diff, and the user merges or discards its changes."
+            "and you are told when the agent ends; resume continues an earlier agent."
+            f"{ISOLATION_GUIDE}"
             f"\nAgent types (subagent_type):\n{listed}"
         )
 

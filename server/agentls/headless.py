@@ -228,7 +228,11 @@ class _FrontEnd:
             result = None
             if action != "keep":
                 chosen_action: WorktreeAction = "merge" if action == "merge" else "discard"
-                done = await resolve_worktree(session, entry["agentId"], chosen_action)
+                try:
+                    done = await resolve_worktree(session, entry["agentId"], chosen_action)
+                except AgentError as exc:
+                    sys.stderr.write(f"agentls: {entry['agentId']} not {action}d: {exc.message}\n")
+                    continue
                 result = {
                     "resolved": not done.conflicts,
                     "conflicts": [{"path": str(p), "reason": r} for p, r in done.conflicts],

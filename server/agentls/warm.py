@@ -354,12 +354,21 @@ def _run(
 def _offer_worktrees(turn: Turn) -> None:
     """The isolated agents' worktrees: each one's diff summary, then merge, discard or keep."""
     session = turn.session_id
-    listed = turn.call("agent/listWorktrees", {"sessionId": session})
+    try:
+        listed = turn.call("agent/listWorktrees", {"sessionId": session})
+    except RpcError as exc:
+        # A daemon of an older version has no worktrees to offer.
+        write(sys.stderr, f"agentls: worktrees not listed: {exc}\n")
+        return
     for entry, action in cli_worktrees.decide(listed["worktrees"], turn.answers):
         result = None
         if action != "keep":
             params = {"sessionId": session, "agentId": entry["agentId"], "action": action}
-            result = turn.call("agent/resolveWorktree", params)
+            try:
+                result = turn.call("agent/resolveWorktree", params)
+            except RpcError as exc:
+                write(sys.stderr, f"agentls: {entry['agentId']} not {action}d: {exc}\n")
+                continue
         cli_worktrees.report(entry, action, result)
 
 

@@ -91,6 +91,8 @@ async def test_two_isolated_agents_write_apart_then_one_is_merged_one_discarded(
     kinds = [(e["type"], e.get("parentToolCallId")) for e in events]
     first_done = min(kinds.index(("subagent_completed", c)) for c in ("a", "b"))
     assert max(kinds.index(("subagent_started", c)) for c in ("a", "b")) < first_done
+    # The agents wrote on disk in their worktrees, never through the editor.
+    assert client.applied_edits == []
     # The user's tree is untouched: no new file, nothing staged, no new branch checked out.
     assert sorted(p.name for p in ws.iterdir() if p.name != ".git") == ["app.txt"]
     assert git(ws, "status", "--porcelain") == ""
@@ -139,6 +141,8 @@ async def test_two_isolated_agents_write_apart_then_one_is_merged_one_discarded(
         "conflicts": [],
     }
     assert (ws / "alpha.txt").read_text(encoding="utf-8") == "alpha\n"
+    # The merge went through the editor, as the agent's own edits in the user's tree do.
+    assert len(client.applied_edits) == 1
     # Uncommitted in the user's tree, on the user's branch.
     assert git(ws, "status", "--porcelain") == "?? alpha.txt\n"
     discarded = await client.request(

@@ -66,3 +66,12 @@ def test_without_a_terminal_the_worktrees_are_kept_and_explained(tmp_path: Path)
     assert done.stderr.count("git merge --squash agentls/agent_") == 2
     assert not (project / "alpha.txt").exists()
     assert git(project, "branch", "--list", "agentls/*").count("agentls/") == 2
+
+    # A later run of the session offers them again at its end.
+    session = done.stderr.split("agentls run --resume ")[-1].split(" ")[0].rstrip(")\n")
+    later = tmp_path / "later.jsonl"
+    later.write_text('{"text": "Nothing to do."}\n', encoding="utf-8")
+    env["AGENTLS_SCRIPT"] = str(later)
+    again = run("--no-daemon", "--resume", session, "anything left?", cwd=project, env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("git merge --squash agentls/agent_") == 2

@@ -34,7 +34,13 @@ from agentls.cli_print import (
 )
 from agentls.ctrl_c import CtrlC, exit_now
 from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, UnknownSession
-from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
+from agentls.events import (
+    AskUserRequest,
+    PermissionRequest,
+    SessionEvent,
+    SubagentCompleted,
+    TurnCompleted,
+)
 from agentls.permissions.asking import PermissionAnswer
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
@@ -144,6 +150,8 @@ class _FrontEnd:
         self.ended: asyncio.Queue[tuple[TurnCompleted, dict[str, Any]]] = asyncio.Queue()
         self.manager = SessionManager(self.on_event)
         self._asking: set[asyncio.Task[None]] = set()
+        # An isolated agent's worktree was made: the run offers it at the end.
+        self.saw_worktree = False
 
     def on_event(self, envelope: SessionEvent) -> None:
         payload = event_payload(envelope)
@@ -156,6 +164,8 @@ class _FrontEnd:
             self._ask(self._answer(envelope.session_id, payload))
         elif isinstance(event, AskUserRequest):
             self._ask(self._reply(envelope.session_id, payload))
+        elif isinstance(event, SubagentCompleted) and event.worktree is not None:
+            self.saw_worktree = True
         elif isinstance(event, TurnCompleted):
             self.ended.put_nowait((event, payload))
 
@@ -211,7 +221,9 @@ class _FrontEnd:
                 ticker.cancel()
             if status is not None:
                 status.clear()
-        if not self.as_json:
+        # Only when there can be any: a worktree made now, or one an earlier run kept.
+        resumed = request.resume is not None or request.continue_newest
+        if not self.as_json and (self.saw_worktree or resumed):
             await self._offer_worktrees(session)
         await manager.close_all()
         if self.resume_hint:

@@ -152,6 +152,8 @@ class Turn:
         self.ended = False
         # Ctrl-C was pressed: what still comes is shown, nothing is asked.
         self.stopping = False
+        # An isolated agent's worktree was made: the run offers it at the end.
+        self.saw_worktree = False
 
     def call(self, method: str, params: Any) -> Any:
         """A request whose answer is needed before going on (events are shown meanwhile)."""
@@ -198,6 +200,8 @@ class Turn:
             self.progress.saw(event)
         self.printer.show(event)
         kind = event.get("type")
+        if kind == "subagent_completed" and "worktree" in event:
+            self.saw_worktree = True
         if kind == "turn_completed":
             if event.get("turnId") == self.turn_id:
                 self.ended = True
@@ -343,7 +347,9 @@ def _run(
     if turn.progress is not None:
         turn.progress.clear()
     if not as_json:
-        _offer_worktrees(turn)
+        # Only when there can be any: a worktree made now, or one an earlier run kept.
+        if turn.saw_worktree or session.get("resume") or session.get("continue_newest"):
+            _offer_worktrees(turn)
         write(
             sys.stderr,
             f"session {turn.session_id} (agentls run --resume {turn.session_id} goes on)\n",

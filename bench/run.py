@@ -30,9 +30,11 @@ the shortcuts (what ExitPlanMode adds to the prefix; `!command`, `# note` and `/
 turns against a model turn), 19 plugins (reading them at session open, none and ten
 installed; one plugin's trust digest; what ten plugins add to the first request), 20
 interactive shells (spawn on a terminal against a pipe, a background start, a WriteStdin
-round trip to a REPL, WriteStdin's bytes in every request).
+round trip to a REPL, WriteStdin's bytes in every request), 21 isolated agents (a
+worktree's add, settle, three-way merge and discard in a 500-file repository; the bytes
+`isolation` adds to the Task tool's spec).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
-nvim, acp, guard, reattach, sessions, patch, shortcuts, plugins, shells. Every
+nvim, acp, guard, reattach, sessions, patch, shortcuts, plugins, shells, worktrees. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number
 here is wall-clock time on a possibly shared machine.
 """
@@ -75,6 +77,7 @@ BENCHES = {
     "patch": "bench_patch",
     "shortcuts": "bench_shortcuts",
     "shells": "bench_shells",
+    "worktrees": "bench_worktrees",
 }
 NAME_WIDTH = 54
 

@@ -15,6 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentls import api
+from agentls.api_worktrees import MergeConflictEntry, WorktreeEntry, WorktreeFileEntry
 from agentls.events import (
     PLAN_OPTIONS,
     AskUserRequest,
@@ -45,6 +46,9 @@ from agentls.events import (
     TurnLimitReached,
     TurnStarted,
     UsageEvent,
+    WorktreeFileStat,
+    WorktreeResolved,
+    WorktreeSummary,
 )
 from agentls.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentls.permissions.asking import PermissionAnswer
@@ -253,6 +257,25 @@ def _sample_events() -> list[LoopEvent]:
         ShellStatus("shell_2", "sleep 60", "killed", -15),
         SubagentStarted("agent_1", "toolu_1", "explore", "Find the port"),
         SubagentCompleted("agent_1", "toolu_1", "end_turn", 2, 1, Usage(10, 2), 1234),
+        SubagentCompleted(
+            "agent_2",
+            "toolu_2",
+            "end_turn",
+            2,
+            1,
+            Usage(10, 2),
+            1234,
+            worktree=WorktreeSummary(
+                "/home/u/.agentls/sessions/sess_1/worktrees/agent_2",
+                "agentls/agent_2",
+                "0123456789abcdef0123456789abcdef01234567",
+                (WorktreeFileStat("src/app.py", "modified", 3, 1),),
+                3,
+                1,
+            ),
+        ),
+        WorktreeResolved("agent_2", "merged", "agentls/agent_2", ("/w/src/app.py",)),
+        WorktreeResolved("agent_3", "discarded", "agentls/agent_3"),
         PlanEvent(
             (PlanEntry("Read the config", "completed"), PlanEntry("Fix it", "pending", "high"))
         ),
@@ -463,6 +486,9 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     },
     "agent/rewind": {"sessionId": "sess_1", "turnId": "turn_1", "what": "both", "force": True},
     "agent/turnDiff": {"sessionId": "sess_1", "turnId": "turn_1"},
+    "agent/listWorktrees": {"sessionId": "sess_1"},
+    "agent/worktreeDiff": {"sessionId": "sess_1", "agentId": "agent_1"},
+    "agent/resolveWorktree": {"sessionId": "sess_1", "agentId": "agent_1", "action": "merge"},
 }
 
 SAMPLE_RESULTS: dict[str, api.WireModel] = {
@@ -648,6 +674,54 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
                 deleted=False,
             )
         ]
+    ),
+    "agent/listWorktrees": api.ListWorktreesResult(
+        worktrees=[
+            WorktreeEntry(
+                agent_id="agent_1",
+                description="Add the parser",
+                path="/home/u/.agentls/sessions/sess_1/worktrees/agent_1",
+                branch="agentls/agent_1",
+                base_commit="0123456789abcdef0123456789abcdef01234567",
+                repository="/w",
+                turn_id="turn_1",
+                status="ready",
+                files=[WorktreeFileEntry(path="parse.py", status="added", added=12, removed=0)],
+                added=12,
+                removed=0,
+            ),
+            WorktreeEntry(
+                agent_id="agent_2",
+                description="Fix the tests",
+                path="/home/u/.agentls/sessions/sess_1/worktrees/agent_2",
+                branch="agentls/agent_2",
+                base_commit="0123456789abcdef0123456789abcdef01234567",
+                repository="/w",
+                status="running",
+            ),
+        ]
+    ),
+    "agent/worktreeDiff": api.TurnDiffResult(
+        files=[
+            api.FileChangeInfo(
+                path="/w/parse.py",
+                diff="--- /dev/null\n+++ b/parse.py\n@@ -0,0 +1 @@\n+x = 1\n",
+                added=1,
+                removed=0,
+                created=True,
+                deleted=False,
+            )
+        ]
+    ),
+    "agent/resolveWorktree": api.ResolveWorktreeResult(
+        action="merge",
+        resolved=False,
+        merged=[],
+        conflicts=[
+            MergeConflictEntry(
+                path="/w/app.py", reason="the agent and your working tree changed the same lines"
+            )
+        ],
     ),
 }
 

@@ -8,35 +8,28 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from agentls import methods
+from agentls.api_base import ParamsModel as ParamsModel
+from agentls.api_base import WireModel as WireModel
 from agentls.api_plugins import PluginInfo as PluginInfo
-from agentls.json_text import is_unicode
+from agentls.api_worktrees import (
+    ListWorktreesResult as ListWorktreesResult,
+)
+from agentls.api_worktrees import (
+    ResolveWorktreeParams as ResolveWorktreeParams,
+)
+from agentls.api_worktrees import (
+    ResolveWorktreeResult as ResolveWorktreeResult,
+)
+from agentls.api_worktrees import (
+    WorktreeDiffParams as WorktreeDiffParams,
+)
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
 from agentls.names import PermissionMode as PermissionModeName
 from agentls.wire_paths import PathText
 from agentls.wire_paths import unnameable as unnameable
-
-
-class WireModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-
-class ParamsModel(WireModel):
-    """What a client sends: JSON types are checked strictly (`true` is no integer, `5` no
-    string); a float field still takes an integer. JSON can escape a lone surrogate, which
-    is no Unicode (no file name, no UTF-8 can hold it): refused in every string."""
-
-    model_config = ConfigDict(strict=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _only_unicode(cls, data: Any) -> Any:
-        if not is_unicode(data):
-            raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
-        return data
 
 
 class WirePosition(ParamsModel):

@@ -1,18 +1,15 @@
 """The wire's description of a session's plugins (`agent/newSession`'s `plugins`).
 
-Kept beside `api.py` (which is at its size limit); same camelCase aliases as its models.
+Kept beside `api.py` (which is at its size limit), on the same wire base.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from agentls.api_base import WireModel
 
 
-class PluginInfo(BaseModel):
+class PluginInfo(WireModel):
     """One installed plugin: whether it is enabled, and what it adds to sessions."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
     name: str
     enabled: bool

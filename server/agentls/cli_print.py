@@ -216,6 +216,10 @@ class Answers:
         """After a turn stopped at the turn limit: run another round of model calls?"""
         return False
 
+    def worktree(self, entry: Event) -> str:
+        """At the end, for an isolated agent's worktree: `merge`, `discard` or `keep`."""
+        return "keep"
+
 
 class DemoAnswers(Answers):
     def permission(self, request: Event) -> str:
@@ -256,6 +260,10 @@ class Terminal(Answers):
         calls = counted(completed.get("turns", 0), "model call")
         reply = _ask(f"Reached the turn limit ({calls}). Go on? [y/N]: ")
         return reply[:1].lower() == "y"
+
+    def worktree(self, entry: Event) -> str:
+        reply = _ask("[m] Merge into the working tree · [d] Discard · [k] Keep for later: ")
+        return {"m": "merge", "d": "discard"}.get(reply[:1].lower(), "keep")
 
 
 def _ask(prompt: str) -> str:

@@ -110,7 +110,44 @@ class SubagentCompleted:
     duration_ms: int
     # What the agent's model calls cost in dollars; None when a price is unknown.
     cost_usd: float | None = None
+    # An agent that ran in its own git worktree (Task `isolation: "worktree"`): what it changed.
+    worktree: WorktreeSummary | None = None
     type: Literal["subagent_completed"] = "subagent_completed"
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeFileStat:
+    """One file an isolated agent's branch changed (path relative to the repository)."""
+
+    path: str
+    status: Literal["added", "modified", "deleted"]
+    added: int
+    removed: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeSummary:
+    """An isolated agent's worktree: where it is, its branch, and what it changed."""
+
+    path: str
+    branch: str
+    base_commit: str
+    files: tuple[WorktreeFileStat, ...]
+    added: int
+    removed: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeResolved:
+    """The user merged an isolated agent's changes into the working tree, or discarded
+    them; either way its worktree and branch are gone (an event outside turns)."""
+
+    agent_id: str
+    action: Literal["merged", "discarded"]
+    branch: str
+    # The files a merge wrote (absolute paths); empty for a discard.
+    files: tuple[str, ...] = ()
+    type: Literal["worktree_resolved"] = "worktree_resolved"
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,6 +400,7 @@ LoopEvent: TypeAlias = (
     | McpStatusEvent
     | CommandOutput
     | AvailableCommands
+    | WorktreeResolved
 )
 # Where a turn's events go (the session's sink, a test's list).
 Emit: TypeAlias = Callable[[LoopEvent], None]

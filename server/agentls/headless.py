@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from agentls import cli_worktrees
 from agentls.cli_print import (
     Answers,
     HumanPrinter,
@@ -33,11 +34,24 @@ from agentls.cli_print import (
 )
 from agentls.ctrl_c import CtrlC, exit_now
 from agentls.errors import AgentError, InvalidParams, ProviderNotConfigured, UnknownSession
-from agentls.events import AskUserRequest, PermissionRequest, SessionEvent, TurnCompleted
+from agentls.events import (
+    AskUserRequest,
+    PermissionRequest,
+    SessionEvent,
+    SubagentCompleted,
+    TurnCompleted,
+)
 from agentls.permissions.asking import PermissionAnswer
 from agentls.session.manager import SessionManager
+from agentls.session.session import AgentSession
 from agentls.session.slash import submit_message
 from agentls.session.turn import Submission
+from agentls.session.worktree_requests import (
+    WorktreeAction,
+    entry_of,
+    list_worktrees,
+    resolve_worktree,
+)
 from agentls.wire import event_payload
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_CONFIGURED, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -136,6 +150,8 @@ class _FrontEnd:
         self.ended: asyncio.Queue[tuple[TurnCompleted, dict[str, Any]]] = asyncio.Queue()
         self.manager = SessionManager(self.on_event)
         self._asking: set[asyncio.Task[None]] = set()
+        # An isolated agent's worktree was made: the run offers it at the end.
+        self.saw_worktree = False
 
     def on_event(self, envelope: SessionEvent) -> None:
         payload = event_payload(envelope)
@@ -148,6 +164,8 @@ class _FrontEnd:
             self._ask(self._answer(envelope.session_id, payload))
         elif isinstance(event, AskUserRequest):
             self._ask(self._reply(envelope.session_id, payload))
+        elif isinstance(event, SubagentCompleted) and event.worktree is not None:
+            self.saw_worktree = True
         elif isinstance(event, TurnCompleted):
             self.ended.put_nowait((event, payload))
 
@@ -203,10 +221,35 @@ class _FrontEnd:
                 ticker.cancel()
             if status is not None:
                 status.clear()
+        # Only when there can be any: a worktree made now, or one an earlier run kept.
+        resumed = request.resume is not None or request.continue_newest
+        if not self.as_json and (self.saw_worktree or resumed):
+            await self._offer_worktrees(session)
         await manager.close_all()
         if self.resume_hint:
             sys.stderr.write(f"session {session.id} (agentls run --resume {session.id} goes on)\n")
         return EXIT_OK if completed.stop_reason == "end_turn" else EXIT_FAILED
+
+    async def _offer_worktrees(self, session: AgentSession) -> None:
+        """The isolated agents' worktrees: each one's diff summary, then merge, discard or
+        keep it (as the warm client does)."""
+        states = await list_worktrees(session)
+        entries = [entry_of(s).model_dump(by_alias=True, exclude_none=True) for s in states]
+        chosen = await _on_own_thread(lambda: cli_worktrees.decide(entries, self.answers))
+        for entry, action in chosen:
+            result = None
+            if action != "keep":
+                chosen_action: WorktreeAction = "merge" if action == "merge" else "discard"
+                try:
+                    done = await resolve_worktree(session, entry["agentId"], chosen_action)
+                except AgentError as exc:
+                    sys.stderr.write(f"agentls: {entry['agentId']} not {action}d: {exc.message}\n")
+                    continue
+                result = {
+                    "resolved": not done.conflicts,
+                    "conflicts": [{"path": str(p), "reason": r} for p, r in done.conflicts],
+                }
+            cli_worktrees.report(entry, action, result)
 
     async def stop(self, work: asyncio.Task[int], presses: asyncio.Queue[int]) -> None:
         """Ctrl-C: abort every turn and let it unwind for up to STOP_WAIT; a second press,

@@ -54,6 +54,11 @@ REQUESTS: dict[str, Method] = {
     "agent/rewind": Method("RewindParams", "RewindResult", "rewind"),
     "agent/turnDiff": Method("TurnDiffParams", "TurnDiffResult", "turn_diff"),
     "agent/listCommands": Method("SessionParams", "ListCommandsResult", "list_commands"),
+    "agent/listWorktrees": Method("SessionParams", "ListWorktreesResult", "list_worktrees"),
+    "agent/worktreeDiff": Method("WorktreeDiffParams", "TurnDiffResult", "worktree_diff"),
+    "agent/resolveWorktree": Method(
+        "ResolveWorktreeParams", "ResolveWorktreeResult", "resolve_worktree"
+    ),
 }
 # Notifications, by their params model's name.
 NOTIFICATIONS: dict[str, str] = {"agent/didChangeEditorState": "EditorStateParams"}

@@ -20,7 +20,7 @@ import sys
 import time
 from _socket import socket
 
-from agentls import __version__, daemon_socket
+from agentls import __version__, cli_worktrees, daemon_socket
 from agentls.cli_print import Answers, HumanPrinter, JsonPrinter, ProgressLine, write
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -152,6 +152,8 @@ class Turn:
         self.ended = False
         # Ctrl-C was pressed: what still comes is shown, nothing is asked.
         self.stopping = False
+        # An isolated agent's worktree was made: the run offers it at the end.
+        self.saw_worktree = False
 
     def call(self, method: str, params: Any) -> Any:
         """A request whose answer is needed before going on (events are shown meanwhile)."""
@@ -198,6 +200,8 @@ class Turn:
             self.progress.saw(event)
         self.printer.show(event)
         kind = event.get("type")
+        if kind == "subagent_completed" and "worktree" in event:
+            self.saw_worktree = True
         if kind == "turn_completed":
             if event.get("turnId") == self.turn_id:
                 self.ended = True
@@ -343,11 +347,35 @@ def _run(
     if turn.progress is not None:
         turn.progress.clear()
     if not as_json:
+        # Only when there can be any: a worktree made now, or one an earlier run kept.
+        if turn.saw_worktree or session.get("resume") or session.get("continue_newest"):
+            _offer_worktrees(turn)
         write(
             sys.stderr,
             f"session {turn.session_id} (agentls run --resume {turn.session_id} goes on)\n",
         )
     return EXIT_OK if done.get("stopReason") == "end_turn" else EXIT_FAILED
+
+
+def _offer_worktrees(turn: Turn) -> None:
+    """The isolated agents' worktrees: each one's diff summary, then merge, discard or keep."""
+    session = turn.session_id
+    try:
+        listed = turn.call("agent/listWorktrees", {"sessionId": session})
+    except RpcError as exc:
+        # A daemon of an older version has no worktrees to offer.
+        write(sys.stderr, f"agentls: worktrees not listed: {exc}\n")
+        return
+    for entry, action in cli_worktrees.decide(listed["worktrees"], turn.answers):
+        result = None
+        if action != "keep":
+            params = {"sessionId": session, "agentId": entry["agentId"], "action": action}
+            try:
+                result = turn.call("agent/resolveWorktree", params)
+            except RpcError as exc:
+                write(sys.stderr, f"agentls: {entry['agentId']} not {action}d: {exc}\n")
+                continue
+        cli_worktrees.report(entry, action, result)
 
 
 def _open_session(turn: Turn, cwd: str, session: dict[str, Any], overrides: dict[str, Any]) -> None:

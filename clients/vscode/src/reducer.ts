@@ -430,6 +430,8 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "subagent_completed":
     // Background shells are listed on demand (agent/listShells); the chat shows no card.
     case "shell_status":
+    // Isolated agents' worktrees are listed on demand (agent/listWorktrees).
+    case "worktree_resolved":
       return state;
     case "mcp_status":
       return mcpStatus(state, event);

@@ -223,6 +223,10 @@ export interface ListTasksResult {
   tasks: TaskInfo[];
 }
 
+export interface ListWorktreesResult {
+  worktrees: WorktreeEntry[];
+}
+
 export interface Location {
   line?: number;
   path: string;
@@ -281,6 +285,11 @@ export interface McpToolEntry {
   name: string;
   readOnly: boolean;
   serverName: string;
+}
+
+export interface MergeConflictEntry {
+  path: string;
+  reason: string;
 }
 
 /** The `message_completed` event. */
@@ -472,6 +481,19 @@ export interface ProviderStatusResult {
   provider?: "anthropic" | "openai" | "azure" | "scripted" | null;
 }
 
+export interface ResolveWorktreeParams {
+  action: "merge" | "discard";
+  agentId: string;
+  sessionId: string;
+}
+
+export interface ResolveWorktreeResult {
+  action: "merge" | "discard";
+  conflicts: MergeConflictEntry[];
+  merged: string[];
+  resolved: boolean;
+}
+
 export interface RespondAskUserParams {
   answer: string;
   requestId: string;
@@ -623,6 +645,7 @@ export interface SubagentCompleted {
   turns: number;
   type: "subagent_completed";
   usage: Usage;
+  worktree?: WorktreeSummary;
 }
 
 /** The `subagent_started` event. */
@@ -838,8 +861,63 @@ export interface WireRange {
   start: WirePosition;
 }
 
+export interface WorktreeDiffParams {
+  agentId: string;
+  sessionId: string;
+}
+
+export interface WorktreeEntry {
+  added?: number | null;
+  agentId: string;
+  baseCommit: string;
+  branch: string;
+  description: string;
+  files?: WorktreeFileEntry[] | null;
+  path: string;
+  removed?: number | null;
+  repository: string;
+  status: "running" | "ready" | "missing";
+  turnId?: string | null;
+}
+
+export interface WorktreeFileEntry {
+  added: number;
+  path: string;
+  removed: number;
+  status: "added" | "modified" | "deleted";
+}
+
+export interface WorktreeFileStat {
+  added: number;
+  path: string;
+  removed: number;
+  status: "added" | "modified" | "deleted";
+}
+
+/** The `worktree_resolved` event. */
+export interface WorktreeResolved {
+  action: "merged" | "discarded";
+  agentId?: string;
+  branch: string;
+  files: string[];
+  parentToolCallId?: string;
+  seq: number;
+  sessionId: string;
+  turnId?: string;
+  type: "worktree_resolved";
+}
+
+export interface WorktreeSummary {
+  added: number;
+  baseCommit: string;
+  branch: string;
+  files: WorktreeFileStat[];
+  path: string;
+  removed: number;
+}
+
 /** One `agent/event` notification's params: one of the event types, told apart by `type`. Every event carries `sessionId` and `seq` (per session, 1 for the first event, then strictly increasing by 1), and `turnId` when it belongs to a turn; a sub-agent's events also carry `agentId` and `parentToolCallId` (its Task call). Fields that are None are left out, never sent as null. Clients must ignore fields they do not know (the contract adds, it does not rename). */
-export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | PermissionModeChanged | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | ShellStatus | TurnCompleted | McpStatusEvent | CommandOutput | AvailableCommands;
+export type AgentEvent = TurnStarted | TextDeltaEvent | ThinkingDeltaEvent | MessageCompleted | MessageDiscarded | ToolCallEvent | ToolCallUpdate | PlanEvent | SubagentStarted | SubagentCompleted | PermissionRequest | PermissionResolved | PermissionModeChanged | AskUserRequest | AskUserResolved | Compaction | UsageEvent | Notice | TurnLimitReached | HookResult | ShellStatus | TurnCompleted | McpStatusEvent | CommandOutput | AvailableCommands | WorktreeResolved;
 export type AgentEventType = AgentEvent["type"];
 
 export interface Requests {
@@ -856,9 +934,11 @@ export interface Requests {
   "agent/listSessions": { params: ListSessionsParams; result: ListSessionsResult };
   "agent/listShells": { params: SessionParams; result: ListShellsResult };
   "agent/listTasks": { params: SessionParams; result: ListTasksResult };
+  "agent/listWorktrees": { params: SessionParams; result: ListWorktreesResult };
   "agent/newSession": { params: NewSessionParams; result: NewSessionResult };
   "agent/noteUserAction": { params: NoteUserActionParams; result: EmptyResult };
   "agent/providerStatus": { params: ProviderStatusParams; result: ProviderStatusResult };
+  "agent/resolveWorktree": { params: ResolveWorktreeParams; result: ResolveWorktreeResult };
   "agent/respondAskUser": { params: RespondAskUserParams; result: EmptyResult };
   "agent/respondPermission": { params: RespondPermissionParams; result: EmptyResult };
   "agent/resumeSession": { params: ResumeSessionParams; result: ResumeSessionResult };
@@ -869,6 +949,7 @@ export interface Requests {
   "agent/submitMessage": { params: SubmitMessageParams; result: SubmitMessageResult };
   "agent/turnDiff": { params: TurnDiffParams; result: TurnDiffResult };
   "agent/updatePermissionRules": { params: UpdatePermissionRulesParams; result: PermissionRulesResult };
+  "agent/worktreeDiff": { params: WorktreeDiffParams; result: TurnDiffResult };
 }
 
 export interface Notifications {

@@ -28,6 +28,7 @@ from agentls.lsp.paths import uri_path
 from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.returning import ReturningWindows, running_fields
 from agentls.lsp.server import AgentServer
+from agentls.lsp.worktree_handlers import WorktreeHandlers
 from agentls.messages import Message
 from agentls.names import RulesScope
 from agentls.permissions.asking import PermissionAnswer
@@ -49,7 +50,7 @@ Handler = Callable[[Any, "Client"], Awaitable[BaseModel]]
 Client = AgentServer
 
 
-class AgentHandlers:
+class AgentHandlers(WorktreeHandlers):
     """One per daemon: the SessionManager and a handler per agent/* request."""
 
     def __init__(self, hub: Hub) -> None:
@@ -76,6 +77,9 @@ class AgentHandlers:
             message = f"{method} failed: {type(exc).__name__}: {exc}"
             raise JsonRpcException(message, -32603) from None
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def editor_link(self, client: Client) -> EditorLink:
+        return _link(client)
 
     def editor_state(self, params: Any, client: Client) -> None:
         """agent/didChangeEditorState: a bad notification is logged, never fatal."""

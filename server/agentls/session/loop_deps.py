@@ -41,6 +41,7 @@ from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks, SubagentLimits, SubagentRunner
 from agentls.session.toolbox import Toolbox
 from agentls.session.turn import Turn
+from agentls.session.worktrees import SessionWorktrees
 from agentls.subagents.types import AgentType
 from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData, ToolContext
@@ -77,6 +78,7 @@ class SessionParts(Protocol):
     skills: SessionSkills
     plugins: SessionPlugins
     plugin_trust: PluginTrust
+    worktrees: SessionWorktrees
 
     @property
     def answers(self) -> PermissionPrompter: ...
@@ -191,6 +193,8 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
             session.tasks,
             lambda: session.history,
             price_of=lambda model: price_for(model, settings.prices),
+            worktrees=session.worktrees,
+            turn_id=turn.turn_id,
         )
     return deps
 

@@ -61,6 +61,7 @@ from agentls.session.toolbox import Toolbox
 from agentls.session.turn import Submission
 from agentls.session.turn_start import TurnOpening
 from agentls.session.turns import TurnRunner
+from agentls.session.worktrees import SessionWorktrees
 from agentls.subagents.types import agent_types
 from agentls.tools.background import BackgroundShells
 from agentls.tools.base import SessionData
@@ -124,6 +125,8 @@ class AgentSession:
         )
         # What files held before each turn's writes (agent/rewind, agent/turnDiff).
         self.checkpoints = CheckpointStore(checkpoints_root(transcript.path), settings.home)
+        # Isolated agents' git worktrees (Task `isolation: "worktree"`), kept in its folder.
+        self.worktrees = SessionWorktrees(transcript.path.with_suffix("") / "worktrees")
         self.memory_files = find_memory_files(project_root or cwd, cwd, settings.home)
         # The memory files' part of the prompt (/context tells what it takes).
         self.memory_text = memory_prompt(self.memory_files)

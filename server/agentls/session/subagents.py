@@ -26,6 +26,7 @@ from agentls.events import (
     ToolCallEvent,
     TurnCompleted,
     TurnStarted,
+    WorktreeSummary,
 )
 from agentls.loop.deps import LoopSettings
 from agentls.loop.run import LoopDeps, QueryState, run_turn
@@ -35,6 +36,14 @@ from agentls.pricing import Price
 from agentls.redact import Masker
 from agentls.session.records import SessionStarted
 from agentls.session.store import SessionMeta, Transcript, load_transcript
+from agentls.session.worktree_git import WorktreeGitError
+from agentls.session.worktrees import (
+    SessionWorktrees,
+    WorktreeLease,
+    isolated_context,
+    summary_text,
+    worktree_note,
+)
 from agentls.subagents.types import AgentType
 from agentls.tools.base import SubagentCall, ToolError, ToolOutput
 from agentls.tools.registry import ToolRegistry
@@ -132,6 +141,11 @@ class SubagentRunner:
     depth: int = 1
     # A model's price (the `prices` setting over the table), for an agent on its own model.
     price_of: Callable[[str], Price | None] = lambda _model: None
+    # The session's worktrees (Task `isolation: "worktree"`), the turn that runs this loop,
+    # and the worktree this loop itself works in (its agents work there too, not isolated).
+    worktrees: SessionWorktrees | None = None
+    turn_id: str | None = None
+    lease: WorktreeLease | None = None
 
     async def run(self, call: SubagentCall, progress: Callable[[str], None]) -> ToolOutput:
         earlier: list[Message] = []
@@ -142,16 +156,37 @@ class SubagentRunner:
         agent = self.types.get(kind)
         if agent is None:
             raise ToolError(f"No agent type {kind!r}.")
+        lease = await self._worktree(agent_id, call)
         if not call.background:
-            return await self._run_agent(agent, agent_id, call, earlier, progress, False)
+            return await self._run_agent(agent, agent_id, call, earlier, progress, False, lease)
         record = TaskRecord(agent_id, agent.name, call.description, time.time())
-        work = self._run_agent(agent, agent_id, call, earlier, lambda _text: None, True)
+        work = self._run_agent(agent, agent_id, call, earlier, lambda _text: None, True, lease)
         self.background.start(record, work)
         return ToolOutput(
             f"Started the {agent.name} agent {agent_id} in the background. Go on with other "
             "work: you will be told when it finishes, with its report. (Resume it later "
             f"with resume: {agent_id}.)"
         )
+
+    async def _worktree(self, agent_id: str, call: SubagentCall) -> WorktreeLease | None:
+        """The agent's own worktree: made for an isolated call, or the one a resumed agent
+        had; None for an agent that works in the session's tree."""
+        known = self.worktrees.find(agent_id) if self.worktrees is not None else None
+        if call.isolation != "worktree" and known is None:
+            return None
+        if self.worktrees is None or self.lease is not None:
+            raise ToolError(
+                'isolation: "worktree" is not available here (an agent that works in a '
+                "worktree runs its own agents in that worktree)."
+            )
+        if known is not None and known.cwd.is_dir():
+            return known
+        try:
+            return await self.worktrees.create(
+                self.parent.tool_context.cwd, agent_id, call.description, self.turn_id
+            )
+        except (WorktreeGitError, OSError) as exc:
+            raise ToolError(f'isolation: "worktree" needs a git repository: {exc}') from None
 
     def _resumed(self, agent_id: str, wanted: str) -> tuple[str, str, list[Message]]:
         """An earlier agent of this session: its id, type and history."""
@@ -172,6 +207,25 @@ class SubagentRunner:
         earlier: list[Message],
         progress: Callable[[str], None],
         background: bool,
+        lease: WorktreeLease | None = None,
+    ) -> ToolOutput:
+        if lease is None or self.worktrees is None:
+            return await self._run_in(agent, agent_id, call, earlier, progress, background, None)
+        self.worktrees.running.add(agent_id)
+        try:
+            return await self._run_in(agent, agent_id, call, earlier, progress, background, lease)
+        finally:
+            self.worktrees.running.discard(agent_id)
+
+    async def _run_in(
+        self,
+        agent: AgentType,
+        agent_id: str,
+        call: SubagentCall,
+        earlier: list[Message],
+        progress: Callable[[str], None],
+        background: bool,
+        lease: WorktreeLease | None,
     ) -> ToolOutput:
         def emit(event: LoopEvent) -> None:
             self.emit(event, agent_id, call.tool_call_id, background)
@@ -188,7 +242,7 @@ class SubagentRunner:
         try:
             async with self.slots:
                 state, ended, calls = await self._loop(
-                    agent, call, earlier, transcript, progress, emit
+                    agent, call, earlier, transcript, progress, emit, lease
                 )
         except asyncio.CancelledError:
             # The parent was aborted (or the task stopped): the child's loop settled itself.
@@ -197,6 +251,7 @@ class SubagentRunner:
             raise
         finally:
             transcript.close()
+        worktree, note = await self._settled(lease)
         duration_ms = int((time.monotonic() - started) * 1000)
         emit(
             SubagentCompleted(
@@ -208,9 +263,22 @@ class SubagentRunner:
                 ended.usage,
                 duration_ms,
                 ended.cost_usd,
+                worktree,
             )
         )
-        return _report(agent, agent_id, state.messages, ended, calls, duration_ms)
+        report = _report(agent, agent_id, state.messages, ended, calls, duration_ms)
+        return replace(report, content=f"{report.content}\n{note}") if note else report
+
+    async def _settled(self, lease: WorktreeLease | None) -> tuple[WorktreeSummary | None, str]:
+        """An isolated agent's changes committed on its branch, summed up for the event and
+        the model; (None, "") for an agent that worked in the session's tree."""
+        if lease is None or self.worktrees is None:
+            return None, ""
+        try:
+            worktree = await self.worktrees.settle(lease)
+        except (WorktreeGitError, OSError) as exc:
+            return None, f"[worktree {lease.path}: its changes could not be read: {exc}]"
+        return worktree, summary_text(lease, worktree)
 
     async def _loop(
         self,
@@ -220,6 +288,7 @@ class SubagentRunner:
         transcript: Transcript,
         progress: Callable[[str], None],
         emit: Callable[[LoopEvent], None],
+        lease: WorktreeLease | None,
     ) -> tuple[QueryState, TurnCompleted, int]:
         if agent.fork:
             # The parent's history up to this call: the child's first request then repeats
@@ -230,10 +299,13 @@ class SubagentRunner:
             text = f"{FORK_NOTE}\n\n{call.prompt}"
         else:
             text = call.prompt
+        if lease is not None:
+            # In the message, not the system prompt: the cached prefix stays the parent's.
+            text = f"{worktree_note(lease)}\n\n{text}"
         task = Message("user", (TextBlock(text),))
         state = QueryState(new_id("turn"), [*earlier, task])
         transcript.record_message(task, state.turn_id)
-        deps = self._child_deps(agent, transcript, state)
+        deps = self._child_deps(agent, transcript, state, lease)
         ended: TurnCompleted | None = None
         calls = 0
         async for event in run_turn(state, deps):
@@ -249,7 +321,13 @@ class SubagentRunner:
         assert ended is not None  # run_turn always ends with one
         return state, ended, calls
 
-    def _child_deps(self, agent: AgentType, transcript: Transcript, state: QueryState) -> LoopDeps:
+    def _child_deps(
+        self,
+        agent: AgentType,
+        transcript: Transcript,
+        state: QueryState,
+        lease: WorktreeLease | None,
+    ) -> LoopDeps:
         parent = self.parent
         nested = self.depth < self.limits.depth
         names = [
@@ -282,13 +360,23 @@ class SubagentRunner:
             # Its Stop hooks are SubagentStop hooks; the transcript is named by the agent.
             hooks=parent.hooks.for_subagent(transcript.meta.session_id, agent.name),
         )
+        context = (
+            parent.tool_context if lease is None else isolated_context(parent.tool_context, lease)
+        )
+        child.tool_context = context
         runner = (
-            replace(self, parent=child, depth=self.depth + 1, history=lambda: state.messages)
+            replace(
+                self,
+                parent=child,
+                depth=self.depth + 1,
+                history=lambda: state.messages,
+                lease=lease or self.lease,
+            )
             if nested
             else None
         )
         # A sub-agent cannot end plan mode: only the main agent presents the plan.
-        child.tool_context = replace(parent.tool_context, subagents=runner, switch_mode=None)
+        child.tool_context = replace(context, subagents=runner, switch_mode=None)
         return child
 
     def _child_settings(self, agent: AgentType) -> LoopSettings:

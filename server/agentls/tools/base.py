@@ -99,6 +99,8 @@ class SubagentCall:
     background: bool = False
     # An earlier agent of the session to continue, with its history.
     resume: str | None = None
+    # "worktree": the agent works in a git worktree of its own (see session/worktrees.py).
+    isolation: str | None = None
 
 
 class Subagents(Protocol):

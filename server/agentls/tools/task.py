@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from agentls.subagents.types import AgentType
 from agentls.tool_values import ToolKind
 from agentls.tools.base import SubagentCall, Tool, ToolContext, ToolError, ToolOutput
+
+# What the model is told of `isolation` (the benchmark measures what it adds to requests).
+ISOLATION_GUIDE = (
+    ' isolation: "worktree" runs the agent in its own git worktree and branch, made from the '
+    "last commit (without uncommitted changes): it changes files there, at once with other "
+    "such agents, never in the user's tree; you get its diff summary, the user merges it."
+)
 
 
 class TaskInput(BaseModel):
@@ -30,6 +38,10 @@ class TaskInput(BaseModel):
     )
     resume: str | None = Field(
         default=None, description="An earlier agent's id (agent_...) to continue, with its history"
+    )
+    isolation: Literal["worktree"] | None = Field(
+        default=None,
+        description="worktree: in its own git worktree and branch",
     )
 
 
@@ -55,14 +67,17 @@ class TaskTool(Tool[TaskInput]):
             "what the report should contain. Several Task calls in one message run at once "
             "when their agents only read. With run_in_background the call returns at once "
             "and you are told when the agent ends; resume continues an earlier agent."
+            f"{ISOLATION_GUIDE}"
             f"\nAgent types (subagent_type):\n{listed}"
         )
 
     def is_read_only(self, args: TaskInput) -> bool:
-        """Agents that only read run concurrently; the others take the write lane."""
+        """Agents that only read run concurrently, and so do isolated ones (they write only
+        in their own worktree); the others take the write lane."""
         agent = self.types.get(args.subagent_type)
         # A background agent returns at once; its own calls take their own lanes.
-        return args.run_in_background or (agent is not None and not agent.writes)
+        isolated = args.isolation == "worktree"
+        return args.run_in_background or isolated or (agent is not None and not agent.writes)
 
     def title(self, args: TaskInput) -> str:
         return f"{args.subagent_type} agent: {args.description}"
@@ -85,5 +100,6 @@ class TaskTool(Tool[TaskInput]):
             ctx.tool_call_id,
             background=args.run_in_background,
             resume=args.resume,
+            isolation=args.isolation,
         )
         return await ctx.subagents.run(call, ctx.progress)

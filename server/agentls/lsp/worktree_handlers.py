@@ -1,0 +1,67 @@
+"""The agent/* handlers of isolated agents' worktrees: list, diff, merge or discard.
+
+A mixin of AgentHandlers (whose dispatch table finds them by name), kept apart so the
+handlers module stays small; each converts params, calls the session layer, converts back.
+"""
+
+from __future__ import annotations
+
+from agentls import api
+from agentls.api_worktrees import MergeConflictEntry
+from agentls.lsp.hub import Hub
+from agentls.lsp.server import AgentServer
+from agentls.session.manager import SessionManager
+from agentls.session.worktree_requests import (
+    entry_of,
+    list_worktrees,
+    resolve_worktree,
+    worktree_diff,
+)
+from agentls.workspace.link import EditorLink
+
+
+class WorktreeHandlers:
+    manager: SessionManager
+    hub: Hub
+
+    def editor_link(self, client: AgentServer) -> EditorLink:
+        """What a session sees of this client's editor (AgentHandlers supplies it)."""
+        raise NotImplementedError
+
+    async def list_worktrees(
+        self, p: api.SessionParams, _client: AgentServer
+    ) -> api.ListWorktreesResult:
+        states = await list_worktrees(self.manager.get(p.session_id))
+        return api.ListWorktreesResult(worktrees=[entry_of(s) for s in states])
+
+    async def worktree_diff(
+        self, p: api.WorktreeDiffParams, _client: AgentServer
+    ) -> api.TurnDiffResult:
+        changes = await worktree_diff(self.manager.get(p.session_id), p.agent_id)
+        return api.TurnDiffResult(
+            files=[
+                api.FileChangeInfo(
+                    path=str(c.path),
+                    diff=c.diff,
+                    added=c.added,
+                    removed=c.removed,
+                    created=c.created,
+                    deleted=c.deleted,
+                )
+                for c in changes
+            ]
+        )
+
+    async def resolve_worktree(
+        self, p: api.ResolveWorktreeParams, client: AgentServer
+    ) -> api.ResolveWorktreeResult:
+        # A merge's writes go to the editor the request came from, as the agent's edits do.
+        session = self.manager.attach(p.session_id, self.editor_link(client))
+        self.hub.attach(session.id, client)
+        done = await resolve_worktree(session, p.agent_id, p.action)
+        return api.ResolveWorktreeResult(
+            action=p.action,
+            resolved=not done.conflicts,
+            merged=[str(path) for path in done.merged],
+            conflicts=[MergeConflictEntry(path=str(f), reason=r) for f, r in done.conflicts],
+        )

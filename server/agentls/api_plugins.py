@@ -5,6 +5,8 @@ Kept beside `api.py` (which is at its size limit), on the same wire base.
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from agentls.api_base import WireModel
 
 
@@ -19,11 +21,11 @@ class PluginInfo(WireModel):
     version: str | None = None
     description: str | None = None
     # Namespaced names: `plugin:command`, `plugin:agent`, `plugin:skill`.
-    commands: list[str] = []
-    agents: list[str] = []
-    skills: list[str] = []
+    commands: list[str] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=list)
     # Whether it has hooks (they run once the user trusts the plugin).
     hooks: bool = False
-    mcp_servers: list[str] = []
+    mcp_servers: list[str] = Field(default_factory=list)
     # Why it could not be loaded (it then adds nothing).
     error: str | None = None

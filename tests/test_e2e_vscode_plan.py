@@ -7,10 +7,13 @@ markdown, Approve / Approve with edits accepted / Keep planning with a feedback 
 Reject) that holds the keyboard. `a` approves with edits accepted: the chat says the mode
 changed, the status bar shows `acceptEdits`, and the same turn writes the file without
 asking and ends. Then `/` in the message box completes the session's commands and the
-project's skill (tagged "skill"), `!` is hinted, and `/context` is drawn as a bar.
+project's skill (tagged "skill"), `!` is hinted, and `/context` is drawn as a bar. Back in
+the default mode (`/mode default`), an `apply_patch` of two files asks once: the card lists
+both (kind, name), one opens in the diff editor, and allowed, both land on disk.
 
 Checked on the panel, the disk and the daemon's transcript. Screenshots (the plan card as
-`plan-card.png`, the bar as `context-bar.png`) stay in `clients/vscode/e2e/.work/plan/artifacts`.
+`plan-card.png`, the bar as `context-bar.png`, the patch as `patch-card.png`) stay in
+`clients/vscode/e2e/.work/plan/artifacts`.
 Skipped, naming what is missing, without the toolchain of `clients/vscode/e2e/setup.sh`.
 """
 
@@ -48,9 +51,11 @@ def test_a_plan_approved_in_a_real_vscode_is_carried_out(vsix: Path) -> None:
         "daemon transcript",
         "slash completion",
         "context bar",
+        "patch",
     )
     for step in steps:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]
     assert (work / "ws" / "hello.txt").read_text(encoding="utf-8") == "hello from the plan\n"
-    for picture in ("plan-card.png", "context-bar.png"):
+    assert (work / "ws" / "docs" / "new.md").read_text(encoding="utf-8") == "# New\n"
+    for picture in ("plan-card.png", "context-bar.png", "patch-card.png"):
         assert (work / "artifacts" / picture).stat().st_size > 0, picture

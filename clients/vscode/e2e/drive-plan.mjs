@@ -3,7 +3,8 @@
 // the card holding the keyboard), the user approves with edits accepted from the keyboard,
 // the chat and the status bar say the mode changed, and the same turn carries the plan out
 // (a Write, not asked about in acceptEdits). Then the message box completes `/` with the
-// session's commands and the project's skill (tagged), and `/context` is drawn as a bar.
+// session's commands and the project's skill (tagged), `/context` is drawn as a bar, and
+// back in the default mode an apply_patch asks once with its files listed, one diff opened.
 // Checks are on the panel, the disk and the daemon's transcript; screenshots are artifacts.
 //
 //   node drive-plan.mjs --url URL --workspace DIR --artifacts DIR --home AGENTLS_HOME
@@ -107,6 +108,35 @@ await step("context bar", async () => {
   }
   await chat().locator('.context tr[data-part="skills"] .part-name', { hasText: "1 skill" }).waitFor({ timeout: 10_000 });
   await chat().locator(".context").screenshot({ path: path.join(artifacts, "context-bar.png") });
+});
+
+await step("patch", async () => {
+  // Back to asking before edits, then a patch of two files: one card for the whole patch.
+  const input = chat().locator("#input");
+  await input.fill("/mode default");
+  await input.press("Enter");
+  await statusItem("acceptEdits").waitFor({ state: "detached", timeout: 30_000 });
+  await input.fill("Change the port and add docs.");
+  await input.press("Enter");
+  const card = chat().locator('.permission[data-state="pending"]');
+  const files = card.locator(".patch-files .patch-file");
+  await files.first().waitFor({ timeout: 60_000 });
+  const listed = await files.evaluateAll((rows) => rows.map((r) => `${r.dataset.kind} ${r.querySelector(".diff-name").textContent}`));
+  if (listed.join(", ") !== "update app.py, add new.md") throw new Error(`the patch card lists ${listed.join(", ")}`);
+  await card.locator(".patch-head", { hasText: "2 files" }).waitFor({ timeout: 10_000 });
+  await card.screenshot({ path: path.join(artifacts, "patch-card.png") });
+  // A file's diff opens in VS Code's diff editor.
+  await files.first().locator(".diff-name").click();
+  await page.locator(".tab", { hasText: "patch 1 of 2" }).waitFor({ timeout: 20_000 });
+  await page.locator(".monaco-diff-editor .modified .view-line", { hasText: "PORT = 9000" }).waitFor({ timeout: 20_000 });
+  await shot("plan-04-patch-diff");
+  await card.locator('button[data-option="allow_once"]').click();
+  await chat().locator(".assistant .markdown", { hasText: "Patched." }).waitFor({ timeout: 60_000 });
+  // Its card has a diff per file afterwards.
+  await chat().locator(".tool .tool-card button", { hasText: "new.md" }).first().waitFor({ state: "attached", timeout: 20_000 });
+  const app = readFileSync(path.join(workspace, "app.py"), "utf8");
+  const docs = readFileSync(path.join(workspace, "docs", "new.md"), "utf8");
+  if (app !== "PORT = 9000\n" || docs !== "# New\n") throw new Error(`after the patch: ${JSON.stringify([app, docs])}`);
 });
 
 await browser.close();

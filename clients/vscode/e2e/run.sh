@@ -6,7 +6,8 @@
 #   e2e/run.sh VSIX WORK_DIR join FORGED_DISCOVERY_FILE DAEMON_AGENTLS_HOME
 # or, joined the same way, by drive-reload.mjs: Reload Window while a turn waits on a permission.
 #   e2e/run.sh VSIX WORK_DIR reload DAEMON_AGENTLS_HOME
-# or, in plan mode, by drive-plan.mjs: a plan approved from its card, then / completion and /context.
+# or, in plan mode, by drive-plan.mjs: a plan approved from its card, then / completion,
+# /context and an apply_patch reviewed file by file.
 #   e2e/run.sh VSIX WORK_DIR plan
 # e2e/setup.sh installs what it runs: Node 24, code-server and playwright-core. Everything the run writes stays under WORK_DIR; code-server runs
 # in its own process group, killed on every exit path.
@@ -35,7 +36,11 @@ if [ "$mode" = plan ]; then
 {"text": "Here is my plan.", "tool_calls": [{"id": "p1", "name": "ExitPlanMode", "input": {"plan": "# Greeting plan\n\n1. Write \`hello.txt\` with a greeting.\n2. Say it is done."}}]}
 {"tool_calls": [{"id": "w1", "name": "Write", "input": {"file_path": "$ws/hello.txt", "content": "hello from the plan\n"}}]}
 {"text": "Done: hello.txt is written."}
+{"tool_calls": [{"id": "ap1", "name": "apply_patch", "input": {"input": "*** Begin Patch\n*** Update File: app.py\n@@\n-PORT = 8000\n+PORT = 9000\n*** Add File: docs/new.md\n+# New\n*** End Patch"}}]}
+{"text": "Patched."}
 JSONL
+  # The scripted model gets apply_patch (by default only OpenAI's models do).
+  printf '{"applyPatchTool": true}\n' > "$AGENTLS_HOME/settings.json"
   mkdir -p "$ws/.agentls/skills/greet"
   printf -- '---\nname: greet\ndescription: Greets the user by name.\n---\nSay hello to $ARGUMENTS.\n' > "$ws/.agentls/skills/greet/SKILL.md"
 fi

@@ -20,7 +20,7 @@ import type {
   ToolCallEvent,
   TurnError,
 } from "./wire";
-import { ANSWERED } from "./words";
+import { ANSWERED, PLAN_ANSWERED, answerId } from "./words";
 
 /** A content block, as in `message_completed` (and in resumed history). */
 export type ContentBlock = MessageCompleted["content"][number];
@@ -469,7 +469,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "turn_limit_reached":
       return { ...state, limitReached: { turns: event.turns, maxTurns: event.maxTurns } };
     case "turn_completed":
-      return { ...turnCompleted(state, event.turnId, event.stopReason, event.error), lastTurnCostUsd: event.costUsd ?? null };
+      return { ...turnCompleted(state, event.turnId, event.stopReason, event.error, event.turns), lastTurnCostUsd: event.costUsd ?? null };
   }
 }
 
@@ -513,6 +513,8 @@ function permissionResolved(state: ViewState, requestId: string, outcome: "selec
 function answerText(options: readonly PermissionOption[], outcome: "selected" | "cancelled", optionId?: string): string {
   if (outcome === "cancelled") return "Cancelled";
   const option = options.find((o) => o.optionId === optionId) ?? options.find((o) => o.kind === optionId);
+  const plan = option ? PLAN_ANSWERED[answerId(option)] : undefined;
+  if (plan) return plan;
   if (option) return `${ANSWERED[option.kind]}${option.rule ? ` (${option.rule})` : ""}`;
   return "Answered";
 }
@@ -540,10 +542,12 @@ function hookResult(state: ViewState, event: HookOutcome): ViewState {
   return append(state, { kind: "notice", id: `notice-${event.seq}`, level, message: `${event.event} hook \`${event.command}\` ${what}${detail}` });
 }
 
-function turnCompleted(state: ViewState, turnId: string, stopReason: string, error?: TurnError): ViewState {
+function turnCompleted(state: ViewState, turnId: string, stopReason: string, error: TurnError | undefined, turns: number): ViewState {
   const items = state.items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
   const end: TurnEndItem = { kind: "turnEnd", id: `end-${turnId}`, stopReason, ...(error ? { error } : {}) };
-  const files = changedFiles(items);
+  // A turn with no model call (a local command: /context, /mode, `!`, `#`) has no user
+  // message of its own, so the edits since the last one are the turn before's: no summary.
+  const files = turns > 0 ? changedFiles(items) : [];
   const summary: SummaryItem[] = files.length ? [{ kind: "summary", id: `summary-${turnId}`, files }] : [];
   return {
     ...state,

@@ -21,6 +21,14 @@ export const ANSWERED: Record<OptionKind, string> = {
 
 export type OptionId = RespondPermissionParams["optionId"];
 
+/** What a plan's card says once answered (its options' kinds would say "Always allowed"). */
+export const PLAN_ANSWERED: Partial<Record<OptionId, string>> = {
+  plan_approve: "Approved",
+  plan_approve_accept_edits: "Approved, edits accepted",
+  plan_keep_planning: "Sent back to planning",
+  plan_reject: "Plan rejected",
+};
+
 const OPTION_IDS: readonly string[] = [
   "allow_once",
   "allow_always",

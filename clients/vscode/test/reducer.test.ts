@@ -554,7 +554,7 @@ test("a plan to approve is a card with the plan; its approval switches the mode 
     asked,
   );
   const tool = approved.items.find((i) => i.kind === "tool");
-  assert.equal(tool?.kind === "tool" && tool.answer, "Always allowed");
+  assert.equal(tool?.kind === "tool" && tool.answer, "Approved, edits accepted");
   const notices = approved.items.flatMap((i) => (i.kind === "notice" ? [i.message] : []));
   assert.deepEqual(notices, ["Mode: accept edits (asks before commands)"]);
 });
@@ -619,4 +619,19 @@ test("the last turn's cost is kept from turn_completed, and unknown when it has 
   assert.equal(priced.lastTurnCostUsd, 0.0123);
   const unpriced = run(numbered([{ type: "turn_completed", turnId: "t2", stopReason: "end_turn", turns: 1, usage: {} }], 2), priced);
   assert.equal(unpriced.lastTurnCostUsd, null);
+});
+
+test("a local command's turn after a turn that edited a file does not list that file again", () => {
+  const edited = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      { type: "message_completed", turnId: "t1", messageId: "u1", role: "user", content: [{ type: "text", text: "Write it" }] },
+      { type: "tool_call", turnId: "t1", toolCallId: "w1", name: "Write", kind: "edit", title: "Write a.txt", input: {} },
+      { type: "tool_call_update", turnId: "t1", toolCallId: "w1", status: "completed", content: "ok", diff: { path: "/w/a.txt", newText: "a\n" } },
+      { type: "turn_completed", turnId: "t1", stopReason: "end_turn", turns: 2, usage: {} },
+      { type: "command_output", turnId: "t2", command: "mode", text: "The permission mode is now default." },
+      { type: "turn_completed", turnId: "t2", stopReason: "end_turn", turns: 0, usage: {} },
+    ]),
+  );
+  assert.deepEqual(kinds(edited.items), ["user", "tool", "summary", "notice"]);
 });

@@ -25,9 +25,13 @@ export function drawContext(report: ContextReport): HTMLElement[] {
     row.dataset.part = slug;
     const swatch = element("td", "");
     swatch.append(element("span", `swatch ${slug}`));
+    // The name and its count each keep to one line; the cell breaks between them.
+    const name = element("td", "part-name");
+    name.append(element("span", "", part.name));
+    if (part.detail && part.tokens > 0) name.append(" ", element("span", "part-detail", `(${part.detail})`));
     row.append(
       swatch,
-      element("td", "part-name", part.detail ? `${part.name} (${part.detail})` : part.name),
+      name,
       element("td", "tokens", part.tokens.toLocaleString("en-US")),
       element("td", "percent", `${part.percent.toFixed(1)}%`),
     );

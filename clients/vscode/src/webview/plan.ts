@@ -29,7 +29,7 @@ export function drawPlan(item: PermissionItem, actions: PermissionActions): HTML
   body.setAttribute("aria-label", "The plan");
   const feedback = element("textarea", "plan-feedback") as HTMLTextAreaElement;
   feedback.rows = 2;
-  feedback.placeholder = "Feedback for Keep planning (Ctrl+Enter sends it), or why you reject it";
+  feedback.placeholder = "What should change? (Ctrl+Enter: Keep planning)";
   feedback.setAttribute("aria-label", "Feedback on the plan");
   const answer = (optionId: OptionId): void => {
     const text = feedback.value.trim();

@@ -4,7 +4,9 @@ a real VS Code (code-server, driven in Chromium by `clients/vscode/e2e/drive-pla
 The session opens in plan mode (the `agentls.permissionMode` setting). The scripted model
 presents a plan with `ExitPlanMode`; the panel shows it as a card (the plan rendered as
 markdown, Approve / Approve with edits accepted / Keep planning with a feedback box /
-Reject) that holds the keyboard. `a` approves with edits accepted: the chat says the mode
+Reject) that holds the keyboard. `n` opens the feedback box, and Ctrl+Enter sends the
+plan back with it (the model reads it and presents a second draft). `a` approves that
+with edits accepted: the chat says the mode
 changed, the status bar shows `acceptEdits`, and the same turn writes the file without
 asking and ends. Then `/` in the message box completes the session's commands and the
 project's skill (tagged "skill"), `!` is hinted, and `/context` is drawn as a bar. Back in
@@ -46,6 +48,7 @@ def test_a_plan_approved_in_a_real_vscode_is_carried_out(vsix: Path) -> None:
     steps = (
         "workbench",
         "plan card",
+        "keep planning",
         "approved",
         "disk",
         "daemon transcript",

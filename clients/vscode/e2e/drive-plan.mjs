@@ -1,6 +1,7 @@
 // A real VS Code (code-server) in plan mode: the scripted model presents its plan
 // (ExitPlanMode); the panel shows it as a card (the plan as markdown, the four answers,
-// the card holding the keyboard), the user approves with edits accepted from the keyboard,
+// the card holding the keyboard); the user sends it back with feedback (Keep planning),
+// then approves the second draft with edits accepted, all from the keyboard;
 // the chat and the status bar say the mode changed, and the same turn carries the plan out
 // (a Write, not asked about in acceptEdits). Then the message box completes `/` with the
 // session's commands and the project's skill (tagged), `/context` is drawn as a bar, and
@@ -34,7 +35,7 @@ await step("plan card", async () => {
   const card = chat().locator('.permission[data-state="pending"]');
   // The plan, rendered as markdown, and its four answers.
   await card.locator(".plan-body h1", { hasText: "Greeting plan" }).waitFor({ timeout: 90_000 });
-  await card.locator(".plan-body li", { hasText: "hello.txt" }).first().waitFor({ timeout: 10_000 });
+  await card.locator(".plan-body li", { hasText: "Write a file" }).first().waitFor({ timeout: 10_000 });
   for (const option of ["plan_approve", "plan_approve_accept_edits", "plan_keep_planning", "plan_reject"]) {
     await card.locator(`button[data-option="${option}"]`).waitFor({ timeout: 10_000 });
   }
@@ -43,8 +44,23 @@ await step("plan card", async () => {
   await statusItem("plan").waitFor({ timeout: 30_000 });
   // The card took the keyboard.
   await chat().locator('.permission[data-state="pending"]:focus').waitFor({ timeout: 10_000 });
-  await card.screenshot({ path: path.join(artifacts, "plan-card.png") });
   await shot("plan-01-card");
+});
+
+await step("keep planning", async () => {
+  await page.waitForTimeout(600);
+  // `n` (Keep planning) takes the keyboard to the feedback box; Ctrl+Enter sends it.
+  await page.keyboard.press("n");
+  await chat().locator("textarea.plan-feedback:focus").waitFor({ timeout: 10_000 });
+  await page.keyboard.type("Name the file hello.txt.");
+  await page.keyboard.press("Control+Enter");
+  // The model read the feedback and presents its second draft, on a new card.
+  const card = chat().locator('.permission[data-state="pending"]');
+  await card.locator(".plan-body h1", { hasText: "second draft" }).waitFor({ timeout: 60_000 });
+  await card.locator(".plan-body li", { hasText: "hello.txt" }).first().waitFor({ timeout: 10_000 });
+  await chat().locator(".tool .answer", { hasText: "Sent back to planning" }).waitFor({ timeout: 10_000 });
+  await chat().locator('.permission[data-state="pending"]:focus').waitFor({ timeout: 10_000 });
+  await card.screenshot({ path: path.join(artifacts, "plan-card.png") });
 });
 
 await step("approved", async () => {
@@ -74,6 +90,7 @@ await step("daemon transcript", async () => {
   const records = readFileSync(path.join(sessions, files[0]), "utf8");
   // The model read that the plan was approved, and the turn ended once, normally.
   if (!records.includes("The user approved your plan")) throw new Error("the ExitPlanMode result does not say the plan was approved");
+  if (!records.includes("Name the file hello.txt.")) throw new Error("the model did not get the feedback on its first plan");
   const turns = records.trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.type === "turn");
   if (turns.length !== 1 || turns[0].stopReason !== "end_turn") throw new Error(`turn records: ${JSON.stringify(turns)}`);
 });

@@ -33,7 +33,8 @@ mode_setting=default
 if [ "$mode" = plan ]; then
   mode_setting=plan
   cat > "$work/script.jsonl" <<JSONL
-{"text": "Here is my plan.", "tool_calls": [{"id": "p1", "name": "ExitPlanMode", "input": {"plan": "# Greeting plan\n\n1. Write \`hello.txt\` with a greeting.\n2. Say it is done."}}]}
+{"text": "Here is my plan.", "tool_calls": [{"id": "p1", "name": "ExitPlanMode", "input": {"plan": "# Greeting plan\n\n1. Write a file."}}]}
+{"text": "Revised.", "tool_calls": [{"id": "p2", "name": "ExitPlanMode", "input": {"plan": "# Greeting plan, second draft\n\n1. Write \`hello.txt\` with a greeting.\n2. Say it is done."}}]}
 {"tool_calls": [{"id": "w1", "name": "Write", "input": {"file_path": "$ws/hello.txt", "content": "hello from the plan\n"}}]}
 {"text": "Done: hello.txt is written."}
 {"tool_calls": [{"id": "ap1", "name": "apply_patch", "input": {"input": "*** Begin Patch\n*** Update File: app.py\n@@\n-PORT = 8000\n+PORT = 9000\n*** Add File: docs/new.md\n+# New\n*** End Patch"}}]}

@@ -7,7 +7,7 @@ import type { Item, ViewState } from "../reducer";
 import { type OptionId, plural } from "../words";
 import { drawContext } from "./contextBar";
 import { button, element, icon } from "./dom";
-import { renderStreamingMarkdown } from "./markdown";
+import { renderMarkdown, renderStreamingMarkdown } from "./markdown";
 import { drawPermission, focusNewCard, toolIcon } from "./permission";
 
 /** How close to the end (in pixels) still counts as reading the end. */
@@ -190,6 +190,12 @@ export class Transcript {
     if (item.answer) summary.append(element("span", "answer", item.answer));
     if (item.undone) summary.append(element("span", "undone", "undone"));
     if (item.agent) body.push(drawAgent(item.agent));
+    // A plan presented (ExitPlanMode), also in a resumed chat: the plan as the card showed it.
+    if (item.name === "ExitPlanMode" && typeof item.input.plan === "string") {
+      const plan = element("div", "plan-body markdown");
+      renderMarkdown(plan, item.input.plan);
+      body.push(plan);
+    }
     if (item.output) body.push(element("pre", "output", item.output + (item.truncated ? "\n…" : "")));
     details.replaceChildren(summary, ...body);
     target.replaceChildren(details);

@@ -1,7 +1,9 @@
 // How fast the reducer folds a long streamed answer: a 2,000-line reply as text_delta
-// events (about 20 characters each), after a history of 200 items; and a re-attach after a
-// window reload (below). Prints numbers.
+// events (about 20 characters each), after a history of 200 items; a re-attach after a
+// window reload; and a large apply_patch request and /context's report (below). Prints
+// numbers.
 
+import { parseContextReport } from "../src/contextReport";
 import { type ViewState, initialState, reduce, sessionOpened } from "../src/reducer";
 import type { AgentEvent, DisplayMessage, ResumeSessionResult } from "../src/wire";
 
@@ -55,3 +57,35 @@ const folded = performance.now();
 if (back.lastSeq !== resent || back.items.at(-1)?.kind !== "assistant") throw new Error("the re-attach was not folded");
 console.log(`re-attach: ${history.length} messages of history, then ${replay.length} events sent again (half of a message drawn already)`);
 console.log(`  ${(opened - opening).toFixed(1)} ms to open, ${(folded - opened).toFixed(1)} ms to fold the events (${(((folded - opened) / replay.length) * 1000).toFixed(2)} µs per event)`);
+
+// An apply_patch request of 50 files of 2,000 lines, 10 lines changed in each: the reducer
+// counts every file's +/- lines (a line diff per file) when the request arrives.
+const FILES = 50;
+const body = Array.from({ length: 2000 }, (_, i) => `line ${i} of the file\n`);
+const diffs = Array.from({ length: FILES }, (_, f) => {
+  const changed = body.map((l, i) => (i % 200 === 7 ? `changed ${l}` : l));
+  return { path: `/w/src/file${f}.py`, oldText: body.join(""), newText: changed.join(""), kind: "update" };
+});
+const patchRequest = event({ type: "permission_request", requestId: "rp", toolCallId: "cp", title: "Patch", input: {}, options: [], diffs });
+const patchStart = performance.now();
+const patched = reduce(state, { type: "event", event: patchRequest });
+const patchMs = performance.now() - patchStart;
+const patchItem = patched.items.at(-1);
+if (patchItem?.kind !== "permission" || patchItem.files?.length !== FILES || patchItem.files[0]?.added !== 10) throw new Error("the patch was not listed");
+console.log(`apply_patch request: ${FILES} files of ${body.length} lines, 10 changed lines each`);
+console.log(`  ${patchMs.toFixed(1)} ms to fold (${(patchMs / FILES).toFixed(2)} ms per file)`);
+
+const report = [
+  "Context of claude-sonnet-4-5: about 45,592 of 200,000 tokens (23%)",
+  "  System prompt      2,723 tokens   1.4%",
+  "  Tools             14,669 tokens   7.3%",
+  "  MCP tools          6,000 tokens   3.0%  (40 tools)",
+  "  Memory files       1,057 tokens   0.5%  (2 files)",
+  "  Skills               143 tokens   0.1%  (1 skill)",
+  "  Messages          21,000 tokens  10.5%  (120 messages)",
+  "  Free space       154,408 tokens  77.2%",
+].join("\n");
+const parseStart = performance.now();
+for (let i = 0; i < 10_000; i++) parseContextReport(report);
+const parseUs = ((performance.now() - parseStart) / 10_000) * 1000;
+console.log(`/context report: ${parseUs.toFixed(2)} µs to read back into the bar's parts`);

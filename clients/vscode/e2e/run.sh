@@ -6,6 +6,9 @@
 #   e2e/run.sh VSIX WORK_DIR join FORGED_DISCOVERY_FILE DAEMON_AGENTLS_HOME
 # or, joined the same way, by drive-reload.mjs: Reload Window while a turn waits on a permission.
 #   e2e/run.sh VSIX WORK_DIR reload DAEMON_AGENTLS_HOME
+# or, in plan mode, by drive-plan.mjs: a plan approved from its card, then / completion,
+# /context and an apply_patch reviewed file by file.
+#   e2e/run.sh VSIX WORK_DIR plan
 # e2e/setup.sh installs what it runs: Node 24, code-server and playwright-core. Everything the run writes stays under WORK_DIR; code-server runs
 # in its own process group, killed on every exit path.
 set -euo pipefail
@@ -26,13 +29,32 @@ if [ "$mode" = reload ]; then
 {"text": "Done."}
 JSONL
 fi
+mode_setting=default
+if [ "$mode" = plan ]; then
+  mode_setting=plan
+  cat > "$work/script.jsonl" <<JSONL
+{"text": "Here is my plan.", "tool_calls": [{"id": "p1", "name": "ExitPlanMode", "input": {"plan": "# Greeting plan\n\n1. Write a file."}}]}
+{"text": "Revised.", "tool_calls": [{"id": "p2", "name": "ExitPlanMode", "input": {"plan": "# Greeting plan, second draft\n\n1. Write \`hello.txt\` with a greeting.\n2. Say it is done."}}]}
+{"tool_calls": [{"id": "w1", "name": "Write", "input": {"file_path": "$ws/hello.txt", "content": "hello from the plan\n"}}]}
+{"text": "Done: hello.txt is written."}
+{"tool_calls": [{"id": "ap1", "name": "apply_patch", "input": {"input": "*** Begin Patch\n*** Update File: app.py\n@@\n-PORT = 8000\n+PORT = 9000\n*** Add File: docs/new.md\n+# New\n*** End Patch"}}]}
+{"text": "Patched."}
+JSONL
+  # The scripted model gets apply_patch (by default only OpenAI's models do).
+  printf '{"applyPatchTool": true}\n' > "$AGENTLS_HOME/settings.json"
+  mkdir -p "$ws/.agentls/skills/greet"
+  printf -- '---\nname: greet\ndescription: Greets the user by name.\n---\nSay hello to $ARGUMENTS.\n' > "$ws/.agentls/skills/greet/SKILL.md"
+fi
 write_settings '"security.workspace.trust.enabled": false,
   "agentls.provider": "scripted",
   "agentls.script": "'"$work/script.jsonl"'",
+  "agentls.permissionMode": "'"$mode_setting"'",
   "agentls.server.connect": "'"$connect"'"'
 boot_code_server --disable-workspace-trust
 if [ "$mode" = reload ]; then
   node "$here/drive-reload.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" --daemon-home "$4"
+elif [ "$mode" = plan ]; then
+  node "$here/drive-plan.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" --home "$AGENTLS_HOME"
 elif [ "$mode" = join ]; then
   node "$here/drive-join.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" \
     --forged "$4" --daemon-home "$5"

@@ -43,15 +43,18 @@ export type FromWebview =
   | { type: "steer"; turnId: string; text: string }
   | { type: "abort" }
   | { type: "continueTurn" }
-  | { type: "permission"; requestId: string; optionId: RespondPermissionParams["optionId"] }
+  /** `message`: a plan's feedback (Keep planning) or why it was rejected. */
+  | { type: "permission"; requestId: string; optionId: RespondPermissionParams["optionId"]; message?: string }
   | { type: "answer"; requestId: string; answer: string }
   | { type: "newSession" }
   | { type: "history" }
   | { type: "older" }
   | { type: "includeContext"; include: boolean }
   | { type: "openLocation"; path: string; line?: number }
-  | { type: "openDiff"; toolCallId: string }
-  | { type: "review"; requestId: string }
+  /** `index`: one file of an apply_patch call (its `diffs`). */
+  | { type: "openDiff"; toolCallId: string; index?: number }
+  /** `index`: one file of a pending patch; without it, every file. */
+  | { type: "review"; requestId: string; index?: number }
   | { type: "undo"; toolCallIds: string[] }
   | { type: "reviewTurn"; summaryId: string }
   | { type: "insertCode"; code: string }

@@ -22,6 +22,8 @@ import {
 import type { RunningNote } from "./reattach";
 import { revertChange } from "./undo";
 import type { StatusBar } from "./statusBar";
+import { PATCH_LETTERS } from "./patch";
+import { answerId } from "./words";
 import type { AgentEvent, FileDiff, PermissionRequest, RespondPermissionParams, ResumeSessionResult, SetPermissionModeParams } from "./wire";
 
 const PERMISSION_MODES: readonly SetPermissionModeParams["permissionMode"][] = [
@@ -173,7 +175,7 @@ export class ChatController {
       case "continueTurn":
         return this.continueTurn();
       case "permission":
-        return this.respond(message.requestId, message.optionId);
+        return this.respond(message.requestId, message.optionId, undefined, message.message);
       case "answer":
         await this.client.request("agent/respondAskUser", {
           sessionId: await this.session(),
@@ -192,9 +194,9 @@ export class ChatController {
       case "openLocation":
         return this.openLocation(message.path, message.line);
       case "openDiff":
-        return this.openDiff(message.toolCallId);
+        return this.openDiff(message.toolCallId, message.index);
       case "review":
-        return this.review(message.requestId);
+        return this.review(message.requestId, message.index);
       case "undo":
         return this.undo(message.toolCallIds);
       case "reviewTurn":
@@ -207,14 +209,16 @@ export class ChatController {
     }
   }
 
-  /** Answer a permission request; an allowed change that was reviewed applies as reviewed. */
-  async respond(requestId: string, optionId: RespondPermissionParams["optionId"], sessionId?: string): Promise<void> {
+  /** Answer a permission request; an allowed change that was reviewed applies as reviewed;
+   * `message` is a plan's feedback. */
+  async respond(requestId: string, optionId: RespondPermissionParams["optionId"], sessionId?: string, message?: string): Promise<void> {
     const accepted = optionId.startsWith("allow") ? this.reviews.acceptedText(requestId) : undefined;
     await this.client.request("agent/respondPermission", {
       sessionId: sessionId ?? (await this.session()),
       requestId,
       optionId,
       ...(accepted === undefined ? {} : { acceptedText: accepted }),
+      ...(message ? { message } : {}),
     });
   }
 
@@ -412,7 +416,7 @@ export class ChatController {
       }
       const option = event.options.find((o) => o.name === picked);
       const stillPending = this.parked.get(sessionId)?.state.items.some((i) => i.kind === "permission" && i.id === event.requestId && i.state === "pending");
-      if (option && stillPending) await this.respond(event.requestId, option.kind, sessionId);
+      if (option && stillPending) await this.respond(event.requestId, answerId(option), sessionId);
     });
   }
 
@@ -424,7 +428,7 @@ export class ChatController {
   /** The panel is hidden: the same choices (and Review) in a notification. */
   private async askInNotification(request: PermissionRequest): Promise<void> {
     const names = request.options.map((o) => o.name);
-    const review = request.diff ? ["Review"] : [];
+    const review = request.diff || request.diffs ? ["Review"] : [];
     const picked = await vscode.window.showInformationMessage(`agentls: ${request.title}`, ...review, ...names);
     const pending = this.state.items.some((i) => i.kind === "permission" && i.id === request.requestId && i.state === "pending");
     if (!pending || !picked) return;
@@ -433,7 +437,7 @@ export class ChatController {
       return this.review(request.requestId);
     }
     const option = request.options.find((o) => o.name === picked);
-    if (option) await this.respond(request.requestId, option.kind);
+    if (option) await this.respond(request.requestId, answerId(option));
   }
 
   private async openLocation(path: string, line?: number): Promise<void> {
@@ -446,15 +450,25 @@ export class ChatController {
     });
   }
 
-  private async openDiff(toolCallId: string): Promise<void> {
+  private async openDiff(toolCallId: string, index?: number): Promise<void> {
     const tool = this.state.items.find((i): i is ToolItem => i.kind === "tool" && i.id === toolCallId);
-    if (tool?.diff) await this.showDiff(toolCallId, tool.diff, "agentls");
+    const file = index === undefined ? undefined : tool?.diffs?.[index];
+    if (file) await this.showDiff(`${toolCallId}-${index ?? 0}`, file, patchLabel(file));
+    else if (tool?.diff) await this.showDiff(toolCallId, tool.diff, "agentls");
   }
 
-  /** The change a permission request would make, opened for review before the user answers. */
-  private async review(requestId: string): Promise<void> {
+  /** The change a permission request would make, opened for review before the user answers:
+   * an edit in the per-hunk review; a patch's files (one, or all) in the diff editor, to
+   * approve or reject as a whole on the card. */
+  private async review(requestId: string, index?: number): Promise<void> {
     const request = this.state.items.find((i): i is PermissionItem => i.kind === "permission" && i.id === requestId);
-    if (request?.diff && request.state === "pending") await this.reviews.show(requestId, request.diff);
+    if (!request || request.state !== "pending") return;
+    if (request.diffs) {
+      const chosen = index === undefined ? request.diffs.map((d, i) => [d, i] as const) : request.diffs.flatMap((d, i) => (i === index ? [[d, i] as const] : []));
+      for (const [diff, i] of chosen) await this.showDiff(`${requestId}-${i}`, diff, `patch ${i + 1} of ${request.diffs.length}: ${patchLabel(diff)}`, chosen.length > 1);
+      return;
+    }
+    if (request.diff) await this.reviews.show(requestId, request.diff);
   }
 
   /** Take edits back, file by file, and tell the session so the model knows. */
@@ -499,15 +513,23 @@ export class ChatController {
     }
   }
 
-  /** VS Code's diff editor, without taking focus from where the user is typing. */
-  private async showDiff(key: string, diff: FileDiff, label: string): Promise<void> {
+  /** VS Code's diff editor, without taking focus from where the user is typing; `keep`:
+   * a tab of its own (a patch's files open side by side), not the one preview tab. */
+  private async showDiff(key: string, diff: FileDiff, label: string, keep = false): Promise<void> {
     const [before, after] = this.diffs.pair(key, diff);
     const name = vscode.workspace.asRelativePath(diff.path);
     await vscode.commands.executeCommand("vscode.diff", before, after, `${name} (${label})`, {
       preserveFocus: true,
-      preview: true,
+      preview: !keep,
     });
   }
+}
+
+/** What a patch does to one file, in words for its diff tab's title. */
+function patchLabel(diff: FileDiff): string {
+  const kind = diff.kind ?? (diff.oldText === undefined ? "add" : "update");
+  const moved = diff.movedFrom ? ` from ${vscode.workspace.asRelativePath(diff.movedFrom)}` : "";
+  return `${PATCH_LETTERS[kind]}${moved}`;
 }
 
 /** A chat's title: its first message, cut short. */

@@ -96,7 +96,8 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
   <div id="attachments"></div>
   <div id="completions" role="listbox" hidden></div>
   <div id="context"><label><input type="checkbox" id="include-context" checked> <span id="context-label">no editor</span></label><span id="usage" title="Tokens and cost of this session; how full the context is"></span></div>
-  <textarea id="input" rows="3" placeholder="Ask agentls… (Enter sends, Shift+Enter new line, ↑ last message)"></textarea>
+  <textarea id="input" rows="3" placeholder="Ask agentls… (/ commands and skills, @ files, !command runs in the shell, # note to memory; Enter sends, Shift+Enter new line)"></textarea>
+  <div id="input-hint" role="note" hidden></div>
   <div id="actions">
     <span id="status" role="status"></span>
     <button id="history" title="Resume an earlier session">History</button>

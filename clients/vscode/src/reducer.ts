@@ -2,7 +2,9 @@
 // Pure: no vscode, no DOM. The webview renders whatever this returns; the tests drive it
 // with events alone.
 
+import { type ContextReport, parseContextReport } from "./contextReport";
 import { hunks } from "./hunks";
+import { type PatchFile, patchFiles } from "./patch";
 import { type DiffPreview, diffPreview } from "./preview";
 import { type RunningNote, drawnBefore, returnNotice, startSeq } from "./reattach";
 import type {
@@ -18,7 +20,7 @@ import type {
   ToolCallEvent,
   TurnError,
 } from "./wire";
-import { ANSWERED } from "./words";
+import { ANSWERED, PLAN_ANSWERED, answerId } from "./words";
 
 /** A content block, as in `message_completed` (and in resumed history). */
 export type ContentBlock = MessageCompleted["content"][number];
@@ -59,6 +61,10 @@ export interface ToolItem {
   answer?: string;
   /** Its permission request waits for the user: the request's card stands for this one. */
   asking?: boolean;
+  /** A completed apply_patch: every file it changed, in patch order. */
+  diffs?: FileDiff[];
+  /** A `!command` the user typed: its card opens by itself. */
+  userShell?: boolean;
 }
 
 /** A sub-agent's work as its Task card shows it: its calls and its latest text. */
@@ -87,6 +93,11 @@ export interface PermissionItem {
   diff?: FileDiff;
   /** That change as the diff lines the card shows with the request. */
   preview?: DiffPreview;
+  /** For ExitPlanMode: the plan (markdown) the user approves; the options are the plan's. */
+  plan?: string;
+  /** For apply_patch: every file the patch changes (the diffs in `diffs`, same order). */
+  files?: PatchFile[];
+  diffs?: FileDiff[];
 }
 
 export interface QuestionItem {
@@ -103,6 +114,13 @@ export interface NoticeItem {
   id: string;
   level: "info" | "warning" | "error";
   message: string;
+}
+
+/** /context's answer, drawn as a bar of what fills the window. */
+export interface ContextItem {
+  kind: "context";
+  id: string;
+  report: ContextReport;
 }
 
 export interface TurnEndItem {
@@ -144,7 +162,8 @@ export type Item =
   | QuestionItem
   | NoticeItem
   | TurnEndItem
-  | CompactionItem;
+  | CompactionItem
+  | ContextItem;
 
 export interface QueuedMessage {
   turnId: string;
@@ -171,6 +190,8 @@ export interface ViewState {
   usage: Usage | null;
   /** The last turn's error when it can be retried (the retry button resends its text). */
   retryable: { text: string } | null;
+  /** What the last finished turn cost in US dollars (`turn_completed.costUsd`), when known. */
+  lastTurnCostUsd: number | null;
   /** The last turn stopped at the turn limit: "Continue" runs another (agent/continueTurn). */
   limitReached: { turns: number; maxTurns: number } | null;
   /** The model's plan (TodoWrite), whole, as the last `plan` event or the resume gave it. */
@@ -239,6 +260,7 @@ export function initialState(): ViewState {
     usage: null,
     retryable: null,
     limitReached: null,
+    lastTurnCostUsd: null,
     plan: [],
     commands: [],
     lastUserText: "",
@@ -373,6 +395,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         output: event.content === undefined ? t.output : event.status === "in_progress" ? t.output + event.content : event.content,
         truncated: event.truncated ?? t.truncated,
         ...(event.diff ? { diff: event.diff } : {}),
+        ...(event.diffs ? { diffs: event.diffs } : {}),
       }));
     case "permission_request":
       return upsert(updateItem(state, "tool", event.toolCallId, (t) => ({ ...t, asking: true })), {
@@ -383,7 +406,9 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         input: event.input,
         options: event.options,
         state: "pending",
-        ...(event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
+        // A patch is listed file by file (its one-file `diff` is for clients without that).
+        ...(event.diffs ? { diffs: event.diffs, files: patchFiles(event.diffs) } : event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
+        ...(event.plan !== undefined ? { plan: event.plan } : {}),
       });
     case "permission_resolved":
       return permissionResolved(state, event.requestId, event.outcome, event.optionId);
@@ -402,8 +427,10 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         ...(event.answer !== undefined ? { answer: event.answer } : {}),
       }));
     case "permission_mode_changed":
-      // The mode is the status bar's (the controller's), not the transcript's.
-      return state;
+      // The mode is the status bar's (the controller's); an approved plan's change, inside
+      // its turn, is also a line in the chat, where the user just answered.
+      if (!event.turnId) return state;
+      return append(state, { kind: "notice", id: `notice-${event.seq}`, level: "info", message: `Mode: ${MODE_WORDS[event.permissionMode]}` });
     case "compaction":
       return append(state, {
         kind: "compaction",
@@ -438,17 +465,42 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "hook_result":
       return hookResult(state, event);
     case "command_output":
-      return append(state, { kind: "notice", id: `notice-${event.seq}`, level: event.isError ? "error" : "info", message: event.text });
+      return commandOutput(state, event);
     case "available_commands":
       return { ...state, commands: event.commands };
     case "turn_limit_reached":
       return { ...state, limitReached: { turns: event.turns, maxTurns: event.maxTurns } };
     case "turn_completed":
-      return turnCompleted(state, event.turnId, event.stopReason, event.error);
+      return { ...turnCompleted(state, event.turnId, event.stopReason, event.error, event.turns), lastTurnCostUsd: event.costUsd ?? null };
   }
 }
 
 export const REJECTED_IN_REVIEW = "Rejected in review";
+
+/** A permission mode in words, as the chat says it after a plan's approval. */
+export const MODE_WORDS: Record<Extract<AgentEvent, { type: "permission_mode_changed" }>["permissionMode"], string> = {
+  default: "default (asks before edits and commands)",
+  acceptEdits: "accept edits (asks before commands)",
+  plan: "plan (read-only)",
+  bypassPermissions: "bypass permissions (asks nothing)",
+};
+
+type CommandOutputEvent = Extract<AgentEvent, { type: "command_output" }>;
+
+/** A local command's answer: /context as its bar, a `!command`'s output in its Bash card
+ * (opened), anything else (or a failure) as a line in the chat. */
+function commandOutput(state: ViewState, event: CommandOutputEvent): ViewState {
+  const id = `notice-${event.seq}`;
+  if (!event.isError && event.command === "context") {
+    const report = parseContextReport(event.text);
+    if (report) return append(state, { kind: "context", id: `context-${event.seq}`, report });
+  }
+  if (!event.isError && event.command === "!") {
+    const shell = [...state.items].reverse().find((i): i is ToolItem => i.kind === "tool" && i.name === "Bash");
+    if (shell) return updateItem(state, "tool", shell.id, (t) => ({ ...t, userShell: true }));
+  }
+  return append(state, { kind: "notice", id, level: event.isError ? "error" : "info", message: event.text });
+}
 
 /** The request's card says how it was answered, and so does its tool call's card. */
 function permissionResolved(state: ViewState, requestId: string, outcome: "selected" | "cancelled", optionId?: string): ViewState {
@@ -463,6 +515,8 @@ function permissionResolved(state: ViewState, requestId: string, outcome: "selec
 function answerText(options: readonly PermissionOption[], outcome: "selected" | "cancelled", optionId?: string): string {
   if (outcome === "cancelled") return "Cancelled";
   const option = options.find((o) => o.optionId === optionId) ?? options.find((o) => o.kind === optionId);
+  const plan = option ? PLAN_ANSWERED[answerId(option)] : undefined;
+  if (plan) return plan;
   if (option) return `${ANSWERED[option.kind]}${option.rule ? ` (${option.rule})` : ""}`;
   return "Answered";
 }
@@ -490,10 +544,12 @@ function hookResult(state: ViewState, event: HookOutcome): ViewState {
   return append(state, { kind: "notice", id: `notice-${event.seq}`, level, message: `${event.event} hook \`${event.command}\` ${what}${detail}` });
 }
 
-function turnCompleted(state: ViewState, turnId: string, stopReason: string, error?: TurnError): ViewState {
+function turnCompleted(state: ViewState, turnId: string, stopReason: string, error: TurnError | undefined, turns: number): ViewState {
   const items = state.items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
   const end: TurnEndItem = { kind: "turnEnd", id: `end-${turnId}`, stopReason, ...(error ? { error } : {}) };
-  const files = changedFiles(items);
+  // A turn with no model call (a local command: /context, /mode, `!`, `#`) has no user
+  // message of its own, so the edits since the last one are the turn before's: no summary.
+  const files = turns > 0 ? changedFiles(items) : [];
   const summary: SummaryItem[] = files.length ? [{ kind: "summary", id: `summary-${turnId}`, files }] : [];
   return {
     ...state,

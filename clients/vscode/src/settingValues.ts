@@ -19,13 +19,15 @@ export interface Settings {
   connect: ConnectSetting;
   saveEdits: boolean;
   script: string;
+  /** The openai provider's API: "auto", "chat" or "responses"; empty: the daemon's default. */
+  openaiApi: string;
 }
 
 /** One setting's value, or `fallback` when it is unset (as WorkspaceConfiguration.get). */
 export type SettingSource = <T>(key: string, fallback: T) => T;
 
 /** The settings whose change needs a new daemon (the others apply to the open session). */
-export const RESTART_KEYS = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath", "server.connect"] as const;
+export const RESTART_KEYS = ["provider", "baseUrl", "script", "serverPath", "serverArgs", "pythonPath", "server.connect", "openaiApi"] as const;
 
 /** The settings a first-run setup writes. */
 export type SetupKey = "provider" | "baseUrl" | "model";
@@ -42,6 +44,7 @@ export function settingsFrom(get: SettingSource): Settings {
     connect: connectSetting(get("server.connect", "spawn")),
     saveEdits: get("saveEdits", true),
     script: get("script", ""),
+    openaiApi: get("openaiApi", ""),
   };
 }
 
@@ -51,6 +54,7 @@ export function initializationOptions(settings: Settings): Record<string, unknow
   if (settings.provider) options.provider = settings.provider;
   if (settings.model) options.model = settings.model;
   if (settings.script) options.script = settings.script;
+  if (settings.openaiApi) options.openaiApi = settings.openaiApi;
   if (settings.baseUrl) options[settings.provider === "anthropic" ? "anthropicBaseUrl" : "openaiBaseUrl"] = settings.baseUrl;
   return options;
 }

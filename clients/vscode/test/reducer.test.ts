@@ -519,3 +519,119 @@ test("a resumed session's older messages come a page at a time, before the ones 
   assert.equal(reduce(initialState(), { type: "older", sessionId: SESSION, messages: older, cursor: null }).items.length, 0);
   assert.equal(reduce(initialState(), sessionOpened({ ...common, sessionId: SESSION, messages: [] })).olderCursor, null);
 });
+
+const PLAN_OPTIONS = [
+  { optionId: "plan_approve", name: "Approve (ask before edits)", kind: "allow_once" },
+  { optionId: "plan_approve_accept_edits", name: "Approve, accept edits", kind: "allow_always" },
+  { optionId: "plan_keep_planning", name: "Keep planning", kind: "reject_once" },
+  { optionId: "plan_reject", name: "Reject", kind: "reject_always" },
+];
+
+test("a plan to approve is a card with the plan; its approval switches the mode as a line in the chat", () => {
+  const plan = "# Plan\n\n1. Write hello.txt";
+  const asked = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      { type: "tool_call", turnId: "t1", toolCallId: "p1", name: "ExitPlanMode", kind: "think", title: "Present the plan", input: { plan } },
+      { type: "tool_call_update", turnId: "t1", toolCallId: "p1", status: "in_progress" },
+      { type: "permission_request", turnId: "t1", requestId: "r1", toolCallId: "p1", title: "Approve the plan", input: { plan }, options: PLAN_OPTIONS, plan },
+    ]),
+  );
+  const card = pendingPermissions(asked)[0];
+  assert.ok(card);
+  assert.equal(card.plan, plan);
+  assert.deepEqual(card.options.map((o) => o.optionId), PLAN_OPTIONS.map((o) => o.optionId));
+  const approved = run(
+    numbered(
+      [
+        { type: "permission_resolved", turnId: "t1", requestId: "r1", outcome: "selected", optionId: "plan_approve_accept_edits" },
+        { type: "permission_mode_changed", turnId: "t1", permissionMode: "acceptEdits" },
+        // A change by agent/setPermissionMode or /mode (no turn) is the status bar's alone.
+        { type: "permission_mode_changed", permissionMode: "plan" },
+      ],
+      5,
+    ),
+    asked,
+  );
+  const tool = approved.items.find((i) => i.kind === "tool");
+  assert.equal(tool?.kind === "tool" && tool.answer, "Approved, edits accepted");
+  const notices = approved.items.flatMap((i) => (i.kind === "notice" ? [i.message] : []));
+  assert.deepEqual(notices, ["Mode: accept edits (asks before commands)"]);
+});
+
+test("an apply_patch request lists every file; its completed call keeps every diff", () => {
+  const diffs = [
+    { path: "/w/a.py", oldText: "x\n", newText: "y\n", kind: "update" },
+    { path: "/w/b.md", newText: "new\n", kind: "add" },
+  ];
+  const state = run(
+    numbered([
+      { type: "tool_call", turnId: "t1", toolCallId: "c1", name: "apply_patch", kind: "edit", title: "Apply a patch", input: { input: "*** Begin Patch" } },
+      {
+        type: "permission_request",
+        turnId: "t1",
+        requestId: "r1",
+        toolCallId: "c1",
+        title: "Apply a patch to 2 files",
+        input: {},
+        options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
+        diffs,
+      },
+      { type: "permission_resolved", turnId: "t1", requestId: "r1", outcome: "selected", optionId: "allow_once" },
+      { type: "tool_call_update", turnId: "t1", toolCallId: "c1", status: "completed", content: "Applied the patch: 2 files changed.", diffs },
+    ]),
+  );
+  const request = state.items.find((i) => i.kind === "permission");
+  assert.ok(request?.kind === "permission");
+  assert.deepEqual(request.files?.map((f) => [f.kind, f.path, f.added, f.removed]), [
+    ["update", "/w/a.py", 1, 1],
+    ["add", "/w/b.md", 1, 0],
+  ]);
+  // Listed file by file, so no one-file preview (nor its per-hunk review) stands for it.
+  assert.equal(request.preview, undefined);
+  const tool = state.items.find((i) => i.kind === "tool");
+  assert.deepEqual(tool?.kind === "tool" && tool.diffs?.map((d) => d.path), ["/w/a.py", "/w/b.md"]);
+});
+
+test("/context is drawn as a bar; a !command's output stays in its Bash card, opened", () => {
+  const text = "Context of m: about 1,000 of 10,000 tokens (10%)\n  Messages         1,000 tokens  10.0%  (2 messages)\n  Free space       9,000 tokens  90.0%";
+  const state = run(
+    numbered([
+      { type: "command_output", turnId: "t1", command: "context", text },
+      { type: "turn_completed", turnId: "t1", stopReason: "end_turn", turns: 0, usage: {} },
+      { type: "tool_call", turnId: "t2", toolCallId: "b1", name: "Bash", kind: "execute", title: "ls", input: { command: "ls" } },
+      { type: "tool_call_update", turnId: "t2", toolCallId: "b1", status: "completed", content: "app.py" },
+      { type: "command_output", turnId: "t2", command: "!", text: "app.py" },
+      { type: "turn_completed", turnId: "t2", stopReason: "end_turn", turns: 0, usage: {}, costUsd: 0 },
+      { type: "command_output", turnId: "t3", command: "#", text: "Added to AGENTS.md" },
+    ]),
+  );
+  assert.deepEqual(kinds(state.items), ["context", "tool", "notice"]);
+  const context = state.items[0];
+  assert.deepEqual(context?.kind === "context" && context.report.parts.map((p) => p.tokens), [1000, 9000]);
+  const shell = state.items[1];
+  assert.equal(shell?.kind === "tool" && shell.userShell, true);
+  assert.equal(state.lastTurnCostUsd, 0);
+});
+
+test("the last turn's cost is kept from turn_completed, and unknown when it has none", () => {
+  const priced = run(numbered([{ type: "turn_completed", turnId: "t1", stopReason: "end_turn", turns: 1, usage: {}, costUsd: 0.0123 }]));
+  assert.equal(priced.lastTurnCostUsd, 0.0123);
+  const unpriced = run(numbered([{ type: "turn_completed", turnId: "t2", stopReason: "end_turn", turns: 1, usage: {} }], 2), priced);
+  assert.equal(unpriced.lastTurnCostUsd, null);
+});
+
+test("a local command's turn after a turn that edited a file does not list that file again", () => {
+  const edited = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      { type: "message_completed", turnId: "t1", messageId: "u1", role: "user", content: [{ type: "text", text: "Write it" }] },
+      { type: "tool_call", turnId: "t1", toolCallId: "w1", name: "Write", kind: "edit", title: "Write a.txt", input: {} },
+      { type: "tool_call_update", turnId: "t1", toolCallId: "w1", status: "completed", content: "ok", diff: { path: "/w/a.txt", newText: "a\n" } },
+      { type: "turn_completed", turnId: "t1", stopReason: "end_turn", turns: 2, usage: {} },
+      { type: "command_output", turnId: "t2", command: "mode", text: "The permission mode is now default." },
+      { type: "turn_completed", turnId: "t2", stopReason: "end_turn", turns: 0, usage: {} },
+    ]),
+  );
+  assert.deepEqual(kinds(edited.items), ["user", "tool", "summary", "notice"]);
+});

@@ -23,6 +23,7 @@ test("unset settings read as package.json's defaults", () => {
     connect: "spawn",
     saveEdits: true,
     script: "",
+    openaiApi: "",
   });
 });
 
@@ -40,4 +41,9 @@ test("initializationOptions sends only what is set, the base URL under its provi
   assert.deepEqual(initializationOptions(compatible), { permissionMode: "default", provider: "openai", script: "s.jsonl", openaiBaseUrl: "http://o/v1" });
   // No provider named: the base URL is an OpenAI-compatible server's.
   assert.deepEqual(initializationOptions(settingsFrom(source({ baseUrl: "http://x/v1" }))), { permissionMode: "default", openaiBaseUrl: "http://x/v1" });
+});
+
+test("openaiApi goes to the daemon only when chosen", () => {
+  assert.equal("openaiApi" in initializationOptions(settingsFrom(source({}))), false);
+  assert.equal(initializationOptions(settingsFrom(source({ provider: "openai", openaiApi: "responses" }))).openaiApi, "responses");
 });

@@ -1,10 +1,12 @@
 // The composer below the transcript: the message box and its keyboard (Enter sends, ↑
-// recalls, `@` completes a file, Escape stops), attachments (chips, pasted and dropped
+// recalls, `@` completes a file, a leading `/` a command or skill, Escape stops), the
+// hint under it for the `!` and `#` shortcuts, attachments (chips, pasted and dropped
 // images and files), send and stop, the queue of waiting messages, the plan, usage and the
 // editor-context chip. It draws from the same view state as the transcript.
 
 import type { Attachment, ContextChip, FromWebview } from "../bridge";
 import type { ViewState } from "../reducer";
+import { commandTag, matchCommands, shortcutHint, slashQuery } from "../slash";
 import { plural } from "../words";
 import { button, element, icon } from "./dom";
 
@@ -24,6 +26,17 @@ export interface ComposerElements {
   planTitle: HTMLElement;
   planEntries: HTMLElement;
   completions: HTMLElement;
+  hint: HTMLElement;
+}
+
+/** A row the completion list offers: a file for `@`, a command for `/`. */
+interface Offer {
+  label: string;
+  /** What picking it puts in the box in place of the query (with its `@` or `/`). */
+  insert: string;
+  detail?: string;
+  tag?: string;
+  attachment?: Attachment;
 }
 
 const PLAN_MARKS = { completed: "☑", in_progress: "◐", pending: "☐" } as const;
@@ -31,9 +44,9 @@ const PLAN_MARKS = { completed: "☑", in_progress: "◐", pending: "☐" } as c
 export class Composer {
   private state: ViewState;
   private attachments: Attachment[] = [];
-  // The `@query` being completed, and the files offered for it.
-  private completing: { query: string; start: number } | null = null;
-  private offered: Attachment[] = [];
+  // The `@query` or `/query` being completed, and what is offered for it.
+  private completing: { query: string; start: number; sigil: "@" | "/" } | null = null;
+  private offered: Offer[] = [];
   private chosen = 0;
   private pasted = 0;
   private drawnPlan: ViewState["plan"] | null = null;
@@ -96,7 +109,9 @@ export class Composer {
 
   /** The host's files for an `@query`, shown if that query is still being typed. */
   offerFiles(query: string, files: Attachment[]): void {
-    if (this.completing?.query === query) this.showCompletions(files);
+    if (this.completing?.sigil === "@" && this.completing.query === query) {
+      this.showCompletions(files.map((file) => ({ label: file.label, insert: `@${file.label} `, attachment: file })));
+    }
   }
 
   /** The buttons get their codicons here, so the page's markup stays plain. */
@@ -116,7 +131,10 @@ export class Composer {
 
   private listen(): void {
     const { input, send, stop, newSession, history, includeContext } = this.ui;
-    input.addEventListener("input", () => this.updateCompletion());
+    input.addEventListener("input", () => {
+      this.updateCompletion();
+      this.updateHint();
+    });
     input.addEventListener("keydown", (event) => this.onKey(event));
     document.addEventListener("keydown", (event) => {
       if (event.key === "Escape" && this.state.runningTurn !== null) this.post({ type: "abort" });
@@ -153,11 +171,14 @@ export class Composer {
         this.showCompletionsChosen();
         return;
       }
-      if (event.key === "Enter" || event.key === "Tab") {
+      // Enter on a command typed in full sends it; otherwise Enter or Tab takes the offer.
+      const typedInFull = this.completing?.sigil === "/" && offered[this.chosen]?.insert.trim() === input.value.trim();
+      if (event.key === "Tab" || (event.key === "Enter" && !typedInFull)) {
         event.preventDefault();
         this.pick(this.chosen);
         return;
       }
+      if (typedInFull) this.closeCompletions();
       if (event.key === "Escape") {
         event.stopPropagation();
         this.closeCompletions();
@@ -180,6 +201,14 @@ export class Composer {
     this.ui.input.value = "";
     this.attachments = [];
     this.renderAttachments();
+    this.updateHint();
+  }
+
+  /** The `!` and `#` shortcuts say what they will do before the message goes. */
+  private updateHint(): void {
+    const hint = shortcutHint(this.ui.input.value);
+    this.ui.hint.textContent = hint;
+    this.ui.hint.hidden = hint === "";
   }
 
   private async attachImage(file: File): Promise<void> {
@@ -211,27 +240,45 @@ export class Composer {
     );
   }
 
-  /** `@` followed by a path fragment right before the caret asks the host for matching files. */
+  /** A leading `/name` offers the session's commands; `@` followed by a path fragment right
+   * before the caret asks the host for matching files. */
   private updateCompletion(): void {
     const before = this.ui.input.value.slice(0, this.ui.input.selectionStart);
+    const slash = slashQuery(before);
+    if (slash !== undefined) {
+      this.completing = { query: slash, start: 0, sigil: "/" };
+      this.showCompletions(
+        matchCommands(this.state.commands, slash).map((c) => ({
+          label: `/${c.name}`,
+          insert: `/${c.name} `,
+          detail: [c.argumentHint, c.description].filter(Boolean).join(" — "),
+          tag: commandTag(c),
+        })),
+      );
+      return;
+    }
     const match = /(?:^|\s)@([^\s@]*)$/.exec(before);
     if (!match) {
       this.closeCompletions();
       return;
     }
     const query = match[1] ?? "";
-    this.completing = { query, start: before.length - query.length - 1 };
+    this.completing = { query, start: before.length - query.length - 1, sigil: "@" };
     this.post({ type: "findFiles", query });
   }
 
-  private showCompletions(files: Attachment[]): void {
-    this.offered = files;
+  private showCompletions(offers: Offer[]): void {
+    this.offered = offers;
     this.chosen = 0;
     const box = this.ui.completions;
-    box.hidden = files.length === 0;
+    box.hidden = offers.length === 0;
     box.replaceChildren(
-      ...files.map((file, index) => {
-        const row = element("div", index === this.chosen ? "completion chosen" : "completion", file.label);
+      ...offers.map((offer, index) => {
+        const row = element("div", index === this.chosen ? "completion chosen" : "completion");
+        row.append(element("span", "completion-label", offer.label));
+        if (offer.tag) row.append(element("span", `completion-tag ${offer.tag}`, offer.tag));
+        if (offer.detail) row.append(element("span", "completion-detail", offer.detail));
+        row.dataset.label = offer.label;
         row.setAttribute("role", "option");
         row.addEventListener("mousedown", (event) => {
           event.preventDefault();
@@ -253,13 +300,15 @@ export class Composer {
   }
 
   private pick(index: number): void {
-    const file = this.offered[index];
+    const offer = this.offered[index];
     const completing = this.completing;
-    if (!file || !completing) return;
+    if (!offer || !completing) return;
     const input = this.ui.input;
     const end = completing.start + 1 + completing.query.length;
-    input.value = `${input.value.slice(0, completing.start)}@${file.label} ${input.value.slice(end)}`;
-    this.addAttachment(file);
+    input.value = `${input.value.slice(0, completing.start)}${offer.insert}${input.value.slice(end)}`;
+    const caret = completing.start + offer.insert.length;
+    input.setSelectionRange(caret, caret);
+    if (offer.attachment) this.addAttachment(offer.attachment);
     this.closeCompletions();
     input.focus();
   }
@@ -289,6 +338,7 @@ function usageText(state: ViewState): string {
   const tokens = usage.inputTokens + usage.outputTokens;
   const parts = [tokens >= 1000 ? `${(tokens / 1000).toFixed(1)}k tokens` : plural(tokens, "token")];
   if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(usage.costUsd < 1 ? 4 : 2)}`);
+  if (state.lastTurnCostUsd !== null) parts.push(`last turn $${state.lastTurnCostUsd.toFixed(state.lastTurnCostUsd < 1 ? 4 : 2)}`);
   if (usage.contextWindow > 0) parts.push(`${Math.round((100 * usage.contextTokens) / usage.contextWindow)}% context`);
   return parts.join(" · ");
 }

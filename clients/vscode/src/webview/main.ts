@@ -42,6 +42,7 @@ const composer = new Composer(
     planTitle: $("plan-title"),
     planEntries: $("plan-entries"),
     completions: $("completions"),
+    hint: $("input-hint"),
   },
   post,
   state,

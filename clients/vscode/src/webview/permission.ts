@@ -5,12 +5,15 @@
 import type { PermissionItem } from "../reducer";
 import { ANSWER_KEYS, REVIEW_KEY, cardKeyAction } from "../permissionKeys";
 import type { DiffPreview, PreviewLine } from "../preview";
-import { type OptionKind, plural } from "../words";
+import { type OptionId, type OptionKind, answerId, plural } from "../words";
 import { type ButtonWeight, button, element, icon } from "./dom";
+import { drawPatchFiles, drawPlan } from "./plan";
 
 export interface PermissionActions {
-  answer(requestId: string, kind: OptionKind): void;
-  review(requestId: string): void;
+  /** `message`: a plan's feedback. */
+  answer(requestId: string, optionId: OptionId, message?: string): void;
+  /** `index`: one file of a patch. */
+  review(requestId: string, index?: number): void;
 }
 
 /** Keys pressed this soon after a card took the focus by itself are ignored: they were
@@ -47,10 +50,17 @@ export function drawPermission(target: HTMLElement, item: PermissionItem, toolKi
   }
   target.tabIndex = 0;
   target.setAttribute("role", "group");
-  target.setAttribute("aria-label", `Permission request: ${item.title}. Keys: y allow once, a always allow, n reject, d always reject${item.preview ? ", v review" : ""}.`);
   target.onkeydown = (event) => onCardKey(event, item, actions);
+  if (item.plan !== undefined) {
+    target.setAttribute("aria-label", `${item.title}. Keys: y approve, a approve and accept edits, n keep planning (type feedback), d reject.`);
+    target.replaceChildren(head, ...drawPlan(item, actions));
+    return;
+  }
+  const reviewable = item.preview !== undefined || item.files !== undefined;
+  target.setAttribute("aria-label", `Permission request: ${item.title}. Keys: y allow once, a always allow, n reject, d always reject${reviewable ? ", v review" : ""}.`);
   const parts: HTMLElement[] = [head];
   if (item.preview) parts.push(drawPreview(item.preview, () => actions.review(item.id)));
+  if (item.files) parts.push(drawPatchFiles(item.files, (index) => actions.review(item.id, index)));
   parts.push(drawOptions(item, actions));
   const rule = item.options.find((o) => o.rule)?.rule;
   if (rule) parts.push(element("div", "rule", `“Always” saves the rule ${rule}`));
@@ -76,7 +86,7 @@ function drawOptions(item: PermissionItem, actions: PermissionActions): HTMLElem
       label: option.name,
       weight: OPTION_WEIGHTS[option.kind],
       key: ANSWER_KEYS[option.kind],
-      onClick: () => actions.answer(item.id, option.kind),
+      onClick: () => actions.answer(item.id, answerId(option)),
       ...(OPTION_ICONS[option.kind] ? { icon: OPTION_ICONS[option.kind] } : {}),
       ...(option.rule ? { title: `${option.name}: saves the rule ${option.rule} for this session` } : {}),
     });
@@ -119,13 +129,19 @@ function drawLine(line: PreviewLine): HTMLElement {
 function onCardKey(event: KeyboardEvent, item: PermissionItem, actions: PermissionActions): void {
   if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
   if (event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement) return;
-  const action = cardKeyAction(event.key, item.options.map((o) => o.kind), item.preview !== undefined);
+  const action = cardKeyAction(event.key, item.options.map((o) => o.kind), item.preview !== undefined || item.files !== undefined);
   if (!action) return;
   event.preventDefault();
   event.stopPropagation();
   if (Date.now() - (tookFocusAt.get(item.id) ?? 0) < KEY_GRACE_MS) return;
-  if (action.type === "review") actions.review(item.id);
-  else actions.answer(item.id, action.kind);
+  if (action.type === "review") return actions.review(item.id);
+  const option = item.options.find((o) => o.kind === action.kind);
+  if (!option) return;
+  // A plan's "Keep planning" wants the user's feedback first: the key opens its box.
+  const feedback = item.plan !== undefined && option.optionId === "plan_keep_planning";
+  const box = feedback ? (event.currentTarget as HTMLElement).querySelector<HTMLTextAreaElement>("textarea.plan-feedback") : null;
+  if (box) box.focus();
+  else actions.answer(item.id, answerId(option));
 }
 
 /** Give a new request's card the focus, once, unless the user is writing a message. */

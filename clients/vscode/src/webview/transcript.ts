@@ -4,9 +4,10 @@
 
 import type { FromWebview } from "../bridge";
 import type { Item, ViewState } from "../reducer";
-import { type OptionKind, plural } from "../words";
+import { type OptionId, plural } from "../words";
+import { drawContext } from "./contextBar";
 import { button, element, icon } from "./dom";
-import { renderStreamingMarkdown } from "./markdown";
+import { renderMarkdown, renderStreamingMarkdown } from "./markdown";
 import { drawPermission, focusNewCard, toolIcon } from "./permission";
 
 /** How close to the end (in pixels) still counts as reading the end. */
@@ -19,13 +20,13 @@ export class Transcript {
   private readonly drawn = new Map<string, { item: Item; element: HTMLElement }>();
   private readonly earlier = button({ label: "Show earlier messages", icon: "history", onClick: () => this.post({ type: "older" }) });
   private readonly permissionActions = {
-    answer: (requestId: string, kind: OptionKind): void => {
-      this.post({ type: "permission", requestId, optionId: kind });
+    answer: (requestId: string, optionId: OptionId, message?: string): void => {
+      this.post({ type: "permission", requestId, optionId, ...(message ? { message } : {}) });
       // The card closes when the daemon confirms; the keyboard goes back to the message box
       // (a later request's card takes it from there).
       this.input.focus();
     },
-    review: (requestId: string): void => this.post({ type: "review", requestId }),
+    review: (requestId: string, index?: number): void => this.post({ type: "review", requestId, ...(index === undefined ? {} : { index }) }),
   };
 
   /** `input` is the composer's message box, where the keyboard goes after an answer. */
@@ -126,6 +127,9 @@ export class Transcript {
       case "summary":
         this.drawSummary(target, item);
         return;
+      case "context":
+        target.replaceChildren(...drawContext(item.report));
+        return;
       case "turnEnd":
         this.drawTurnEnd(target, item);
         return;
@@ -153,7 +157,7 @@ export class Transcript {
     // While its request waits, the request's card (with the diff) stands for this one.
     target.hidden = item.asking === true;
     // A card the user opened stays open while its output streams.
-    const open = target.querySelector("details")?.open ?? false;
+    const open = target.querySelector("details")?.open ?? item.userShell === true;
     const details = element("details", "tool-card") as HTMLDetailsElement;
     details.open = open;
     const summary = element("summary", "");
@@ -170,7 +174,13 @@ export class Transcript {
       body.push(link);
     }
     const actions = element("div", "options");
-    if (item.diff) actions.append(button({ label: "Open diff", icon: "diff", onClick: () => post({ type: "openDiff", toolCallId: item.id }) }));
+    if (item.diffs) {
+      // A patch: one diff per file it changed.
+      item.diffs.forEach((diff, index) => {
+        const name = diff.path.split(/[\\/]/).pop() ?? diff.path;
+        actions.append(button({ label: name, icon: "diff", title: `Open the diff of ${diff.path}`, onClick: () => post({ type: "openDiff", toolCallId: item.id, index }) }));
+      });
+    } else if (item.diff) actions.append(button({ label: "Open diff", icon: "diff", onClick: () => post({ type: "openDiff", toolCallId: item.id }) }));
     if (item.diff && item.status === "completed" && !item.undone) {
       const undo = button({ label: "Undo", icon: "discard", title: "Put the file back as it was before this edit", onClick: () => post({ type: "undo", toolCallIds: [item.id] }) });
       undo.dataset.action = "undo";
@@ -180,6 +190,12 @@ export class Transcript {
     if (item.answer) summary.append(element("span", "answer", item.answer));
     if (item.undone) summary.append(element("span", "undone", "undone"));
     if (item.agent) body.push(drawAgent(item.agent));
+    // A plan presented (ExitPlanMode), also in a resumed chat: the plan as the card showed it.
+    if (item.name === "ExitPlanMode" && typeof item.input.plan === "string") {
+      const plan = element("div", "plan-body markdown");
+      renderMarkdown(plan, item.input.plan);
+      body.push(plan);
+    }
     if (item.output) body.push(element("pre", "output", item.output + (item.truncated ? "\n…" : "")));
     details.replaceChildren(summary, ...body);
     target.replaceChildren(details);

@@ -1,7 +1,10 @@
 """The one place where core dataclasses become wire JSON (camelCase keys, no nulls).
 
 The core hands typed values to its sinks; front ends that speak JSON (the LSP server,
-`agentls run --json`) turn them into JSON here, at the edge.
+`agentls run --json`) turn them into JSON here, at the edge. `event_json` writes an
+`agent/event`'s params as JSON text straight from the event: the same text as dumping
+`event_payload`'s dict, without building that dict for the thousands of deltas a turn
+streams.
 """
 
 from __future__ import annotations
@@ -9,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from functools import cache
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from agentls.events import SessionEvent
+from agentls.json_compact import dumps
 
 
 @cache
@@ -69,6 +74,72 @@ def event_payload(envelope: SessionEvent) -> dict[str, Any]:
         payload["agentId"] = envelope.agent_id
     payload.update(to_wire(envelope.event))
     return payload
+
+
+# An event field's wire form as JSON text: `,"camelKey":value`, or "" when it is None.
+FieldText = Callable[[Any], str]
+# How an encoded event goes out: its session, its params as JSON text, and the envelope.
+EncodedDeliver = Callable[[str, str, SessionEvent], None]
+
+
+def _field_text(key: str) -> FieldText:
+    prefix = f",{encode_basestring_ascii(key)}:"
+
+    def text(item: Any) -> str:
+        # The common leaves here; anything else exactly as json_compact.dumps writes it.
+        kind = item.__class__
+        if kind is str:
+            return prefix + encode_basestring_ascii(item)
+        if kind is int:
+            return prefix + int.__repr__(item)
+        if item is None:
+            return ""
+        return prefix + dumps(item if kind in _PLAIN else to_wire(item))
+
+    return text
+
+
+# The envelope's keys: an event field of the same name (TurnStarted's `turn_id`) takes the
+# key's place in the dict, so such events are written from the dict itself.
+_ENVELOPE_KEYS = frozenset({"sessionId", "seq", "turnId", "parentToolCallId", "agentId"})
+
+
+@cache
+def _event_fields(cls: type) -> tuple[tuple[str, FieldText], ...] | None:
+    """Per event class, once: each field's name and how it is written (None: from the dict)."""
+    keys = [(f.name, camel(f.name)) for f in dataclasses.fields(cls)]
+    if any(key in _ENVELOPE_KEYS for _name, key in keys):
+        return None
+    return tuple((name, _field_text(key)) for name, key in keys)
+
+
+def event_json(envelope: SessionEvent) -> str:
+    """`event_payload(envelope)` as compact JSON text (the same text, character for character)."""
+    event = envelope.event
+    kind: type = event.__class__
+    fields = _event_fields(kind)
+    if fields is None:
+        return dumps(event_payload(envelope))
+    parts = ['{"sessionId":', encode_basestring_ascii(envelope.session_id)]
+    parts.append(',"seq":' + int.__repr__(envelope.seq))
+    if envelope.turn_id is not None:
+        parts.append(',"turnId":' + encode_basestring_ascii(envelope.turn_id))
+    if envelope.agent_id is not None:
+        parts.append(',"parentToolCallId":' + dumps(envelope.parent_tool_call_id))
+        parts.append(',"agentId":' + encode_basestring_ascii(envelope.agent_id))
+    for name, text in fields:
+        parts.append(text(getattr(event, name)))
+    parts.append("}")
+    return "".join(parts)
+
+
+def encoded_sink(deliver: EncodedDeliver) -> Callable[[SessionEvent], None]:
+    """An event sink for a front end that sends `agent/event` params as JSON text."""
+
+    def sink(envelope: SessionEvent) -> None:
+        deliver(envelope.session_id, event_json(envelope), envelope)
+
+    return sink
 
 
 def json_sink(deliver: Callable[[dict[str, Any]], None]) -> Callable[[SessionEvent], None]:

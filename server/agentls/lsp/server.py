@@ -110,6 +110,8 @@ class _Ignored:
 
 # Events written together at most (a stream that never yields to the loop still flows).
 OUTBOX_LIMIT = 64
+# Every `agent/event` frame's body up to its params (the method's JSON written once).
+_EVENT_HEAD = b'{"jsonrpc":"2.0","method":%s,"params":' % dump_bytes(EVENT_METHOD)
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -181,6 +183,13 @@ class AgentProtocol(LanguageServerProtocol):
             dump_bytes(method),
             dump_bytes(params),
         )
+        self._queue_frame(body)
+
+    def notify_event(self, params: str) -> None:
+        """An `agent/event` whose params are JSON text already (agentls.wire.event_json)."""
+        self._queue_frame(b"%s%s}" % (_EVENT_HEAD, params.encode("ascii")))
+
+    def _queue_frame(self, body: bytes) -> None:
         self._outbox.append(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         if len(self._outbox) >= OUTBOX_LIMIT:
             # A producer that never yields still streams.
@@ -335,6 +344,18 @@ class AgentServer(LanguageServer):
         protocol.notify_json(EVENT_METHOD, payload)
         if payload["type"].startswith("tool_call") and self.tool_progress.supported():
             self.tool_progress.on_event(payload)
+
+    def send_event_json(self, params: str, envelope: Any) -> None:
+        """Send an event already written as JSON text; `envelope` is its SessionEvent."""
+        protocol = self.protocol
+        assert isinstance(protocol, AgentProtocol)
+        protocol.notify_event(params)
+        if envelope.event.type.startswith("tool_call") and self.tool_progress.supported():
+            # Only for tool events to a client that shows progress: the wire module (and
+            # the event classes it loads) stays out of what loads before `initialize`.
+            from agentls.wire import event_payload
+
+            self.tool_progress.on_event(event_payload(envelope))
 
     async def handlers(self) -> AgentCore:
         """The core, imported off the event loop the first time it is needed."""

@@ -56,7 +56,7 @@ class Masker:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        if _may_hold_header(text):
+        if len(text) >= _SHORTEST_HEADER and _may_hold_header(text):
             text = _HEADER.sub(_mask_header, text)
         return text
 
@@ -66,10 +66,13 @@ class Masker:
         # Every event passes here: the common leaves first, without a call.
         if kind in _NO_TEXT:
             return value
+        if kind is str:
+            return self.mask(value)
+        fields = _text_fields(kind)
+        if fields is not None:
+            return self._mask_fields(value, fields)
         if isinstance(value, str):
             return self.mask(value)
-        if _is_dataclass_type(kind):
-            return self._mask_fields(value)
         if isinstance(value, tuple):
             masked = tuple(self.mask_value(item) for item in value)
             return value if masked == value else masked
@@ -79,33 +82,33 @@ class Masker:
             return [self.mask_value(item) for item in value]
         return value
 
-    def _mask_fields(self, value: Any) -> Any:
-        changes = {}
-        kind: type = type(value)
-        for name in _field_names(kind):
+    def _mask_fields(self, value: Any, fields: tuple[str, ...]) -> Any:
+        changes = None
+        for name in fields:
             item = getattr(value, name)
-            if item.__class__ in _NO_TEXT:
+            kind = item.__class__
+            if kind in _NO_TEXT:
                 continue
-            masked = self.mask_value(item)
+            masked = self.mask(item) if kind is str else self.mask_value(item)
             if masked is not item and masked != item:
+                changes = changes or {}
                 changes[name] = masked
         return dataclasses.replace(value, **changes) if changes else value
 
 
 @functools.cache
-def _is_dataclass_type(cls: type) -> bool:
-    """Per type, once: every event passes here (dataclasses.is_dataclass is slow)."""
-    return dataclasses.is_dataclass(cls)
+def _text_fields(cls: type) -> tuple[str, ...] | None:
+    """Per type, once: a dataclass's fields that may hold text (None for other types).
 
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    An event's `type` tag is its class's own constant, never text from outside."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    fields = dataclasses.fields(cls)
+    return tuple(f.name for f in fields if not (f.name == "type" and isinstance(f.default, str)))
 
 
 def _may_hold_header(text: str) -> bool:
-    if len(text) < _SHORTEST_HEADER:
-        return False  # most event strings (ids, deltas): no copy made
+    # Only for text as long as the shortest header name (most deltas are shorter).
     lowered = text[:100_000].lower()
     return "authorization" in lowered or "api-key" in lowered
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -36,7 +37,7 @@ from agentls.pricing import add_cost
 from agentls.providers.base import ModelRequest, ProviderError, StopReason
 from agentls.usage import Usage
 
-__all__ = ["LoopDeps", "LoopSettings", "QueryState", "announces_action", "run_turn"]
+__all__ = ["LoopDeps", "LoopSettings", "QueryState", "announces_action", "drive_turn", "run_turn"]
 
 log = logging.getLogger(__name__)
 
@@ -67,18 +68,85 @@ class _Sampled:
 
 async def run_turn(state: QueryState, deps: LoopDeps) -> AsyncIterator[LoopEvent]:
     """Run one user turn (its user message is already in `state.messages`) to completion."""
-    channel: asyncio.Queue[LoopEvent | None] = asyncio.Queue()
-    driver = asyncio.create_task(_drive(TurnRun(state, deps, channel.put_nowait)))
-    driver.add_done_callback(lambda _task: channel.put_nowait(None))
-    watcher = asyncio.create_task(_cancel_on_abort(deps.abort, driver))
+    channel = _Channel()
+    driver = _start(state, deps, channel)
     try:
-        while (event := await channel.get()) is not None:
-            yield event
+        while await channel.ready():
+            while channel.events:
+                yield channel.events.popleft()
     finally:
-        watcher.cancel()
-        if not driver.done():
-            driver.cancel()
-            await asyncio.gather(driver, return_exceptions=True)
+        await _stop(driver)
+
+
+async def drive_turn(state: QueryState, deps: LoopDeps, emit: Emit) -> None:
+    """Run one user turn as `run_turn` does, handing its events to `emit` (the same events,
+    at the same moments), without an async generator between the loop and `emit`."""
+    channel = _Channel()
+    driver = _start(state, deps, channel)
+    events = channel.events
+    try:
+        while await channel.ready():
+            while events:
+                emit(events.popleft())
+    finally:
+        await _stop(driver)
+
+
+class _Channel:
+    """The turn's events on their way from the turn's task to the one that sends them.
+
+    The sender takes them when it next runs, all that have come by then, as it did from an
+    `asyncio.Queue`: so events sent from outside the loop (a sub-agent's, an answer's) fall
+    between the turn's exactly where they did. Without a queue's per-item book-keeping."""
+
+    __slots__ = ("_closed", "_waiter", "events")
+
+    def __init__(self) -> None:
+        self.events: deque[LoopEvent] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+
+    def put(self, event: LoopEvent) -> None:
+        self.events.append(event)
+        if self._waiter is not None:
+            self._wake()
+
+    def close(self, _driver: object = None) -> None:
+        """The turn's task ended: no more events will come."""
+        self._closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def ready(self) -> bool:
+        """Wait until events have come; False once the turn has ended and all were taken."""
+        while not self.events:
+            if self._closed:
+                return False
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return True
+
+
+_Driver = tuple["asyncio.Task[None]", "asyncio.Task[None]"]
+
+
+def _start(state: QueryState, deps: LoopDeps, channel: _Channel) -> _Driver:
+    """The turn's task, which ends the channel when it ends, and its abort watcher."""
+    driver = asyncio.create_task(_drive(TurnRun(state, deps, channel.put)))
+    driver.add_done_callback(channel.close)
+    return driver, asyncio.create_task(_cancel_on_abort(deps.abort, driver))
+
+
+async def _stop(tasks: _Driver) -> None:
+    driver, watcher = tasks
+    watcher.cancel()
+    if not driver.done():
+        driver.cancel()
+        await asyncio.gather(driver, return_exceptions=True)
 
 
 async def _cancel_on_abort(abort: asyncio.Event, driver: asyncio.Task[None]) -> None:

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from functools import cache
 from json.encoder import encode_basestring_ascii
+from operator import attrgetter
 from typing import Any
 
 from agentls.events import SessionEvent
@@ -76,41 +77,24 @@ def event_payload(envelope: SessionEvent) -> dict[str, Any]:
     return payload
 
 
-# An event field's wire form as JSON text: `,"camelKey":value`, or "" when it is None.
-FieldText = Callable[[Any], str]
 # How an encoded event goes out: its session, its params as JSON text, and the envelope.
 EncodedDeliver = Callable[[str, str, SessionEvent], None]
-
-
-def _field_text(key: str) -> FieldText:
-    prefix = f",{encode_basestring_ascii(key)}:"
-
-    def text(item: Any) -> str:
-        # The common leaves here; anything else exactly as json_compact.dumps writes it.
-        kind = item.__class__
-        if kind is str:
-            return prefix + encode_basestring_ascii(item)
-        if kind is int:
-            return prefix + int.__repr__(item)
-        if item is None:
-            return ""
-        return prefix + dumps(item if kind in _PLAIN else to_wire(item))
-
-    return text
-
-
 # The envelope's keys: an event field of the same name (TurnStarted's `turn_id`) takes the
 # key's place in the dict, so such events are written from the dict itself.
 _ENVELOPE_KEYS = frozenset({"sessionId", "seq", "turnId", "parentToolCallId", "agentId"})
+# Per event class: its field values in one call, and each field's `,"camelKey":`.
+EventFields = tuple[Callable[[Any], tuple[Any, ...]], tuple[str, ...]]
 
 
 @cache
-def _event_fields(cls: type) -> tuple[tuple[str, FieldText], ...] | None:
-    """Per event class, once: each field's name and how it is written (None: from the dict)."""
-    keys = [(f.name, camel(f.name)) for f in dataclasses.fields(cls)]
-    if any(key in _ENVELOPE_KEYS for _name, key in keys):
+def _event_fields(cls: type) -> EventFields | None:
+    """Per event class, once: how its fields are read and keyed (None: from the dict)."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    keys = [camel(name) for name in names]
+    if any(key in _ENVELOPE_KEYS for key in keys):
         return None
-    return tuple((name, _field_text(key)) for name, key in keys)
+    values = attrgetter(*names) if len(names) > 1 else lambda value: (getattr(value, names[0]),)
+    return values, tuple(f",{encode_basestring_ascii(key)}:" for key in keys)
 
 
 def event_json(envelope: SessionEvent) -> str:
@@ -120,17 +104,23 @@ def event_json(envelope: SessionEvent) -> str:
     fields = _event_fields(kind)
     if fields is None:
         return dumps(event_payload(envelope))
-    parts = ['{"sessionId":', encode_basestring_ascii(envelope.session_id)]
-    parts.append(',"seq":' + int.__repr__(envelope.seq))
+    text = '{"sessionId":' + encode_basestring_ascii(envelope.session_id)
+    text += ',"seq":' + int.__repr__(envelope.seq)
     if envelope.turn_id is not None:
-        parts.append(',"turnId":' + encode_basestring_ascii(envelope.turn_id))
+        text += ',"turnId":' + encode_basestring_ascii(envelope.turn_id)
     if envelope.agent_id is not None:
-        parts.append(',"parentToolCallId":' + dumps(envelope.parent_tool_call_id))
-        parts.append(',"agentId":' + encode_basestring_ascii(envelope.agent_id))
-    for name, text in fields:
-        parts.append(text(getattr(event, name)))
-    parts.append("}")
-    return "".join(parts)
+        text += ',"parentToolCallId":' + dumps(envelope.parent_tool_call_id)
+        text += ',"agentId":' + encode_basestring_ascii(envelope.agent_id)
+    values, keys = fields
+    for key, item in zip(keys, values(event), strict=True):
+        # The common leaves here; anything else exactly as json_compact.dumps writes it.
+        if item.__class__ is str:
+            text += key + encode_basestring_ascii(item)
+        elif item.__class__ is int:
+            text += key + int.__repr__(item)
+        elif item is not None:
+            text += key + dumps(item if item.__class__ in _PLAIN else to_wire(item))
+    return text + "}"
 
 
 def encoded_sink(deliver: EncodedDeliver) -> Callable[[SessionEvent], None]:

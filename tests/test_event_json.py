@@ -4,6 +4,7 @@ exactly what dumping `event_payload`'s dict gives, for every kind of event and e
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
 
@@ -14,7 +15,9 @@ from agentls.events import (
     LoopEvent,
     MessageCompleted,
     Notice,
+    PermissionModeChanged,
     PermissionRequest,
+    PermissionResolved,
     PlanEvent,
     SessionEvent,
     SubagentCompleted,
@@ -41,6 +44,9 @@ EVENTS: list[LoopEvent] = [
     TextDeltaEvent("msg_1", ODD_TEXT),
     TextDeltaEvent("msg_1", ""),
     ThinkingDeltaEvent("msg_2", "hmm"),
+    PermissionResolved("perm_1", "cancelled"),
+    PermissionResolved("perm_1", "selected", "allow_once"),
+    PermissionModeChanged("plan"),
     TurnStarted("turn_9", "msg_3"),
     TurnStarted("turn_9", "msg_3", continued=True),
     MessageCompleted(
@@ -71,3 +77,10 @@ def test_event_json_is_the_text_of_the_payload_dict(
     text = event_json(envelope)
     assert text == dumps(event_payload(envelope))
     assert json.loads(text) == event_payload(envelope)
+
+
+def test_a_delta_whose_text_is_not_text_is_written_field_by_field() -> None:
+    odd = TextDeltaEvent("msg_1", cast(str, None))
+    envelope = SessionEvent("sess_1", 1, "turn_1", odd)
+    assert event_json(envelope) == dumps(event_payload(envelope))
+    assert "text" not in json.loads(event_json(envelope))

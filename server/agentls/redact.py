@@ -41,6 +41,9 @@ class Masker:
         values = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
         # Longest first, so a secret that contains another is masked whole.
         self._secrets = tuple(sorted(values, key=len, reverse=True))
+        # Per field name, the last text found clean there: a message's id comes with each
+        # of its deltas, and is looked at once (the same object is the same text).
+        self._clean: dict[str, str] = {}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str]) -> Masker:
@@ -84,12 +87,21 @@ class Masker:
 
     def _mask_fields(self, value: Any, fields: tuple[str, ...]) -> Any:
         changes = None
+        clean = self._clean
         for name in fields:
             item = getattr(value, name)
             kind = item.__class__
-            if kind in _NO_TEXT:
+            if kind is str:
+                if item is clean.get(name):
+                    continue
+                masked = self.mask(item)
+                if masked == item:
+                    clean[name] = item
+                    continue
+            elif kind in _NO_TEXT:
                 continue
-            masked = self.mask(item) if kind is str else self.mask_value(item)
+            else:
+                masked = self.mask_value(item)
             if masked is not item and masked != item:
                 changes = changes or {}
                 changes[name] = masked

@@ -97,10 +97,45 @@ def _event_fields(cls: type) -> EventFields | None:
     return values, tuple(f",{encode_basestring_ascii(key)}:" for key in keys)
 
 
+# Events whose every field is text (deltas): their params in one format, as a turn's own
+# events (a turnId, no agent) are. A value that is not text after all raises TypeError
+# in encode_basestring_ascii, and the event is written field by field instead.
+TextEvent = tuple[Callable[[Any], tuple[Any, ...]], str]
+
+
+@cache
+def _text_event(cls: type) -> TextEvent | None:
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    keys = [camel(name) for name in names]
+    textual = all(_is_text(f.type) for f in fields)
+    if not textual or len(names) < 2 or any(key in _ENVELOPE_KEYS for key in keys):
+        return None
+    head = '{"sessionId":%s,"seq":%d,"turnId":%s'
+    template = head + "".join(f",{encode_basestring_ascii(key)}:%s" for key in keys) + "}"
+    return attrgetter(*names), template
+
+
+def _is_text(annotation: object) -> bool:
+    """A field declared as text that is never None: `str` or a Literal of strings."""
+    if not isinstance(annotation, str) or "None" in annotation:
+        return False
+    return annotation == "str" or annotation.startswith("Literal[")
+
+
 def event_json(envelope: SessionEvent) -> str:
     """`event_payload(envelope)` as compact JSON text (the same text, character for character)."""
     event = envelope.event
     kind: type = event.__class__
+    text_event = _text_event(kind)
+    if text_event is not None and envelope.turn_id is not None and envelope.agent_id is None:
+        values, template = text_event
+        try:
+            head = (encode_basestring_ascii(envelope.session_id), envelope.seq)
+            turn = encode_basestring_ascii(envelope.turn_id)
+            return template % (*head, turn, *map(encode_basestring_ascii, values(event)))
+        except TypeError:
+            pass
     fields = _event_fields(kind)
     if fields is None:
         return dumps(event_payload(envelope))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -26,6 +25,7 @@ from agentls.events import (
     TurnLimitReached,
 )
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
+from agentls.loop.channel import EventChannel
 from agentls.loop.deps import LoopDeps, LoopSettings
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
@@ -68,7 +68,7 @@ class _Sampled:
 
 async def run_turn(state: QueryState, deps: LoopDeps) -> AsyncIterator[LoopEvent]:
     """Run one user turn (its user message is already in `state.messages`) to completion."""
-    channel = _Channel()
+    channel = EventChannel()
     driver = _start(state, deps, channel)
     try:
         while await channel.ready():
@@ -81,7 +81,7 @@ async def run_turn(state: QueryState, deps: LoopDeps) -> AsyncIterator[LoopEvent
 async def drive_turn(state: QueryState, deps: LoopDeps, emit: Emit) -> None:
     """Run one user turn as `run_turn` does, handing its events to `emit` (the same events,
     at the same moments), without an async generator between the loop and `emit`."""
-    channel = _Channel()
+    channel = EventChannel()
     driver = _start(state, deps, channel)
     events = channel.events
     try:
@@ -92,49 +92,10 @@ async def drive_turn(state: QueryState, deps: LoopDeps, emit: Emit) -> None:
         await _stop(driver)
 
 
-class _Channel:
-    """The turn's events on their way from the turn's task to the one that sends them.
-
-    The sender takes them when it next runs, all that have come by then, as it did from an
-    `asyncio.Queue`: so events sent from outside the loop (a sub-agent's, an answer's) fall
-    between the turn's exactly where they did. Without a queue's per-item book-keeping."""
-
-    __slots__ = ("_closed", "_waiter", "events")
-
-    def __init__(self) -> None:
-        self.events: deque[LoopEvent] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-        self._closed = False
-
-    def put(self, event: LoopEvent) -> None:
-        self.events.append(event)
-        if self._waiter is not None:
-            self._wake()
-
-    def close(self, _driver: object = None) -> None:
-        """The turn's task ended: no more events will come."""
-        self._closed = True
-        self._wake()
-
-    def _wake(self) -> None:
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def ready(self) -> bool:
-        """Wait until events have come; False once the turn has ended and all were taken."""
-        while not self.events:
-            if self._closed:
-                return False
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-        return True
-
-
 _Driver = tuple["asyncio.Task[None]", "asyncio.Task[None]"]
 
 
-def _start(state: QueryState, deps: LoopDeps, channel: _Channel) -> _Driver:
+def _start(state: QueryState, deps: LoopDeps, channel: EventChannel) -> _Driver:
     """The turn's task, which ends the channel when it ends, and its abort watcher."""
     driver = asyncio.create_task(_drive(TurnRun(state, deps, channel.put)))
     driver.add_done_callback(channel.close)

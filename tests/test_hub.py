@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,9 @@ class Window:
 
     def send_event(self, payload: dict[str, Any]) -> None:
         self.events.append(payload)
+
+    def send_event_json(self, params: str, _envelope: Any) -> None:
+        self.events.append(json.loads(params))
 
 
 async def test_a_window_taking_a_detached_session_back_stops_its_clock(tmp_path: Path) -> None:

@@ -41,6 +41,9 @@ class Masker:
         values = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
         # Longest first, so a secret that contains another is masked whole.
         self._secrets = tuple(sorted(values, key=len, reverse=True))
+        # Per field name, the last text found clean there: a message's id comes with each
+        # of its deltas, and is looked at once (the same object is the same text).
+        self._clean: dict[str, str] = {}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str]) -> Masker:
@@ -56,7 +59,7 @@ class Masker:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        if _may_hold_header(text):
+        if len(text) >= _SHORTEST_HEADER and _may_hold_header(text):
             text = _HEADER.sub(_mask_header, text)
         return text
 
@@ -66,10 +69,13 @@ class Masker:
         # Every event passes here: the common leaves first, without a call.
         if kind in _NO_TEXT:
             return value
+        if kind is str:
+            return self.mask(value)
+        fields = _text_fields(kind)
+        if fields is not None:
+            return self._mask_fields(value, fields)
         if isinstance(value, str):
             return self.mask(value)
-        if _is_dataclass_type(kind):
-            return self._mask_fields(value)
         if isinstance(value, tuple):
             masked = tuple(self.mask_value(item) for item in value)
             return value if masked == value else masked
@@ -79,33 +85,46 @@ class Masker:
             return [self.mask_value(item) for item in value]
         return value
 
-    def _mask_fields(self, value: Any) -> Any:
-        changes = {}
-        kind: type = type(value)
-        for name in _field_names(kind):
+    def _mask_fields(self, value: Any, fields: tuple[str, ...]) -> Any:
+        changes = None
+        clean = self._clean
+        for name in fields:
             item = getattr(value, name)
-            if item.__class__ in _NO_TEXT:
+            kind = item.__class__
+            if kind is str:
+                if item is clean.get(name):
+                    continue
+                masked = self.mask(item)
+                if masked == item:
+                    clean[name] = item
+                    continue
+            elif kind in _NO_TEXT:
                 continue
-            masked = self.mask_value(item)
+            else:
+                masked = self.mask_value(item)
             if masked is not item and masked != item:
+                changes = changes or {}
                 changes[name] = masked
         return dataclasses.replace(value, **changes) if changes else value
 
 
 @functools.cache
-def _is_dataclass_type(cls: type) -> bool:
-    """Per type, once: every event passes here (dataclasses.is_dataclass is slow)."""
-    return dataclasses.is_dataclass(cls)
+def _text_fields(cls: type) -> tuple[str, ...] | None:
+    """Per type, once: a dataclass's fields that may hold text (None for other types).
 
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    An event's `type` tag is its class's own constant, never text from outside."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    fields = dataclasses.fields(cls)
+    return tuple(f.name for f in fields if not (f.name == "type" and isinstance(f.default, str)))
 
 
 def _may_hold_header(text: str) -> bool:
-    if len(text) < _SHORTEST_HEADER:
-        return False  # most event strings (ids, deltas): no copy made
+    # Only for text as long as the shortest header name (most deltas are shorter). Every
+    # header name holds a "-" or a "z" (`authorization`): an id holds neither, and is not
+    # lowered (no other character lowers to an ASCII "z" or "-").
+    if "-" not in text and "z" not in text and "Z" not in text:
+        return False
     lowered = text[:100_000].lower()
     return "authorization" in lowered or "api-key" in lowered
 

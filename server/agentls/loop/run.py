@@ -25,6 +25,7 @@ from agentls.events import (
     TurnLimitReached,
 )
 from agentls.loop.assemble import AssistantAssembler, ToolCallReady
+from agentls.loop.channel import EventChannel
 from agentls.loop.deps import LoopDeps, LoopSettings
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
@@ -36,7 +37,7 @@ from agentls.pricing import add_cost
 from agentls.providers.base import ModelRequest, ProviderError, StopReason
 from agentls.usage import Usage
 
-__all__ = ["LoopDeps", "LoopSettings", "QueryState", "announces_action", "run_turn"]
+__all__ = ["LoopDeps", "LoopSettings", "QueryState", "announces_action", "drive_turn", "run_turn"]
 
 log = logging.getLogger(__name__)
 
@@ -67,18 +68,46 @@ class _Sampled:
 
 async def run_turn(state: QueryState, deps: LoopDeps) -> AsyncIterator[LoopEvent]:
     """Run one user turn (its user message is already in `state.messages`) to completion."""
-    channel: asyncio.Queue[LoopEvent | None] = asyncio.Queue()
-    driver = asyncio.create_task(_drive(TurnRun(state, deps, channel.put_nowait)))
-    driver.add_done_callback(lambda _task: channel.put_nowait(None))
-    watcher = asyncio.create_task(_cancel_on_abort(deps.abort, driver))
+    channel = EventChannel()
+    driver = _start(state, deps, channel)
     try:
-        while (event := await channel.get()) is not None:
-            yield event
+        while await channel.ready():
+            while channel.events:
+                yield channel.events.popleft()
     finally:
-        watcher.cancel()
-        if not driver.done():
-            driver.cancel()
-            await asyncio.gather(driver, return_exceptions=True)
+        await _stop(driver)
+
+
+async def drive_turn(state: QueryState, deps: LoopDeps, emit: Emit) -> None:
+    """Run one user turn as `run_turn` does, handing its events to `emit` (the same events,
+    at the same moments), without an async generator between the loop and `emit`."""
+    channel = EventChannel()
+    driver = _start(state, deps, channel)
+    events = channel.events
+    try:
+        while await channel.ready():
+            while events:
+                emit(events.popleft())
+    finally:
+        await _stop(driver)
+
+
+_Driver = tuple["asyncio.Task[None]", "asyncio.Task[None]"]
+
+
+def _start(state: QueryState, deps: LoopDeps, channel: EventChannel) -> _Driver:
+    """The turn's task, which ends the channel when it ends, and its abort watcher."""
+    driver = asyncio.create_task(_drive(TurnRun(state, deps, channel.put)))
+    driver.add_done_callback(channel.close)
+    return driver, asyncio.create_task(_cancel_on_abort(deps.abort, driver))
+
+
+async def _stop(tasks: _Driver) -> None:
+    driver, watcher = tasks
+    watcher.cancel()
+    if not driver.done():
+        driver.cancel()
+        await asyncio.gather(driver, return_exceptions=True)
 
 
 async def _cancel_on_abort(abort: asyncio.Event, driver: asyncio.Task[None]) -> None:

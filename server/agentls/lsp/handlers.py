@@ -40,7 +40,7 @@ from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
 from agentls.session.slash import submit_message
 from agentls.session.turn import Submission
-from agentls.wire import json_sink, to_wire
+from agentls.wire import encoded_sink, to_wire
 from agentls.workspace.link import EditorLink
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class AgentHandlers(WorktreeHandlers):
 
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
-        self.manager = SessionManager(json_sink(hub.deliver))
+        self.manager = SessionManager(encoded_sink(hub.deliver_json))
         self._table: dict[str, Handler] = {
             name: getattr(self, m.handler) for name, m in methods.REQUESTS.items()
         }

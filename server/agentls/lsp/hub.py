@@ -31,6 +31,10 @@ class Connection(Protocol):
 
     def send_event(self, payload: dict[str, Any]) -> None: ...
 
+    def send_event_json(self, params: str, envelope: Any) -> None:
+        """Send an event whose params are JSON text already; `envelope`: its SessionEvent."""
+        ...
+
 
 class SessionsLeft(Protocol):
     """What the hub asks about a session its last connection left (agentls.lsp.returning)."""
@@ -108,6 +112,14 @@ class Hub:
                 connection.send_event(payload)
             except Exception:
                 log.exception("an event of session %s was not delivered", payload["sessionId"])
+
+    def deliver_json(self, session_id: str, params: str, envelope: Any) -> None:
+        """Send one session event, written once as JSON text, to every attached connection."""
+        for connection in self.attached.get(session_id, ()):
+            try:
+                connection.send_event_json(params, envelope)
+            except Exception:
+                log.exception("an event of session %s was not delivered", session_id)
 
     def attach(self, session_id: str, connection: Connection) -> None:
         """Let `connection` see the session's events from now on."""

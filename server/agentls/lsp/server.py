@@ -110,6 +110,11 @@ class _Ignored:
 
 # Events written together at most (a stream that never yields to the loop still flows).
 OUTBOX_LIMIT = 64
+# Every `agent/event` frame's body up to its params (the method's JSON written once), and
+# the whole frame around the params: its Content-Length is the params' length plus this.
+_EVENT_HEAD = b'{"jsonrpc":"2.0","method":%s,"params":' % dump_bytes(EVENT_METHOD)
+_EVENT_FRAME = b"Content-Length: %d\r\n\r\n" + _EVENT_HEAD.replace(b"%", b"%%") + b"%s}"
+_EVENT_FRAMING = len(_EVENT_HEAD) + 1
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -181,7 +186,21 @@ class AgentProtocol(LanguageServerProtocol):
             dump_bytes(method),
             dump_bytes(params),
         )
+        self._queue_frame(body)
+
+    def notify_event(self, params: str) -> None:
+        """An `agent/event` whose params are JSON text already (agentls.wire.event_json)."""
+        data = params.encode("ascii")
+        outbox = self._outbox
+        outbox.append(_EVENT_FRAME % (len(data) + _EVENT_FRAMING, data))
+        if not self._flush_scheduled or len(outbox) >= OUTBOX_LIMIT:
+            self._flush_soon()
+
+    def _queue_frame(self, body: bytes) -> None:
         self._outbox.append(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
         if len(self._outbox) >= OUTBOX_LIMIT:
             # A producer that never yields still streams.
             self.flush_outbox()
@@ -328,6 +347,10 @@ class AgentServer(LanguageServer):
         self.exit_code = 0
         self.reading_blocked = False
         self.tool_progress = ToolProgress(self)
+        protocol = self.protocol
+        assert isinstance(protocol, AgentProtocol)
+        # Every event goes out through it: looked up once.
+        self._notify_event = protocol.notify_event
 
     def send_event(self, payload: dict[str, Any]) -> None:
         protocol = self.protocol
@@ -335,6 +358,16 @@ class AgentServer(LanguageServer):
         protocol.notify_json(EVENT_METHOD, payload)
         if payload["type"].startswith("tool_call") and self.tool_progress.supported():
             self.tool_progress.on_event(payload)
+
+    def send_event_json(self, params: str, envelope: Any) -> None:
+        """Send an event already written as JSON text; `envelope` is its SessionEvent."""
+        self._notify_event(params)
+        if envelope.event.type.startswith("tool_call") and self.tool_progress.supported():
+            # Only for tool events to a client that shows progress: the wire module (and
+            # the event classes it loads) stays out of what loads before `initialize`.
+            from agentls.wire import event_payload
+
+            self.tool_progress.on_event(event_payload(envelope))
 
     async def handlers(self) -> AgentCore:
         """The core, imported off the event loop the first time it is needed."""

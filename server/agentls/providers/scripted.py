@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -117,8 +117,13 @@ class ScriptedProvider:
         self._unplayed.remove(index)
         self._played += 1
         prompt_chars = sum(chars for _as_dict, chars in messages)
-        async for event in _play(self._script[index], request, prompt_chars):
-            yield event
+        # The entry's events come from a plain generator: an async one in between cost as
+        # much per delta as the rest of the daemon's work on it.
+        for event in _play(self._script[index], request, prompt_chars):
+            if event.__class__ is _Pause:
+                await event.wait()
+            else:
+                yield cast(StreamEvent, event)
 
     def _next_for(self, request: ModelRequest) -> int | None:
         """The entry for this request: the first unplayed one whose `for` text is in the
@@ -153,17 +158,32 @@ class ScriptedProvider:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-async def _play(
+@dataclass(frozen=True, slots=True)
+class _Pause:
+    """Where the script waits (its `delay` between chunks, or forever for `hang`)."""
+
+    seconds: float | None
+
+    async def wait(self) -> None:
+        if self.seconds is None:
+            await asyncio.Event().wait()
+        else:
+            await asyncio.sleep(self.seconds)
+
+
+def _play(
     entry: dict[str, Any], request: ModelRequest, message_chars: int
-) -> AsyncIterator[StreamEvent]:
+) -> Iterator[StreamEvent | _Pause]:
     delay = float(entry.get("delay", 0))
+    pause = _Pause(delay) if delay > 0 else None
     size = max(1, int(entry.get("chunk", 24)))
     index = 0
     output_chars = 0
     if entry.get("thinking"):
         for piece in _chunks(str(entry["thinking"]), size):
             yield ThinkingDelta(index, piece)
-            await _pause(delay)
+            if pause:
+                yield pause
         yield SignatureDelta(index, str(entry.get("signature", "scripted-signature")))
         yield BlockStop(index)
         index += 1
@@ -173,11 +193,12 @@ async def _play(
         for piece in _chunks(text, size):
             yield TextDelta(index, piece)
             output_chars += len(piece)
-            await _pause(delay)
+            if pause:
+                yield pause
         yield BlockStop(index)
         index += 1
     if entry.get("hang"):
-        await asyncio.Event().wait()
+        yield _Pause(None)
     if isinstance(error, dict):
         raise _error(error)
     for call in entry.get("tool_calls", []):
@@ -187,7 +208,8 @@ async def _play(
         for piece in _chunks(payload, size):
             yield ToolInputDelta(index, piece)
             output_chars += len(piece)
-            await _pause(delay)
+            if pause:
+                yield pause
         yield BlockStop(index)
         index += 1
     yield UsageUpdate(_usage(entry, request, message_chars, output_chars))
@@ -197,11 +219,6 @@ async def _play(
 
 def _chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
-async def _pause(delay: float) -> None:
-    if delay > 0:
-        await asyncio.sleep(delay)
 
 
 def _error(spec: dict[str, Any]) -> ProviderError:

@@ -37,6 +37,8 @@ from agentls.usage import Usage
 log = logging.getLogger(__name__)
 EventSink = Callable[[SessionEvent], None]
 _CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
+# The events `SessionEvents.send` keeps books on; the many others (deltas) pass straight on.
+_BOOKED: frozenset[type] = frozenset({TurnCompleted, ToolCallEvent, ToolCallUpdate, PlanEvent})
 # Events of the running turn held for a window that comes back; older ones are dropped.
 RECENT_LIMIT: Final = 10_000
 
@@ -47,12 +49,11 @@ class RecentEvents:
 
     def __init__(self, limit: int = RECENT_LIMIT) -> None:
         self._events: deque[SessionEvent] = deque(maxlen=limit)
+        # Every event passes here: the deque's own append, without a method around it.
+        self.add: Callable[[SessionEvent], None] = self._events.append
 
     def turn_began(self) -> None:
         self._events.clear()
-
-    def add(self, envelope: SessionEvent) -> None:
-        self._events.append(envelope)
 
     def since(self, seq: int) -> list[SessionEvent]:
         """The events held whose `seq` is above `seq`, oldest first."""
@@ -126,6 +127,9 @@ class SessionEvents:
     ) -> None:
         """Book-keep and send one event of the turn; `origin`, for a sub-agent's events, is
         the Task call and the agent's id (a background agent's events have no turn)."""
+        if event.__class__ not in _BOOKED:
+            self.out.emit(event, turn.turn_id if turn is not None else None, origin)
+            return
         if isinstance(event, TurnCompleted) and turn is not None and origin is None:
             self.last_stop = event.stop_reason
             self.usage = self.usage + event.usage

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agentls.errors import AgentError
 from agentls.events import CommandOutput, TurnCompleted, TurnError
 from agentls.loop.deps import LoopDeps
-from agentls.loop.run import QueryState, run_turn
+from agentls.loop.run import QueryState, drive_turn
 from agentls.mcp_servers.servers import McpServers
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import SessionEvents
@@ -146,8 +146,7 @@ class TurnRunner:
         if mcp is not None:
             await mcp.wait_started(self.mcp_wait())
         state = QueryState(turn.turn_id, self.conversation.history)
-        async for event in run_turn(state, self.loop_deps(turn)):
-            self.events.send(event, turn)
+        await drive_turn(state, self.loop_deps(turn), lambda event: self.events.send(event, turn))
 
     async def _run_local(self, turn: Turn, action: LocalAction) -> None:
         """A local command's turn: its output, then its end; no message, no model call."""

@@ -1,13 +1,17 @@
-"""The Anthropic request body built one new message at a time is the body built whole.
+"""The Anthropic provider's per-call savings keep what goes on the wire and comes back.
 
-`RequestBody` reuses the JSON of the messages the previous request already carried;
-`build_params` converts the whole history every time and stays the reference.
+The request body built one new message at a time is the body built whole (`RequestBody`
+reuses the JSON of the messages the previous request already carried; `build_params`
+converts the whole history every time and stays the reference), and the stream's events
+are folded from their plain JSON.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import pytest
 
 from agentls.messages import (
     ImageBlock,
@@ -22,7 +26,17 @@ from agentls.messages import (
 from agentls.providers.anthropic import AnthropicProvider
 from agentls.providers.anthropic_body import RequestBody
 from agentls.providers.anthropic_request import build_params
-from agentls.providers.base import ModelRequest
+from agentls.providers.anthropic_stream import MissingField, StreamFold
+from agentls.providers.base import (
+    BlockStop,
+    MessageStop,
+    ModelRequest,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+    UsageUpdate,
+)
+from agentls.usage import Usage
 from replay_server import ReplayServer, anthropic_text_turn, collect
 
 READ_TOOL = ToolSpec("Read", "Read a file.", {"type": "object", "properties": {}})
@@ -129,3 +143,58 @@ async def test_the_sdk_sends_each_incremental_body_of_a_turn() -> None:
             await provider.aclose()
         sent = [r.body for r in server.requests]
     assert sent == [whole(r) for r in requests]
+
+
+# --- the stream side: events read as plain JSON ------------------------------------------
+
+
+def test_the_fold_reads_events_as_plain_json() -> None:
+    """The provider asks the SDK for each event's parsed JSON (no per-event validation
+    into the SDK's types); the fold reads those dicts."""
+    usage = {"input_tokens": 7, "output_tokens": 1, "cache_read_input_tokens": 3}
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "m", "usage": usage}},
+        {"type": "ping"},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": '{"file_path": "a"}'},
+        },
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 9},
+        },
+        {"type": "message_stop"},
+    ]
+    fold = StreamFold()
+    out = [e for event in events for e in fold.feed(event)] + fold.finish()
+    assert [e for e in out if not isinstance(e, UsageUpdate)] == [
+        TextDelta(0, "Hi"),
+        BlockStop(0),
+        ToolUseStart(1, "toolu_1", "Read"),
+        ToolInputDelta(1, '{"file_path": "a"}'),
+        BlockStop(1),
+        MessageStop("tool_use"),
+    ]
+    assert fold.usage == Usage(input_tokens=7, output_tokens=9, cache_read_tokens=3)
+
+
+def test_an_event_whose_parts_are_not_objects_is_a_missing_field() -> None:
+    fold = StreamFold()
+    for bad in (
+        {"type": "content_block_delta", "index": 0, "delta": "text"},
+        {"type": "content_block_start", "index": "0", "content_block": {"type": "text"}},
+        {"type": "message_start", "message": {"id": "m"}},
+    ):
+        with pytest.raises(MissingField):
+            fold.feed(bad)

@@ -4,7 +4,9 @@ Raw `messages.create(stream=True)` events are used rather than the `.stream()` h
 each wire event maps to our events in one place and nothing is accumulated twice. The
 request goes through the SDK client's own `post` to /v1/messages (what `messages.create`
 calls) with a body encoded here, one new message at a time (anthropic_body.py): the
-SDK's `create` would deep-copy and re-encode the whole history on every call. Requests
+SDK's `create` would deep-copy and re-encode the whole history on every call. The events
+come back as parsed JSON, folded by anthropic_stream.py without the SDK's per-event
+validation. Requests
 carry prompt-cache breakpoints on the stable prefix (tools, static system prompt) and on the
 newest message, because an agent loop resends the whole history every turn. The SDK's own
 retries are off: the loop retries, using the `ProviderError` classification made here.
@@ -13,7 +15,6 @@ retries are off: the loop retries, using the `ProviderError` classification made
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anthropic
 
@@ -108,16 +109,17 @@ class AnthropicProvider:
         for out in fold.finish():
             yield out
 
-    async def _open(self, request: ModelRequest) -> anthropic.AsyncStream[Any]:
+    async def _open(self, request: ModelRequest) -> anthropic.AsyncStream[object]:
         try:
             vision = supports_vision(request.model, self._vision)
             # `messages.create(stream=True, **build_params(...))` sends the same body.
-            events: anthropic.AsyncStream[Any] = await self._client.post(
+            events: anthropic.AsyncStream[object] = await self._client.post(
                 "/v1/messages",
                 cast_to=anthropic.types.Message,
                 content=self._body.encode(request, vision),
                 stream=True,
-                stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
+                # Each event as its parsed JSON, not validated into the SDK's event types.
+                stream_cls=anthropic.AsyncStream[object],
             )
             return events
         except TypeError as exc:

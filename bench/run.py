@@ -6,28 +6,28 @@
 
 Sections: 1 startup (spawn → initialize vs interpreter and bare-pygls floors, spawn → core
 ready and → first anthropic session, what is imported when, and `agentls --stdio` relayed to
-the warm daemon with the daemon up and not), 2 submit → first text_delta
-over stdio, 3 per-turn loop overhead in process, 4 events per second (in process vs stdio),
-5 memory (import floors vs session peaks, scripted and the real SDKs against a local replay
-server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history (Anthropic,
-Chat Completions, Responses), 7 resuming
-a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession over stdio), 8
-<userContext> with an enormous editor state, 9 abort while Bash runs children, 10 `agentls
-run` start → first model request, a 3-call and a 20-call task, each extra model call, last
-model request → exit and peak RSS, in process and through the warm daemon (with the
-scripted model, and with the Anthropic SDK against a local replay server),
-11 the peers (Claude Code, Codex) on the same fake server as 10 (installed from npm into
-~/.cache on first use), 12 typing in Neovim while its chat streams (key latency, writes per
-delta, Neovim's CPU), 13 `agentls acp` (start-up, prompt → first chunk, updates per second and
-the daemon's CPU per update), 14 the process watchdog (a Bash call with its group guarded
-and not, a registration, the watchdog's start, SIGKILL → the daemon's commands gone), 15 a
-window reloading mid-turn (resumeSession of the running session, the missed events resent,
-the cost of holding them), 16 sessions (listing 2,000 through the index and without it; RSS
-and descriptors after 200 sessions opened and closed); 7 also resumes a 50,000-message
-session whole and with `messageLimit`, 17 apply_patch (a 20-file patch against the same
-changes as Edit calls, and the bytes the tool adds to every request), 18 plan approval and
-the shortcuts (what ExitPlanMode adds to the prefix; `!command`, `# note` and `/context`
-turns against a model turn).
+the warm daemon with the daemon up and not), 2 submit → first text_delta over stdio, 3
+per-turn loop overhead in process, 4 events per second (in process vs stdio), 5 memory (import
+floors vs session peaks, scripted and the real SDKs against a local replay server), 6 the SDK
+providers' per-call cost at 10 and 1,000 messages of history (Anthropic, Chat Completions,
+Responses), 7 resuming a 5,000-message transcript (load, SessionManager.resume,
+agent/resumeSession over stdio), 8 <userContext> with an enormous editor state, 9 abort while
+Bash runs children, 10 `agentls run` start → first model request, a 3-call and a 20-call task,
+each extra model call, last model request → exit and peak RSS, in process and through the warm
+daemon (with the scripted model, and with the Anthropic SDK against a local replay server), 11
+the peers (Claude Code, Codex) on the same fake server as 10, with its rows (start → first
+model request, the 3- and 20-call tasks, each extra model call, last model request → exit,
+peak RSS; installed from npm into ~/.cache on first use), 12 typing in Neovim while its chat
+streams (key latency, writes per delta, Neovim's CPU), 13 `agentls acp` (start-up, prompt →
+first chunk, updates per second and the daemon's CPU per update), 14 the process watchdog (a
+Bash call with its group guarded and not, a registration, the watchdog's start, SIGKILL → the
+daemon's commands gone), 15 a window reloading mid-turn (resumeSession of the running session,
+the missed events resent, the cost of holding them), 16 sessions (listing 2,000 through the
+index and without it; RSS and descriptors after 200 sessions opened and closed); 7 also
+resumes a 50,000-message session whole and with `messageLimit`, 17 apply_patch (a 20-file
+patch against the same changes as Edit calls, and the bytes the tool adds to every request),
+18 plan approval and the shortcuts (what ExitPlanMode adds to the prefix; `!command`, `# note`
+and `/context` turns against a model turn).
 `--only` names: startup, stdio, loop, rss, provider, resume, context, abort, cli, peers,
 nvim, acp, guard, reattach, sessions, patch, shortcuts. Every
 daemon gets its own temporary AGENTLS_HOME. The load average is printed because every number

@@ -7,7 +7,7 @@ the bench polls that file every millisecond from the moment it starts the comman
 extra model call is (20-call task − 3-call task) / 17, from the medians. "Last model
 request → exit" is from the moment the last request is in the log (the scripted model
 answers at once) to the process's exit. Peak RSS is the child's own ru_maxrss (wait4);
-"each extra model call, CPU" is the same difference in the CPU time (/proc/<pid>/stat) the
+"each extra model call, CPU" is the same difference in the CPU time (/proc schedstat) the
 working process (the CLI in process, the daemon when warm) used between the first and the
 last model request: waits on a loaded machine's run queue do not count there. The warm
 daemon's RSS is read from /proc when it is idle (no connection), right after its
@@ -18,6 +18,7 @@ the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -146,10 +147,16 @@ def _anthropic_reply(entry: dict[str, Any], n: int) -> ScriptedResponse:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """utime + stime of a live process, from /proc/<pid>/stat."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        fields = handle.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds of a live process's threads, in nanoseconds from /proc's schedstat (the
+    clock ticks of /proc/<pid>/stat are 10 ms, as much as a model call costs)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with (
+            contextlib.suppress(OSError),
+            open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as handle,
+        ):
+            total += int(handle.read().split()[0])
+    return total / 1e9
 
 
 def _sample(
@@ -318,7 +325,7 @@ def _per_call_rows(section: str, cold: Runs, warm: Runs) -> list[Row]:
                 f"{label}: each extra model call, CPU",
                 cpu_per_call * 1000,
                 "ms",
-                f"first → last request, /proc stat (tick {1000 / os.sysconf('SC_CLK_TCK'):.0f} ms)",
+                "first → last request, the threads' schedstat",
             )
         )
     ratio = costs["warm daemon"] / costs["in process"] if costs["in process"] > 0 else 0.0

@@ -7,7 +7,10 @@ the bench polls that file every millisecond from the moment it starts the comman
 extra model call is (20-call task − 3-call task) / 17, from the medians. "Last model
 request → exit" is from the moment the last request is in the log (the scripted model
 answers at once) to the process's exit. Peak RSS is the child's own ru_maxrss (wait4);
-the warm daemon's RSS is read from /proc when it is idle (no connection), right after its
+"each extra model call, CPU" is the same difference in the CPU time (/proc schedstat) the
+working process (the CLI in process, the daemon when warm) used between the first and the
+last model request: waits on a loaded machine's run queue do not count there. The warm
+daemon's RSS is read from /proc when it is idle (no connection), right after its
 start and again after all the runs. The warm daemon is started once before the warm
 samples (its own first start is the cold cost of the daemon, printed too), and stopped at
 the end.
@@ -15,6 +18,7 @@ the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -66,6 +70,10 @@ class Sample:
     last: float
     total: float
     peak_kb: int
+    # CPU seconds (user + system) the process doing the work (the CLI in process, the
+    # daemon when warm) had used when the first and the last model request arrived.
+    cpu_first: float = 0.0
+    cpu_last: float = 0.0
 
 
 class Fake:
@@ -138,9 +146,28 @@ def _anthropic_reply(entry: dict[str, Any], n: int) -> ScriptedResponse:
     return anthropic_tool_turn(ToolCall(f"toolu_{n:04d}", calls[0]["name"], calls[0]["input"]))
 
 
-def _sample(command: list[str], cwd: Path, fake: Fake, task: list[dict[str, Any]]) -> Sample:
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds of a live process's threads, in nanoseconds from /proc's schedstat (the
+    clock ticks of /proc/<pid>/stat are 10 ms, as much as a model call costs)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with (
+            contextlib.suppress(OSError),
+            open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as handle,
+        ):
+            total += int(handle.read().split()[0])
+    return total / 1e9
+
+
+def _sample(
+    command: list[str],
+    cwd: Path,
+    fake: Fake,
+    task: list[dict[str, Any]],
+    cpu_pid: int | None = None,
+) -> Sample:
     """Run `command` once on `task`; times of its first and last model request, and of its
-    exit, and its peak RSS.
+    exit, its peak RSS, and the CPU used by then by `cpu_pid` (default: the command).
 
     The peak is the process's VmHWM, read as it runs (every millisecond, until it exits):
     wait4's ru_maxrss starts from the RSS of the process that forked it, here the bench
@@ -156,6 +183,7 @@ def _sample(command: list[str], cwd: Path, fake: Fake, task: list[dict[str, Any]
         stderr=subprocess.DEVNULL,
     )
     first = last = None
+    cpu_first = cpu_last = 0.0
     peak_kb = 0
     while True:
         ended, status, _usage = os.wait4(process.pid, os.WNOHANG)
@@ -165,15 +193,24 @@ def _sample(command: list[str], cwd: Path, fake: Fake, task: list[dict[str, Any]
         seen = fake.requests()
         if seen and first is None:
             first = now
+            cpu_first = _cpu_or_zero(cpu_pid or process.pid)
         if seen >= len(task) and last is None:
             last = now
+            cpu_last = _cpu_or_zero(cpu_pid or process.pid)
         if ended:
             break
         time.sleep(0.001)
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0 or first is None or last is None:
         raise RuntimeError(f"{command} exited {process.returncode} after {seen} requests")
-    return Sample(first, last, now, peak_kb)
+    return Sample(first, last, now, peak_kb, cpu_first, cpu_last)
+
+
+def _cpu_or_zero(pid: int) -> float:
+    try:
+        return _cpu_seconds(pid)
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _daemon_pid(socket: Path) -> int | None:
@@ -211,7 +248,7 @@ def measure(fake: Fake, workspace: Path, samples: int) -> list[Row]:
     warm: Runs = {"short": [], "long": []}
     for _ in range(samples):
         for name, task in TASKS.items():
-            warm[name].append(_sample(BASE, workspace, fake, task))
+            warm[name].append(_sample(BASE, workspace, fake, task, daemons.get(name)))
     idle = {name: proc_status_kb(pid) for name, pid in daemons.items() if pid}
     for pid in set(daemons.values()):
         if pid:
@@ -278,6 +315,19 @@ def _per_call_rows(section: str, cold: Runs, warm: Runs) -> list[Row]:
         costs[label] = per_call
         note = f"(20-call − 3-call) / {EXTRA_CALLS}; first → last request {between * 1000:.2f} ms"
         rows.append(Row(section, f"{label}: each extra model call", per_call * 1000, "ms", note))
+        # CPU, from the first to the last model request of the process doing the work (the
+        # daemon when warm): what a loaded machine's waits do not inflate.
+        cpu = [[s.cpu_last - s.cpu_first for s in runs[name]] for name in ("long", "short")]
+        cpu_per_call = (_median(cpu[0]) - _median(cpu[1])) / EXTRA_CALLS
+        rows.append(
+            Row(
+                section,
+                f"{label}: each extra model call, CPU",
+                cpu_per_call * 1000,
+                "ms",
+                "first → last request, the threads' schedstat",
+            )
+        )
     ratio = costs["warm daemon"] / costs["in process"] if costs["in process"] > 0 else 0.0
     rows.append(Row(section, "each extra model call: warm / in process", ratio, "x"))
     return rows

@@ -1,6 +1,9 @@
 """The peers on the same fake server as `agentls run` (bench_cli.py): process start → the
-first HTTP request, → the first model call, and a 3-call task (read app.py, search for
-"port", answer) start → exit, for Claude Code (`claude -p`) and Codex (`codex exec`).
+first HTTP request, → the first model call, a 3-call task (read app.py, search for "port",
+answer) and a 20-call one start → exit, each extra model call ((20-call − 3-call) / 17),
+last model request → exit, and peak RSS (the VmHWM of the peer's largest process, as
+bench_cli reads agentls's; the sum over its process tree beside it: Codex is a node wrapper
+around its native binary), for Claude Code (`claude -p`) and Codex (`codex exec`).
 
 The peers come from the npm registry into ~/.cache/agentls-bench/peers on first use (never
 from the tests); without npm or the network the section prints why and moves on. Each
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import TESTS_DIR, Row, timing_rows
+from harness import TESTS_DIR, Row, mb, proc_status_kb, timing_rows
 
 sys.path.insert(0, TESTS_DIR)
 from peers.install import CACHE, CLAUDE, CODEX, Peer, install
@@ -65,7 +69,8 @@ class Setup:
     peer: Peer
     command: list[str]
     env: Callable[[str, Path], dict[str, str]]
-    replies: Callable[[Path], list[Reply]]
+    # The replies to a task of that many model calls (the last one answers).
+    replies: Callable[[Path, int], list[Reply]]
     is_model_call: Callable[[RecordedRequest], bool]
     other: Reply
 
@@ -74,8 +79,18 @@ class Setup:
 class Sample:
     first_request: float
     first_model_call: float
+    last_model_call: float
     total: float
+    # The largest sum of the VmRSS of the peer's processes (a wrapper and its native binary)
+    # seen while it ran, in kB, and the largest single process's VmHWM.
+    tree_peak_kb: int
+    process_peak_kb: int
     arrivals: list[Arrival]
+
+
+def _task(calls: int, read: Callable[[int], Reply], search: Callable[[int], Reply]) -> list[Reply]:
+    """The tool-calling replies of a task of `calls` model calls: read, search, read, ..."""
+    return [(read if n % 2 else search)(n) for n in range(1, calls)]
 
 
 def _body(request: RecordedRequest) -> dict[str, Any]:
@@ -94,24 +109,24 @@ def _base_env(home: Path) -> dict[str, str]:
 # --- Claude Code: Anthropic Messages ----------------------------------------------------
 
 
-def _claude_search(request: RecordedRequest) -> ScriptedResponse:
+def _claude_search(request: RecordedRequest, call_id: str) -> ScriptedResponse:
     """Grep when offered; this version's native build offers none, and searches with Bash."""
     if "Grep" in _tool_names(request):
-        call = ToolCall(
-            "toolu_2", "Grep", {"pattern": "port", "-i": True, "output_mode": "content"}
-        )
+        call = ToolCall(call_id, "Grep", {"pattern": "port", "-i": True, "output_mode": "content"})
     else:
-        call = ToolCall("toolu_2", "Bash", {"command": "grep -rni port .", "description": "Find"})
+        call = ToolCall(call_id, "Bash", {"command": "grep -rni port .", "description": "Find"})
     return anthropic_tool_turn(call)
 
 
-def _claude_replies(workspace: Path) -> list[Reply]:
-    read = ToolCall("toolu_1", "Read", {"file_path": str(workspace / "app.py")})
-    return [
-        lambda _: anthropic_tool_turn(read),
-        _claude_search,
-        lambda _: anthropic_text_turn(ANSWER),
-    ]
+def _claude_replies(workspace: Path, calls: int) -> list[Reply]:
+    def read(n: int) -> Reply:
+        call = ToolCall(f"toolu_{n}", "Read", {"file_path": str(workspace / "app.py")})
+        return lambda _: anthropic_tool_turn(call)
+
+    def search(n: int) -> Reply:
+        return lambda request: _claude_search(request, f"toolu_{n}")
+
+    return [*_task(calls, read, search), lambda _: anthropic_text_turn(ANSWER)]
 
 
 def _claude_model_call(request: RecordedRequest) -> bool:
@@ -198,12 +213,14 @@ def _codex_shell(command: str, call_id: str) -> Reply:
     return reply
 
 
-def _codex_replies(_workspace: Path) -> list[Reply]:
-    return [
-        _codex_shell("cat app.py", "call_1"),
-        _codex_shell("rg -n -i port", "call_2"),
-        lambda _: responses_text(ANSWER),
-    ]
+def _codex_replies(_workspace: Path, calls: int) -> list[Reply]:
+    def read(n: int) -> Reply:
+        return _codex_shell("cat app.py", f"call_{n}")
+
+    def search(n: int) -> Reply:
+        return _codex_shell("rg -n -i port", f"call_{n}")
+
+    return [*_task(calls, read, search), lambda _: responses_text(ANSWER)]
 
 
 def _codex_model_call(request: RecordedRequest) -> bool:
@@ -253,50 +270,103 @@ def _scratch() -> Iterator[tuple[Path, Path]]:
         yield home, workspace
 
 
-def _once(setup: Setup, home: Path, workspace: Path) -> Sample:
-    """One run of the task: spawn → first request, → first model call, → exit."""
-    server = PeerServer(setup.replies(workspace), setup.is_model_call, setup.other)
+def _once(setup: Setup, home: Path, workspace: Path, calls: int = 3) -> Sample:
+    """One run of a task of `calls` model calls: spawn → first request, → first and last
+    model call, → exit, and the peak RSS of the peer's process tree."""
+    server = PeerServer(setup.replies(workspace, calls), setup.is_model_call, setup.other)
     server.start()
     try:
         env = setup.env(server.base_url, home)
-        server.started = time.perf_counter()
-        done = subprocess.run(
-            setup.command,
-            cwd=workspace,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        total = time.perf_counter() - server.started
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            server.started = time.perf_counter()
+            process = subprocess.Popen(
+                setup.command,
+                cwd=workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                text=True,
+            )
+            try:
+                tree_peak, process_peak = _watch(process)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+            total = time.perf_counter() - server.started
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read(), err.read()
     finally:
         server.stop()
     arrivals = server.arrivals
-    problem = _check(done, server)
+    problem = _check(process.returncode, stdout, server, calls)
     if problem:
         seen = "; ".join(a.describe() for a in arrivals) or "no request"
-        output = " ".join((done.stdout + done.stderr).split())[-300:]
+        output = " ".join((stdout + stderr).split())[-300:]
         raise RuntimeError(f"{problem} (requests: {seen}; output: {output})")
-    first_model = next(a.at for a in arrivals if a.model_call)
-    return Sample(arrivals[0].at, first_model, total, arrivals)
+    model_calls = [a.at for a in arrivals if a.model_call]
+    return Sample(
+        arrivals[0].at, model_calls[0], model_calls[-1], total, tree_peak, process_peak, arrivals
+    )
 
 
-def _check(done: subprocess.CompletedProcess[str], server: PeerServer) -> str | None:
-    """Why a run does not count, or None: it must exit 0 after three model calls, each
-    after the first carrying the previous tool's output, and print the answer."""
+def _watch(process: subprocess.Popen[str], timeout: float = 180.0) -> tuple[int, int]:
+    """Wait for `process`, reading its process tree's RSS every millisecond: the largest sum
+    of VmRSS and the largest single VmHWM, in kB."""
+    tree_peak = process_peak = 0
+    deadline = time.monotonic() + timeout
+    while process.poll() is None:
+        if time.monotonic() > deadline:
+            process.kill()
+            raise subprocess.TimeoutExpired(process.args, timeout)
+        statuses = [_status(pid) for pid in _tree(process.pid)]
+        tree_peak = max(tree_peak, sum(s.get("VmRSS", 0) for s in statuses))
+        process_peak = max([process_peak, *(s.get("VmHWM", 0) for s in statuses)])
+        time.sleep(0.001)
+    return tree_peak, process_peak
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants (from /proc's children lists)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        with contextlib.suppress(OSError, ValueError):
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as handle:
+                    queue += [int(child) for child in handle.read().split()]
+    return found
+
+
+def _status(pid: int) -> dict[str, int]:
+    """proc_status_kb, or nothing for a process that has just ended."""
+    try:
+        return proc_status_kb(pid)
+    except OSError:
+        return {}
+
+
+def _check(returncode: int, stdout: str, server: PeerServer, expected: int) -> str | None:
+    """Why a run does not count, or None: it must exit 0 after `expected` model calls, the
+    second and third carrying the previous tool's output, and print the answer."""
     calls = server.model_calls
-    if done.returncode != 0:
-        return f"exit status {done.returncode}"
-    if len(calls) != 3:
-        return f"{len(calls)} model calls instead of 3"
-    for call, marker in zip(calls[1:], MARKERS, strict=True):
+    if returncode != 0:
+        return f"exit status {returncode}"
+    if len(calls) != expected:
+        return f"{len(calls)} model calls instead of {expected}"
+    for call, marker in zip(calls[1:3], MARKERS, strict=True):
         if marker.encode() not in call.raw_body:
             return f"a tool did not run: no {marker!r} in the next model call"
-    if ANSWER not in done.stdout:
+    if ANSWER not in stdout:
         return "the answer is not in the output"
     return None
+
+
+# The long task of bench_cli.py: 17 more model calls than the short one.
+LONG_CALLS = 20
 
 
 def _measure(setup: Setup, samples: int) -> list[Row]:
@@ -304,7 +374,12 @@ def _measure(setup: Setup, samples: int) -> list[Row]:
     with _scratch() as (home, workspace):
         # The first run in a fresh HOME writes the peer's config and state: shown apart.
         first = _once(setup, home, workspace)
-        runs = [_once(setup, home, workspace) for _ in range(samples)]
+        runs: list[Sample] = []
+        longs: list[Sample] = []
+        # Interleaved, so a busy spell of the machine hits both lengths alike.
+        for _ in range(samples):
+            runs.append(_once(setup, home, workspace))
+            longs.append(_once(setup, home, workspace, LONG_CALLS))
     rows = timing_rows(
         SECTION, f"{name}: start → first HTTP request", [r.first_request for r in runs]
     )
@@ -312,6 +387,40 @@ def _measure(setup: Setup, samples: int) -> list[Row]:
         SECTION, f"{name}: start → first model request", [r.first_model_call for r in runs]
     )
     rows += timing_rows(SECTION, f"{name}: 3-call task, start → exit", [r.total for r in runs])
+    rows += timing_rows(
+        SECTION, f"{name}: {LONG_CALLS}-call task, start → exit", [r.total for r in longs]
+    )
+    extra = LONG_CALLS - 3
+    per_call = (_median([r.total for r in longs]) - _median([r.total for r in runs])) / extra
+    between = (
+        _median([r.last_model_call - r.first_model_call for r in longs])
+        - _median([r.last_model_call - r.first_model_call for r in runs])
+    ) / extra
+    rows.append(
+        Row(
+            SECTION,
+            f"{name}: each extra model call",
+            per_call * 1000,
+            "ms",
+            f"({LONG_CALLS}-call − 3-call) / {extra}; first → last request {between * 1000:.2f} ms",
+        )
+    )
+    rows += timing_rows(
+        SECTION,
+        f"{name}: last model request → exit",
+        [r.total - r.last_model_call for r in runs + longs],
+        "both task lengths",
+    )
+    rows.append(
+        Row(
+            SECTION,
+            f"{name}: peak RSS, its largest process ({LONG_CALLS}-call task)",
+            mb(_median([r.process_peak_kb for r in longs])),
+            "MB",
+            # RSS counts shared pages in each process, so the sum overstates the tree.
+            f"sum over its process tree {mb(_median([r.tree_peak_kb for r in longs])):.1f} MB",
+        )
+    )
     rows.append(
         Row(
             SECTION,
@@ -324,6 +433,10 @@ def _measure(setup: Setup, samples: int) -> list[Row]:
     for n, arrival in enumerate(runs[-1].arrivals, 1):
         rows.append(Row(SECTION, f"{name}: request {n} (last run)", arrival.describe()))
     return rows
+
+
+def _median(values: list[float] | list[int]) -> float:
+    return float(statistics.median(values))
 
 
 def run(quick: bool) -> list[Row]:

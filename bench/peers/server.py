@@ -96,7 +96,7 @@ class PeerServer(ReplayServer):
         """1 when this request has an answer (a GET without one gets the server's 404)."""
         return 0 if getattr(self._answer, "response", None) is None else 1
 
-    def next_response(self) -> ScriptedResponse:
+    def next_response(self, body: Any = None) -> ScriptedResponse:
         response: ScriptedResponse = self._answer.response
         self._answer.response = None
         return response

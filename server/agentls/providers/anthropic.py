@@ -1,7 +1,12 @@
 """The Anthropic Messages API as a `Provider`: raw SSE events folded into normalised ones.
 
 Raw `messages.create(stream=True)` events are used rather than the `.stream()` helper, so
-each wire event maps to our events in one place and nothing is accumulated twice. Requests
+each wire event maps to our events in one place and nothing is accumulated twice. The
+request goes through the SDK client's own `post` to /v1/messages (what `messages.create`
+calls) with a body encoded here, one new message at a time (anthropic_body.py): the
+SDK's `create` would deep-copy and re-encode the whole history on every call. The events
+come back as parsed JSON, folded by anthropic_stream.py without the SDK's per-event
+validation. Requests
 carry prompt-cache breakpoints on the stable prefix (tools, static system prompt) and on the
 newest message, because an agent loop resends the whole history every turn. The SDK's own
 retries are off: the loop retries, using the `ProviderError` classification made here.
@@ -10,13 +15,12 @@ retries are off: the loop retries, using the `ProviderError` classification made
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anthropic
 
 from agentls.images import supports_vision
+from agentls.providers.anthropic_body import RequestBody
 from agentls.providers.anthropic_errors import is_transport_error, status_error, transport_error
-from agentls.providers.anthropic_request import build_params
 from agentls.providers.anthropic_stream import MissingField, StreamFold
 from agentls.providers.base import (
     MALFORMED_STREAM,
@@ -52,6 +56,7 @@ class AnthropicProvider:
         )
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
+        self._body = RequestBody()
 
     @property
     def endpoint(self) -> str:
@@ -104,11 +109,17 @@ class AnthropicProvider:
         for out in fold.finish():
             yield out
 
-    async def _open(self, request: ModelRequest) -> anthropic.AsyncStream[Any]:
+    async def _open(self, request: ModelRequest) -> anthropic.AsyncStream[object]:
         try:
             vision = supports_vision(request.model, self._vision)
-            events: anthropic.AsyncStream[Any] = await self._client.messages.create(
-                stream=True, **build_params(request, vision)
+            # `messages.create(stream=True, **build_params(...))` sends the same body.
+            events: anthropic.AsyncStream[object] = await self._client.post(
+                "/v1/messages",
+                cast_to=anthropic.types.Message,
+                content=self._body.encode(request, vision),
+                stream=True,
+                # Each event as its parsed JSON, not validated into the SDK's event types.
+                stream_cls=anthropic.AsyncStream[object],
             )
             return events
         except TypeError as exc:

@@ -78,11 +78,11 @@ def message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if blocks:
             params.append({"role": message.role, "content": blocks})
     if params:
-        _mark_cache_breakpoint(params[-1]["content"])
+        mark_cache_breakpoint(params[-1]["content"])
     return params
 
 
-def _mark_cache_breakpoint(blocks: list[dict[str, Any]]) -> None:
+def mark_cache_breakpoint(blocks: list[dict[str, Any]]) -> None:
     # The API refuses cache_control on thinking blocks, so the breakpoint goes on the
     # last block that can carry one.
     for block in reversed(blocks):

@@ -1,13 +1,17 @@
 """Reading the Messages API's raw stream events into the provider's normalised events
-(gateways that translate another API's stream included)."""
+(gateways that translate another API's stream included).
+
+The events are the SSE data as parsed JSON (plain dicts): the SDK's typed events cost a
+pydantic validation of the whole event union per event (about 0.1 ms each, more than
+everything else a text delta costs the daemon), and nothing here needs more than a few
+fields read by name.
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from typing import Any
-
-from anthropic import types as wire
 
 from agentls.providers.base import (
     BlockStop,
@@ -58,23 +62,24 @@ class StreamFold:
     held_stop: int | None = None
 
     def feed(self, event: Any) -> list[StreamEvent]:
-        """The normalised events for one raw event; unknown event types yield none.
+        """The normalised events for one raw event (an SSE data object); unknown event
+        types yield none.
 
         Raises `MissingField` for a known event without a field it must have.
         """
-        # The SDK builds an unknown event type as the union's first member (a "message_start"
-        # without a message), so the wire `type` decides, not the class.
-        kind = getattr(event, "type", None)
+        if not isinstance(event, dict):
+            return []
+        kind = event.get("type")
         _check_fields(kind, event)
-        if kind == "message_start" and isinstance(event, wire.RawMessageStartEvent):
-            return self._on_message_start(event)
-        if kind == "content_block_start" and isinstance(event, wire.RawContentBlockStartEvent):
-            return self._on_block_start(event)
-        if kind == "content_block_delta" and isinstance(event, wire.RawContentBlockDeltaEvent):
-            return self._on_block_delta(event)
-        if kind == "content_block_stop" and isinstance(event, wire.RawContentBlockStopEvent):
-            return self._on_block_stop(event.index)
-        if kind == "message_delta" and isinstance(event, wire.RawMessageDeltaEvent):
+        if kind == "message_start":
+            return self._on_message_start(event["message"])
+        if kind == "content_block_start":
+            return self._on_block_start(_index(event), _object(event, "content_block"))
+        if kind == "content_block_delta":
+            return self._on_block_delta(_index(event), _object(event, "delta"))
+        if kind == "content_block_stop":
+            return self._on_block_stop(_index(event))
+        if kind == "message_delta":
             return [*self._release_held(), *self._on_message_delta(event)]
         return []
 
@@ -100,54 +105,57 @@ class StreamFold:
             return _STOP_REASONS[self.stop_reason]
         return "tool_use" if self.seen_tool_use else "end_turn"
 
-    def _on_message_start(self, event: wire.RawMessageStartEvent) -> list[StreamEvent]:
-        usage = event.message.usage
+    def _on_message_start(self, message: dict[str, Any]) -> list[StreamEvent]:
+        usage = message["usage"]
         self.usage = Usage(
-            input_tokens=usage.input_tokens or 0,
-            output_tokens=usage.output_tokens or 0,
-            cache_read_tokens=usage.cache_read_input_tokens or 0,
-            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+            input_tokens=usage.get("input_tokens") or 0,
+            output_tokens=usage.get("output_tokens") or 0,
+            cache_read_tokens=usage.get("cache_read_input_tokens") or 0,
+            cache_write_tokens=usage.get("cache_creation_input_tokens") or 0,
         )
         return [UsageUpdate(self.usage)]
 
-    def _on_message_delta(self, event: wire.RawMessageDeltaEvent) -> list[StreamEvent]:
-        if event.delta.stop_reason is not None:
-            self.stop_reason = event.delta.stop_reason
+    def _on_message_delta(self, event: dict[str, Any]) -> list[StreamEvent]:
+        stop_reason = _object(event, "delta").get("stop_reason")
+        if stop_reason is not None:
+            self.stop_reason = str(stop_reason)
         # Required by the API, but a gateway leaving it out has still said how it stopped.
-        if event.usage is not None:
-            self.usage = _merge_usage(self.usage, event.usage)
+        usage = event.get("usage")
+        if isinstance(usage, dict):
+            self.usage = _merge_usage(self.usage, usage)
         return [UsageUpdate(self.usage)]
 
-    def _on_block_start(self, event: wire.RawContentBlockStartEvent) -> list[StreamEvent]:
-        block, index = event.content_block, event.index
-        if block.type == "tool_use" and self._continues_call(block.id):
+    def _on_block_start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
+        kind = block.get("type")
+        if kind == "tool_use" and self._continues_call(block.get("id")):
             assert self.last_tool is not None
             self.aliases[index] = first = self.last_tool[0]
             self.held_stop = None
-            return [ToolInputDelta(first, json.dumps(block.input))] if block.input else []
+            tool_input = block.get("input")
+            return [ToolInputDelta(first, json.dumps(tool_input))] if tool_input else []
         out: list[StreamEvent] = self._release_held()
-        if block.type == "text":
+        if kind == "text":
             self.open_blocks.add(index)
-            if block.text:
-                out.append(TextDelta(index, block.text))
-        elif block.type == "thinking":
+            if block.get("text"):
+                out.append(TextDelta(index, block["text"]))
+        elif kind == "thinking":
             self.open_blocks.add(index)
-            if block.thinking:
-                out.append(ThinkingDelta(index, block.thinking))
-            if block.signature:
-                out.append(SignatureDelta(index, block.signature))
-        elif block.type == "tool_use":
+            if block.get("thinking"):
+                out.append(ThinkingDelta(index, block["thinking"]))
+            if block.get("signature"):
+                out.append(SignatureDelta(index, block["signature"]))
+        elif kind == "tool_use":
             self.open_blocks.add(index)
             self.seen_tool_use = True
-            self.last_tool = (index, block.id)
-            out.append(ToolUseStart(index, block.id, block.name))
+            self.last_tool = (index, str(block.get("id")))
+            out.append(ToolUseStart(index, str(block.get("id")), str(block.get("name"))))
             # The API streams input as deltas after an empty `{}`; a non-empty start
             # input only comes from servers that send the whole call at once.
-            if block.input:
-                out.append(ToolInputDelta(index, json.dumps(block.input)))
+            if block.get("input"):
+                out.append(ToolInputDelta(index, json.dumps(block["input"])))
         return out
 
-    def _continues_call(self, block_id: str) -> bool:
+    def _continues_call(self, block_id: object) -> bool:
         """True for a tool_use block right after a stopped one with the same id."""
         return (
             self.last_tool is not None
@@ -155,19 +163,19 @@ class StreamFold:
             and block_id == self.last_tool[1]
         )
 
-    def _on_block_delta(self, event: wire.RawContentBlockDeltaEvent) -> list[StreamEvent]:
-        delta = event.delta
-        index = self.aliases.get(event.index, event.index)
+    def _on_block_delta(self, wire_index: int, delta: dict[str, Any]) -> list[StreamEvent]:
+        index = self.aliases.get(wire_index, wire_index)
         if index not in self.open_blocks:
             return []
-        if delta.type == "text_delta" and delta.text:
-            return [TextDelta(index, delta.text)]
-        if delta.type == "thinking_delta" and delta.thinking:
-            return [ThinkingDelta(index, delta.thinking)]
-        if delta.type == "signature_delta":
-            return [SignatureDelta(index, delta.signature)]
-        if delta.type == "input_json_delta" and delta.partial_json:
-            return [ToolInputDelta(index, delta.partial_json)]
+        kind = delta.get("type")
+        if kind == "text_delta" and delta.get("text"):
+            return [TextDelta(index, delta["text"])]
+        if kind == "thinking_delta" and delta.get("thinking"):
+            return [ThinkingDelta(index, delta["thinking"])]
+        if kind == "signature_delta":
+            return [SignatureDelta(index, delta.get("signature") or "")]
+        if kind == "input_json_delta" and delta.get("partial_json"):
+            return [ToolInputDelta(index, delta["partial_json"])]
         return []
 
     def _on_block_stop(self, wire_index: int) -> list[StreamEvent]:
@@ -193,7 +201,7 @@ class MissingField(Exception):
     """A known stream event without a field it must have."""
 
 
-# The fields each event must carry (the SDK builds events without validating them).
+# The fields each event must carry.
 _REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "message_start": ("message",),
     "content_block_start": ("index", "content_block"),
@@ -203,23 +211,39 @@ _REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _check_fields(kind: object, event: Any) -> None:
+def _check_fields(kind: object, event: dict[str, Any]) -> None:
     for name in _REQUIRED_FIELDS.get(kind, ()) if isinstance(kind, str) else ():
-        if getattr(event, name, None) is None:
+        if event.get(name) is None:
             raise MissingField(f"a {kind} event without {name}")
-    if kind == "message_start" and getattr(event.message, "usage", None) is None:
+    if kind == "message_start" and not isinstance(_object(event, "message").get("usage"), dict):
         raise MissingField("a message_start event without message.usage")
 
 
-def _merge_usage(usage: Usage, delta: wire.MessageDeltaUsage) -> Usage:
+def _object(event: dict[str, Any], name: str) -> dict[str, Any]:
+    value = event.get(name)
+    if not isinstance(value, dict):
+        raise MissingField(f"a {event.get('type')} event whose {name} is not an object")
+    return value
+
+
+def _index(event: dict[str, Any]) -> int:
+    index = event.get("index")
+    if not isinstance(index, int):
+        raise MissingField(f"a {event.get('type')} event whose index is not a number")
+    return index
+
+
+def _merge_usage(usage: Usage, delta: dict[str, Any]) -> Usage:
     """message_delta usage is cumulative; its null fields keep the message_start values."""
     return Usage(
-        input_tokens=_pick(delta.input_tokens, usage.input_tokens),
-        output_tokens=_pick(delta.output_tokens, usage.output_tokens),
-        cache_read_tokens=_pick(delta.cache_read_input_tokens, usage.cache_read_tokens),
-        cache_write_tokens=_pick(delta.cache_creation_input_tokens, usage.cache_write_tokens),
+        input_tokens=_pick(delta.get("input_tokens"), usage.input_tokens),
+        output_tokens=_pick(delta.get("output_tokens"), usage.output_tokens),
+        cache_read_tokens=_pick(delta.get("cache_read_input_tokens"), usage.cache_read_tokens),
+        cache_write_tokens=_pick(
+            delta.get("cache_creation_input_tokens"), usage.cache_write_tokens
+        ),
     )
 
 
-def _pick(new: int | None, old: int) -> int:
-    return old if new is None else new
+def _pick(new: Any, old: int) -> int:
+    return old if new is None else int(new)

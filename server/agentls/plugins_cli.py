@@ -1,17 +1,20 @@
 """`agentls plugin add|list|enable|disable|remove` and `agentls plugin marketplace
 add|list|remove`: installing plugins from the terminal (state in $AGENTLS_HOME/plugins.json).
 
-Only argparse is imported at start; the plugin modules load when the subcommand runs.
+The CLI imports this module at every start, `agentls run` through the warm daemon too: json,
+pathlib, typing and the plugin modules load only when the subcommand runs.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from typing import Any
 
 EXIT_OK, EXIT_ERROR = 0, 1
 
@@ -60,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _home() -> Path:
+    from pathlib import Path
+
     from agentls.config import default_home
 
     given = os.environ.get("AGENTLS_HOME")
@@ -86,6 +91,8 @@ def _list(home: Path, as_json: bool) -> None:
 
     summaries = SessionPlugins.load(home).summaries
     if as_json:
+        import json
+
         print(json.dumps([summary_dict(s) for s in summaries], indent=2))
         return
     if not summaries:

@@ -13,7 +13,7 @@ from pydantic.alias_generators import to_camel
 
 from agentls import methods
 from agentls.json_text import is_unicode
-from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
+from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope, SandboxMode
 from agentls.names import PermissionMode as PermissionModeName
 from agentls.wire_paths import PathText
 from agentls.wire_paths import unnameable as unnameable
@@ -67,6 +67,8 @@ class SessionSettingsParams(ParamsModel):
     append_system_prompt: str | None = None
     mcp_servers: list[dict[str, Any]] | None = None
     permission_rules_scope: RulesScope | None = None
+    # The session's `sandbox.mode` (its other keys stay as the settings files set them).
+    sandbox_mode: SandboxMode | None = None
     # Additions to the fixed core: a scripted model and where to log its requests.
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None
@@ -76,19 +78,32 @@ class NewSessionParams(SessionSettingsParams):
     cwd: PathText | None = None
 
 
-def session_overrides(params: NewSessionParams) -> dict[str, Any]:
-    """The session settings a newSession's params set (camelCase, as settings layers are)."""
-    return params.model_dump(by_alias=True, exclude_none=True, exclude={"cwd"})
+def session_overrides(
+    params: SessionSettingsParams, exclude: frozenset[str] = frozenset({"cwd"})
+) -> dict[str, Any]:
+    """The session settings a newSession's (or resumeSession's) params set, camelCase as
+    settings layers are; `exclude` names the params that are no settings."""
+    overrides = params.model_dump(
+        by_alias=True, exclude_none=True, exclude={*exclude, "sandbox_mode"}
+    )
+    if params.sandbox_mode is not None:
+        # Settings layers merge `sandbox` key by key: only the mode changes.
+        overrides["sandbox"] = {"mode": params.sandbox_mode}
+    return overrides
 
 
 class SandboxState(WireModel):
-    """The Bash sandbox of a session whose `sandbox.enabled` setting is on."""
+    """The Bash sandbox of a session: its mode, and whether commands run confined."""
 
-    # False: bwrap is missing or cannot run here, so Bash refuses every command (`problem`).
+    mode: SandboxMode
+    # False: no box. With `problem`, a chosen box cannot run here and Bash refuses every
+    # command; without, the mode is danger-full-access (`note` says why, when nobody chose).
     active: bool
     network: bool
+    # Empty in read-only and danger-full-access.
     writable_paths: list[str]
     problem: str | None = None
+    note: str | None = None
 
 
 class NewSessionResult(WireModel):
@@ -96,7 +111,6 @@ class NewSessionResult(WireModel):
     model: str
     tools: list[str]
     permission_mode: PermissionModeName
-    # Absent when the sandbox is off.
     sandbox: SandboxState | None = None
 
 
@@ -300,7 +314,6 @@ class ResumeSessionResult(WireModel):
     permission_mode: PermissionModeName
     # The model's plan (TodoWrite) as the session left it; absent when it has none.
     plan: list[PlanEntryParam] | None = None
-    # Absent when the sandbox is off.
     sandbox: SandboxState | None = None
     # The turn the session is running, when it runs one.
     running_turn_id: str | None = None

@@ -154,6 +154,12 @@ def _add_run(commands: Any) -> None:
         choices=_Names("PERMISSION_MODES"),
         help="how tool calls are approved (default: default)",
     )
+    run.add_argument(
+        "--sandbox",
+        choices=_Names("SANDBOX_MODES"),
+        help="where Bash commands may write: read-only, workspace-write (the default where "
+        "bubblewrap works) or danger-full-access (no sandbox)",
+    )
     run.add_argument("--model", help="model name (default: AGENTLS_MODEL or the provider's)")
     run.add_argument("--provider", choices=_Names("PROVIDERS"))
     run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
@@ -244,6 +250,7 @@ def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
         ("provider", args.provider),
         ("maxTurns", args.max_turns),
         ("permissionRulesScope", args.permission_rules_scope),
+        ("sandboxMode", args.sandbox),
     ):
         if value is not None:
             overrides[key] = value
@@ -288,6 +295,9 @@ def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
 
     configure_logging()
     request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
+    if "sandboxMode" in overrides:
+        # In this process the overrides are a settings layer, which spells it so.
+        overrides["sandbox"] = {"mode": overrides.pop("sandboxMode")}
     return run_here(_path(cwd), request, overrides, args.json, answers, progress, ctrl_c)
 
 

@@ -83,6 +83,10 @@ class HumanPrinter:
         elif kind == "permission_request" and event.get("diff"):
             # The change comes with the question, so the user sees what they allow.
             write(self._out, render_diff(event["diff"], self._colour, self.cwd))
+        elif kind == "permission_request" and event.get("sandboxEscalation"):
+            # Why the command should leave the box, and the whole command it would run.
+            escalation = event["sandboxEscalation"]
+            write(self._out, f"  {escalation['command']}\n  Why: {escalation['reason']}\n")
         elif kind == "permission_request" and event.get("plan"):
             # A plan to approve (ExitPlanMode): its markdown, as the model wrote it.
             write(self._out, "\n" + str(event["plan"]).rstrip() + "\n\n")
@@ -234,7 +238,8 @@ class NoTerminal(Answers):
 class Terminal(Answers):
     def permission(self, request: Event) -> str:
         keys = answer_keys(request)
-        asked = request["title"] if request.get("plan") else f"Allow {request['title']}"
+        plain = request.get("plan") or request.get("sandboxEscalation")
+        asked = request["title"] if plain else f"Allow {request['title']}"
         while True:
             reply = _ask(f"{asked}?  {keys}: ")
             if reply[:1].lower() in ANSWER_KEYS:

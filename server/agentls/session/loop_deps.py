@@ -31,6 +31,7 @@ from agentls.permissions.scoped import TurnGate
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
+from agentls.sandbox import READ_ONLY_WRITES, Sandbox
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.events_out import SessionEvents
 from agentls.session.inbox import Inbox
@@ -73,6 +74,7 @@ class SessionParts(Protocol):
     agent_types: list[AgentType]
     subagent_slots: asyncio.Semaphore
     skills: SessionSkills
+    sandbox: Sandbox
 
     @property
     def answers(self) -> PermissionPrompter: ...
@@ -126,6 +128,8 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
         session.workspace, session.read_cache, session.cwd, data=session.data, shells=session.shells
     )
     context.permission_mode = lambda: session.gate.mode
+    if session.sandbox.mode == "read-only":
+        context.file_writes_refused = READ_ONLY_WRITES
     if turn is not None:
         # An approved plan switches the session's mode, announced in its turn.
         context.switch_mode = lambda mode: session.set_permission_mode(mode, turn.turn_id)

@@ -124,6 +124,8 @@ def _check_not_stale(ctx: ToolContext, path: Path, current_text: str) -> None:
 
 
 async def _write(ctx: ToolContext, path: Path, new_text: str) -> FileDiff:
+    if ctx.file_writes_refused is not None:
+        raise ToolError(ctx.file_writes_refused)
     shown = display_path(path, ctx.cwd)
     if "\x00" in new_text:
         raise ToolError(f"The new text for {shown} contains NUL characters. {_CHANGE_REFUSAL}")

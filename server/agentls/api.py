@@ -55,6 +55,10 @@ class AttachmentParam(ParamsModel):
     name: str | None = Field(default=None, max_length=200)
 
 
+class SandboxParams(ParamsModel):
+    mode: SandboxMode | None = None
+
+
 class SessionSettingsParams(ParamsModel):
     """The session settings a request may set (agent/newSession, agent/resumeSession)."""
 
@@ -67,8 +71,7 @@ class SessionSettingsParams(ParamsModel):
     append_system_prompt: str | None = None
     mcp_servers: list[dict[str, Any]] | None = None
     permission_rules_scope: RulesScope | None = None
-    # The session's `sandbox.mode` (its other keys stay as the settings files set them).
-    sandbox_mode: SandboxMode | None = None
+    sandbox: SandboxParams | None = None
     # Additions to the fixed core: a scripted model and where to log its requests.
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None
@@ -78,29 +81,17 @@ class NewSessionParams(SessionSettingsParams):
     cwd: PathText | None = None
 
 
-def session_overrides(
-    params: SessionSettingsParams, exclude: frozenset[str] = frozenset({"cwd"})
-) -> dict[str, Any]:
-    """The session settings a newSession's (or resumeSession's) params set, camelCase as
-    settings layers are; `exclude` names the params that are no settings."""
-    overrides = params.model_dump(
-        by_alias=True, exclude_none=True, exclude={*exclude, "sandbox_mode"}
-    )
-    if params.sandbox_mode is not None:
-        # Settings layers merge `sandbox` key by key: only the mode changes.
-        overrides["sandbox"] = {"mode": params.sandbox_mode}
-    return overrides
+def session_overrides(params: NewSessionParams) -> dict[str, Any]:
+    """The session settings a newSession's params set (camelCase, as settings layers are)."""
+    return params.model_dump(by_alias=True, exclude_none=True, exclude={"cwd"})
 
 
 class SandboxState(WireModel):
-    """The Bash sandbox of a session: its mode, and whether commands run confined."""
+    """A session's Bash sandbox (see PROTOCOL.md, "The Bash sandbox")."""
 
     mode: SandboxMode
-    # False: no box. With `problem`, a chosen box cannot run here and Bash refuses every
-    # command; without, the mode is danger-full-access (`note` says why, when nobody chose).
     active: bool
     network: bool
-    # Empty in read-only and danger-full-access.
     writable_paths: list[str]
     problem: str | None = None
     note: str | None = None

@@ -250,7 +250,7 @@ def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
         ("provider", args.provider),
         ("maxTurns", args.max_turns),
         ("permissionRulesScope", args.permission_rules_scope),
-        ("sandboxMode", args.sandbox),
+        ("sandbox", {"mode": args.sandbox} if args.sandbox else None),
     ):
         if value is not None:
             overrides[key] = value
@@ -295,9 +295,6 @@ def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
 
     configure_logging()
     request = TurnRequest(prompt, args.resume, args.continue_, data, args.intent)
-    if "sandboxMode" in overrides:
-        # In this process the overrides are a settings layer, which spells it so.
-        overrides["sandbox"] = {"mode": overrides.pop("sandboxMode")}
     return run_here(_path(cwd), request, overrides, args.json, answers, progress, ctrl_c)
 
 

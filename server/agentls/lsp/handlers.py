@@ -44,8 +44,6 @@ from agentls.workspace.link import EditorLink
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
-# resumeSession's params that are not session settings.
-RESUME_ONLY = frozenset({"session_id", "last_seq", "message_limit"})
 Handler = Callable[[Any, "Client"], Awaitable[BaseModel]]
 # One editor connection: its own buffers, editor state, capabilities and settings.
 Client = AgentServer
@@ -229,7 +227,9 @@ class AgentHandlers:
     async def resume_session(
         self, p: api.ResumeSessionParams, client: Client
     ) -> api.ResumeSessionResult:
-        overrides = api.session_overrides(p, RESUME_ONLY)
+        overrides = p.model_dump(
+            by_alias=True, exclude_none=True, exclude={"session_id", "last_seq", "message_limit"}
+        )
         session, display, cursor = await self.returning.resume(
             p.session_id, p.last_seq, p.message_limit, overrides, _link(client), client
         )

@@ -34,10 +34,8 @@ def blamed_on_sandbox(sandbox: Sandbox, output: str, writable: Sequence[Path]) -
     if not sandbox.confines:
         return None
     if READ_ONLY_FS in output:
-        return (
-            f"the sandbox ({sandbox.mode}) refused a write outside the paths it may write "
-            f'("{READ_ONLY_FS}")'
-        )
+        where = "any write" if sandbox.mode == "read-only" else "a write outside the workspace"
+        return f'the sandbox ({sandbox.mode}) refused {where} ("{READ_ONLY_FS}")'
     denied = _denied_outside(output, writable)
     if denied is not None:
         return f"the sandbox ({sandbox.mode}) refused access to {denied} (Permission denied)"

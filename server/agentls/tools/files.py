@@ -169,6 +169,8 @@ def _why_replacement_fails(
     makes, in their order (so the user is never asked to allow a change that cannot apply):
     the path, a missing file, unreadable or binary text, a stale read, old_string not found
     or not unique. None when it would apply."""
+    if ctx.file_writes_refused is not None:
+        return ctx.file_writes_refused
     try:
         path = resolve_in_workspace(ctx, file_path)
         _refuse_directory(path, ctx.cwd)

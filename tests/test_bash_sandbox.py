@@ -5,7 +5,9 @@ network unless allowed, killed with everything they started; its state over stdi
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import os
 import shutil
 import socket
 import tempfile
@@ -21,6 +23,7 @@ from agentls.config import Settings, apply_layer
 from agentls.sandbox import (
     Sandbox,
     SandboxSettings,
+    blamed_on_sandbox,
     bwrap_command,
     parse_sandbox,
     prepare_sandbox,
@@ -365,3 +368,34 @@ async def test_a_sandboxed_session_reports_it_and_confines_bash(
         assert done["stopReason"] == "end_turn"
         assert "Read-only file system" in json.dumps(last_tool_result(log))
         assert not (outside / "escaped.txt").exists()
+
+
+# --- what counts as the box's doing ----------------------------------------------------------
+
+
+def test_only_failures_the_box_causes_are_blamed_on_it(tmp_path: Path) -> None:
+    box = Sandbox(SandboxSettings(), "workspace-write", "/usr/bin/bwrap")
+    writable = [tmp_path / "ws"]
+    blame = functools.partial(blamed_on_sandbox, box, writable=writable)
+    assert blame(output="touch: cannot touch '/opt/x': Read-only file system") == (
+        'the sandbox (workspace-write) refused a write outside the workspace ("Read-only file '
+        'system")'
+    )
+    assert blame(output="curl: (6) Could not resolve host: pypi.org") == (
+        'the sandbox has no network ("Could not resolve host")'
+    )
+    # A denied path the daemon's user could write outside the box; not one it cannot, nor
+    # one inside the writable paths (those are ordinary failures).
+    own = tmp_path / "own"
+    assert blame(output=f"bash: {own}/f: Permission denied") == (
+        f"the sandbox (workspace-write) refused access to {own}/f (Permission denied)"
+    )
+    assert blame(output=f"bash: {tmp_path}/ws/f: Permission denied") is None
+    if os.geteuid() != 0:
+        assert blame(output="bash: /etc/shadow: Permission denied") is None
+    for ordinary in ("make: *** [all] Error 2", "AssertionError", "No such file or directory"):
+        assert blame(output=ordinary) is None
+    networked = Sandbox(SandboxSettings(network=True), "workspace-write", "/usr/bin/bwrap")
+    assert blamed_on_sandbox(networked, "Connection refused", writable) is None
+    unboxed = Sandbox(SandboxSettings(), "danger-full-access", None)
+    assert blamed_on_sandbox(unboxed, "Read-only file system", writable) is None

@@ -274,9 +274,11 @@ def test_agentls_run_takes_the_mode_and_asks_the_rerun_on_the_terminal(
     replies: list[str] = []
 
     def answer(shown: str) -> str | None:
-        if not replies and "Run outside the sandbox: touch" in shown and shown.endswith(": "):
-            replies.append("y")
-            return "y"
+        # First `a`, which this question does not offer (no "always"): it is asked again.
+        asked = shown.count("Run outside the sandbox: touch")
+        if asked > len(replies) and shown.endswith(": ") and len(replies) < 2:
+            replies.append("a" if not replies else "y")
+            return replies[-1]
         return None
 
     args = ["--no-daemon", "--sandbox", "workspace-write", "escape"]
@@ -284,4 +286,4 @@ def test_agentls_run_takes_the_mode_and_asks_the_rerun_on_the_terminal(
     assert code == 0, shown
     assert f"  touch {target}\n  Why: the sandbox (workspace-write) refused a write outside" in out
     assert "[y] Run it outside the sandbox, once · [n] Keep it in the sandbox" in shown
-    assert replies == ["y"] and target.exists()
+    assert replies == ["a", "y"] and target.exists()

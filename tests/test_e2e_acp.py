@@ -16,6 +16,7 @@ from acp import RequestError
 from acp import schema as acp
 
 from acp_client import EditorClient, acp_agent, agent_text, requests_log, scripted
+from test_bash_sandbox import BWRAP_PROBLEM
 from test_e2e_mcp import http_server
 
 MCP_SERVER = Path(__file__).parent / "mcp_fixture_server.py"
@@ -334,7 +335,10 @@ async def test_bash_runs_in_the_clients_terminal_when_offered(
     final = [u for u in updates if u["toolCallId"] == "b1"][-1]
     assert final["status"] == "failed"
     if terminal:
-        assert client.terminal_commands == [["/bin/bash", "-c", command]]
+        # In the default sandbox where bwrap works (the box's command line around it).
+        [ran] = client.terminal_commands
+        assert ran[-3:] == ["/bin/bash", "-c", command]
+        assert ran[0].endswith("bwrap") if BWRAP_PROBLEM is None else len(ran) == 3
         [(terminal_id, shown)] = client.terminals.items()
         assert shown.released
         assert final["content"] == [{"type": "terminal", "terminalId": terminal_id, "_meta": None}]
@@ -602,8 +606,10 @@ async def test_sigterm_ends_the_agent_and_every_command_it_started(tmp_path: Pat
     ]
     client = EditorClient()
     client.auto_permission = "allow_once"
+    # Unconfined: in the sandbox's pid namespace `$$` is not the host's pid.
+    unboxed = scripted(tmp_path, script, sandbox={"mode": "danger-full-access"})
     async with acp_agent(client) as (conn, _init):
-        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **unboxed)
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("go")))
         files = [ws / "fg.pid", ws / "bg.pid"]
         async with asyncio.timeout(20):

@@ -18,6 +18,7 @@ from agentls import api
 from agentls.api_worktrees import MergeConflictEntry, WorktreeEntry, WorktreeFileEntry
 from agentls.events import (
     PLAN_OPTIONS,
+    SANDBOX_ESCALATION_OPTIONS,
     AskUserRequest,
     AskUserResolved,
     AvailableCommands,
@@ -34,6 +35,7 @@ from agentls.events import (
     PermissionRequest,
     PermissionResolved,
     PlanEvent,
+    SandboxEscalation,
     ShellStatus,
     SubagentCompleted,
     SubagentStarted,
@@ -233,6 +235,16 @@ def _sample_events() -> list[LoopEvent]:
         PermissionResolved("perm_2", "cancelled"),
         PermissionRequest(
             "perm_3", "toolu_9", "Approve the plan", {"plan": "# P"}, PLAN_OPTIONS, plan="# P"
+        ),
+        PermissionRequest(
+            "perm_4",
+            "toolu_10",
+            "Run outside the sandbox: touch /opt/x",
+            {"command": "touch /opt/x"},
+            SANDBOX_ESCALATION_OPTIONS,
+            sandbox_escalation=SandboxEscalation(
+                "touch /opt/x", "the sandbox has no network", "failed_in_sandbox"
+            ),
         ),
         PermissionModeChanged("acceptEdits"),
         AskUserRequest("ask_1", "toolu_5", "Which region?", ("eu", "us")),
@@ -497,7 +509,9 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         model="scripted",
         tools=["Read", "Edit"],
         permission_mode="default",
-        sandbox=api.SandboxState(active=True, network=False, writable_paths=["/tmp", "/w"]),
+        sandbox=api.SandboxState(
+            mode="workspace-write", active=True, network=False, writable_paths=["/tmp", "/w"]
+        ),
     ),
     "agent/submitMessage": api.SubmitMessageResult(turn_id="turn_1", queued=True),
     "agent/abort": api.AbortResult(aborted=False),
@@ -528,7 +542,11 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         tools=["Read"],
         permission_mode="default",
         sandbox=api.SandboxState(
-            active=False, network=False, writable_paths=[], problem="bwrap is not installed"
+            mode="danger-full-access",
+            active=False,
+            network=True,
+            writable_paths=[],
+            note="Bash runs without a sandbox (danger-full-access): bwrap is not installed.",
         ),
     ),
     "agent/compact": api.CompactResult(tokens_before=170_000, tokens_after=40_000),

@@ -26,7 +26,7 @@ from agentls.api_worktrees import (
 from agentls.api_worktrees import (
     WorktreeDiffParams as WorktreeDiffParams,
 )
-from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope
+from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope, SandboxMode
 from agentls.names import PermissionMode as PermissionModeName
 from agentls.wire_paths import PathText
 from agentls.wire_paths import unnameable as unnameable
@@ -49,6 +49,10 @@ class AttachmentParam(ParamsModel):
     name: str | None = Field(default=None, max_length=200)
 
 
+class SandboxParams(ParamsModel):
+    mode: SandboxMode | None = None
+
+
 class SessionSettingsParams(ParamsModel):
     """The session settings a request may set (agent/newSession, agent/resumeSession)."""
 
@@ -61,6 +65,7 @@ class SessionSettingsParams(ParamsModel):
     append_system_prompt: str | None = None
     mcp_servers: list[dict[str, Any]] | None = None
     permission_rules_scope: RulesScope | None = None
+    sandbox: SandboxParams | None = None
     # Additions to the fixed core: a scripted model and where to log its requests.
     script: str | list[dict[str, Any]] | None = None
     request_log: str | None = None
@@ -76,13 +81,14 @@ def session_overrides(params: NewSessionParams) -> dict[str, Any]:
 
 
 class SandboxState(WireModel):
-    """The Bash sandbox of a session whose `sandbox.enabled` setting is on."""
+    """A session's Bash sandbox (see PROTOCOL.md, "The Bash sandbox")."""
 
-    # False: bwrap is missing or cannot run here, so Bash refuses every command (`problem`).
+    mode: SandboxMode
     active: bool
     network: bool
     writable_paths: list[str]
     problem: str | None = None
+    note: str | None = None
 
 
 class NewSessionResult(WireModel):
@@ -90,7 +96,6 @@ class NewSessionResult(WireModel):
     model: str
     tools: list[str]
     permission_mode: PermissionModeName
-    # Absent when the sandbox is off.
     sandbox: SandboxState | None = None
     # The installed plugins (enabled or not); absent when there are none.
     plugins: list[PluginInfo] | None = None
@@ -296,7 +301,6 @@ class ResumeSessionResult(WireModel):
     permission_mode: PermissionModeName
     # The model's plan (TodoWrite) as the session left it; absent when it has none.
     plan: list[PlanEntryParam] | None = None
-    # Absent when the sandbox is off.
     sandbox: SandboxState | None = None
     # The turn the session is running, when it runs one.
     running_turn_id: str | None = None

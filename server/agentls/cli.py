@@ -155,6 +155,12 @@ def _add_run(commands: Any) -> None:
         choices=_Names("PERMISSION_MODES"),
         help="how tool calls are approved (default: default)",
     )
+    run.add_argument(
+        "--sandbox",
+        choices=_Names("SANDBOX_MODES"),
+        help="where Bash commands may write: read-only, workspace-write (the default where "
+        "bubblewrap works) or danger-full-access (no sandbox)",
+    )
     run.add_argument("--model", help="model name (default: AGENTLS_MODEL or the provider's)")
     run.add_argument("--provider", choices=_Names("PROVIDERS"))
     run.add_argument("--max-turns", type=int, help="model calls allowed in the turn (-1: max)")
@@ -245,6 +251,7 @@ def _run_headless(args: argparse.Namespace, ctrl_c: CtrlC) -> int:
         ("provider", args.provider),
         ("maxTurns", args.max_turns),
         ("permissionRulesScope", args.permission_rules_scope),
+        ("sandbox", {"mode": args.sandbox} if args.sandbox else None),
     ):
         if value is not None:
             overrides[key] = value

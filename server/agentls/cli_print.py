@@ -83,6 +83,10 @@ class HumanPrinter:
         elif kind == "permission_request" and event.get("diff"):
             # The change comes with the question, so the user sees what they allow.
             write(self._out, render_diff(event["diff"], self._colour, self.cwd))
+        elif kind == "permission_request" and event.get("sandboxEscalation"):
+            # Why the command should leave the box, and the whole command it would run.
+            escalation = event["sandboxEscalation"]
+            write(self._out, f"  {escalation['command']}\n  Why: {escalation['reason']}\n")
         elif kind == "permission_request" and event.get("plan"):
             # A plan to approve (ExitPlanMode): its markdown, as the model wrote it.
             write(self._out, "\n" + str(event["plan"]).rstrip() + "\n\n")
@@ -188,13 +192,19 @@ def answer_words(request: Event, option: str) -> str:
     return ANSWER_WORDS.get(option, option)
 
 
+def offered_kinds(request: Event) -> set[str]:
+    """The kinds of the request's options (all four when it names none)."""
+    offered = {str(o.get("kind")) for o in request.get("options") or ()}
+    return offered or set(ANSWER_KEYS.values())
+
+
 def answer_keys(request: Event) -> str:
     """`[y] Allow once · [a] Always allow Edit(a.py) · …`: the keys and what each answers."""
-    offered = {str(o.get("kind")) for o in request.get("options") or ()}
+    offered = offered_kinds(request)
     return " · ".join(
         f"[{key}] {answer_words(request, option_of_kind(request, kind))}"
         for key, kind in ANSWER_KEYS.items()
-        if kind in offered or not offered
+        if kind in offered
     )
 
 
@@ -223,7 +233,9 @@ class Answers:
 
 class DemoAnswers(Answers):
     def permission(self, request: Event) -> str:
-        return option_of_kind(request, "allow_always")
+        # A rerun outside the sandbox offers no "always".
+        kind = "allow_always" if "allow_always" in offered_kinds(request) else "allow_once"
+        return option_of_kind(request, kind)
 
 
 class NoTerminal(Answers):
@@ -238,11 +250,13 @@ class NoTerminal(Answers):
 class Terminal(Answers):
     def permission(self, request: Event) -> str:
         keys = answer_keys(request)
-        asked = request["title"] if request.get("plan") else f"Allow {request['title']}"
+        plain = request.get("plan") or request.get("sandboxEscalation")
+        asked = request["title"] if plain else f"Allow {request['title']}"
         while True:
             reply = _ask(f"{asked}?  {keys}: ")
-            if reply[:1].lower() in ANSWER_KEYS:
-                return option_of_kind(request, ANSWER_KEYS[reply[:1].lower()])
+            kind = ANSWER_KEYS.get(reply[:1].lower())
+            if kind is not None and kind in offered_kinds(request):
+                return option_of_kind(request, kind)
             if not reply:
                 return super().permission(request)
 

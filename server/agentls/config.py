@@ -115,7 +115,7 @@ class Settings:
     web_fetch_allow_private: bool = False
     # The search backend WebSearch asks; None: WebSearch is not offered.
     web_search: SearchBackend | None = None
-    # Bash under bubblewrap: off unless enabled.
+    # Bash under bubblewrap: its mode (None: the default), network and writable paths.
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -286,8 +286,6 @@ def _coerce(name: str, value: Any) -> Any:
         return float(value)
     if name == "web_search":
         return parse_search_backend(value)
-    if name == "sandbox":
-        return parse_sandbox(value)
     if name in _CHOICES and value is not None and value not in _CHOICES[name]:
         raise ValueError(f"must be one of {', '.join(_CHOICES[name])}, or null")
     if isinstance(default, bool):
@@ -377,6 +375,13 @@ def apply_layer(
                     earlier: tuple[str, ...] = getattr(settings, rule_kind)
                     added = (r for r in changes[rule_kind] if r not in earlier)
                     changes[rule_kind] = (*earlier, *added)
+            continue
+        if key == "sandbox":
+            # Merged key by key: a layer that names only the mode keeps the paths.
+            try:
+                changes["sandbox"] = parse_sandbox(value, changes.get("sandbox", settings.sandbox))
+            except ValueError as exc:
+                problems.append(f"{source}: sandbox {exc}; this layer's sandbox is ignored")
             continue
         if key == "hooks":
             changes["hook_layers"] = (*settings.hook_layers, (source, value))

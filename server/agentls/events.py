@@ -168,6 +168,25 @@ PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
 
 
 @dataclass(frozen=True, slots=True)
+class SandboxEscalation:
+    """What a request to run one command outside the Bash sandbox is about."""
+
+    command: str
+    # Why: what in the failed run points at the box, or the model's justification.
+    reason: str
+    # `failed_in_sandbox`: it ran in the box and failed because of it; `model_request`:
+    # the model asked up front (Bash's `outside_sandbox`).
+    trigger: Literal["failed_in_sandbox", "model_request"]
+
+
+# A rerun outside the box is allowed once or not at all: an "always" would undo the box.
+SANDBOX_ESCALATION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption("allow_once", "Run it outside the sandbox, once", "allow_once"),
+    PermissionOption("reject_once", "Keep it in the sandbox", "reject_once"),
+)
+
+
+@dataclass(frozen=True, slots=True)
 class PermissionRequest:
     request_id: str
     tool_call_id: str
@@ -180,6 +199,8 @@ class PermissionRequest:
     diffs: tuple[FileDiff, ...] | None = None
     # For ExitPlanMode: the plan (markdown) the user approves, sends back or rejects.
     plan: str | None = None
+    # For a Bash command to run outside the sandbox (options: SANDBOX_ESCALATION_OPTIONS).
+    sandbox_escalation: SandboxEscalation | None = None
     type: Literal["permission_request"] = "permission_request"
 
 

@@ -11,6 +11,9 @@ from typing import Literal, get_args
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
+# The Bash sandbox's modes, as Codex names them.
+SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = get_args(SandboxMode)
 
 ProviderName = Literal["anthropic", "openai", "azure", "scripted"]
 PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)

@@ -335,6 +335,7 @@ export interface NewSessionParams {
   permissionRulesScope?: "session" | "local" | "project" | "user" | null;
   provider?: "anthropic" | "openai" | "azure" | "scripted" | null;
   requestLog?: string | null;
+  sandbox?: SandboxParams | null;
   script?: string | Array<Record<string, unknown>> | null;
 }
 
@@ -395,6 +396,7 @@ export interface PermissionRequest {
   parentToolCallId?: string;
   plan?: string;
   requestId: string;
+  sandboxEscalation?: SandboxEscalation;
   seq: number;
   sessionId: string;
   title: string;
@@ -527,6 +529,7 @@ export interface ResumeSessionParams {
   permissionRulesScope?: "session" | "local" | "project" | "user" | null;
   provider?: "anthropic" | "openai" | "azure" | "scripted" | null;
   requestLog?: string | null;
+  sandbox?: SandboxParams | null;
   script?: string | Array<Record<string, unknown>> | null;
   sessionId: string;
 }
@@ -560,10 +563,22 @@ export interface RewindResult {
   restored: string[];
 }
 
-/** The Bash sandbox of a session whose `sandbox.enabled` setting is on. */
+export interface SandboxEscalation {
+  command: string;
+  reason: string;
+  trigger: "failed_in_sandbox" | "model_request";
+}
+
+export interface SandboxParams {
+  mode?: "read-only" | "workspace-write" | "danger-full-access" | null;
+}
+
+/** A session's Bash sandbox (see PROTOCOL.md, "The Bash sandbox"). */
 export interface SandboxState {
   active: boolean;
+  mode: "read-only" | "workspace-write" | "danger-full-access";
   network: boolean;
+  note?: string | null;
   problem?: string | null;
   writablePaths: string[];
 }

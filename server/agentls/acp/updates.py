@@ -265,6 +265,11 @@ class SessionUpdates:
         elif request.plan is not None:
             # ExitPlanMode: the plan is what the user approves.
             content = [text_content(request.plan)]
+        elif request.sandbox_escalation is not None:
+            # A rerun outside the sandbox: why, and the command that would leave it.
+            escalation = request.sandbox_escalation
+            text = f"Why: {escalation.reason}\n\n    {escalation.command}"
+            content = [text_content(text)]
         return acp.ToolCallUpdate(
             tool_call_id=request.tool_call_id,
             title=request.title,

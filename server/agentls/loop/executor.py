@@ -22,12 +22,14 @@ from pydantic import BaseModel
 from agentls.events import (
     PERMISSION_OPTIONS,
     PLAN_OPTIONS,
+    SANDBOX_ESCALATION_OPTIONS,
     AskUserRequest,
     AskUserResolved,
     Emit,
     PermissionOption,
     PermissionRequest,
     PlanEvent,
+    SandboxEscalation,
     ToolCallEvent,
     ToolCallStatus,
     ToolCallUpdate,
@@ -211,6 +213,9 @@ class ToolExecutor:
             progress=lambda text: self._emit(ToolCallUpdate(block.id, "in_progress", text)),
             ask_user=lambda question, choices: self._ask_user(block.id, question, choices),
             review_plan=lambda plan: self._review_plan(block, plan),
+            leave_sandbox=lambda command, why, trigger: self._leave_sandbox(
+                block, SandboxEscalation(command, why, _trigger(trigger))
+            ),
             tool_call_id=block.id,
         )
         try:
@@ -368,6 +373,31 @@ class ToolExecutor:
         answer = await ask_permission(self._prompter, self._emit, request)
         return plan_verdict(answer.option_id, answer.message)
 
+    async def _leave_sandbox(
+        self, block: ToolUseBlock, escalation: SandboxEscalation
+    ) -> str | None:
+        """Ask to run one command outside the sandbox: None when the user allows it, else
+        why not. bypassPermissions promises not to ask, and the box is no permission it
+        may waive, so there the command stays in (Codex's "never" approval)."""
+        if self._context.permission_mode() == "bypassPermissions":
+            return "bypassPermissions mode asks nobody, and only the user can let a command out"
+        command = " ".join(escalation.command.split())
+        if len(command) > 60:
+            command = command[:59] + "…"
+        request = PermissionRequest(
+            new_id("perm"),
+            block.id,
+            f"Run outside the sandbox: {command}",
+            block.input,
+            SANDBOX_ESCALATION_OPTIONS,
+            sandbox_escalation=escalation,
+        )
+        answer = await ask_permission(self._prompter, self._emit, request)
+        if answer.option_id == "allow_once":
+            return None
+        said = f" They said: {answer.message}" if answer.message else ""
+        return f"the user kept it in the sandbox.{said}"
+
     def _finish(
         self, block: ToolUseBlock, status: ToolCallStatus, text: str, is_error: bool
     ) -> ToolResultBlock:
@@ -433,3 +463,7 @@ def _options_with_rules(
         else option
         for option in PERMISSION_OPTIONS
     )
+
+
+def _trigger(name: str) -> Literal["failed_in_sandbox", "model_request"]:
+    return "model_request" if name == "model_request" else "failed_in_sandbox"

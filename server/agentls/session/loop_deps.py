@@ -33,6 +33,7 @@ from agentls.plugins.loaded import SessionPlugins
 from agentls.pricing import price_for
 from agentls.providers.base import Provider
 from agentls.redact import Masker
+from agentls.sandbox import READ_ONLY_WRITES, Sandbox
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.events_out import SessionEvents
 from agentls.session.inbox import Inbox
@@ -79,6 +80,7 @@ class SessionParts(Protocol):
     plugins: SessionPlugins
     plugin_trust: PluginTrust
     worktrees: SessionWorktrees
+    sandbox: Sandbox
 
     @property
     def answers(self) -> PermissionPrompter: ...
@@ -134,6 +136,8 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
         session.workspace, session.read_cache, session.cwd, data=session.data, shells=session.shells
     )
     context.permission_mode = lambda: session.gate.mode
+    if session.sandbox.mode == "read-only":
+        context.file_writes_refused = READ_ONLY_WRITES
     if turn is not None:
         # An approved plan switches the session's mode, announced in its turn.
         context.switch_mode = lambda mode: session.set_permission_mode(mode, turn.turn_id)

@@ -186,6 +186,8 @@ def _summary(planned: list[_Planned], cwd: Path) -> str:
 def plan(patch: str, ctx: ToolContext) -> list[_Planned]:
     """Every file's change, computed from the files as they are now; a ToolError naming
     the file and hunk when any part does not apply (then nothing is written)."""
+    if ctx.file_writes_refused is not None:
+        raise ToolError(f"{_NOTHING} {ctx.file_writes_refused}")
     try:
         sections = parse_patch(patch)
     except PatchSyntaxError as exc:

@@ -88,6 +88,15 @@ async def _cannot_review(plan: str) -> PlanVerdict:
     raise UserQuestionCancelled("This client cannot ask the user to approve a plan.")
 
 
+# Asks the user to let one command run outside the Bash sandbox: (command, reason, trigger)
+# -> None when they allow it, else why it stays in (bound per call, like ask_user).
+LeaveSandbox = Callable[[str, str, str], Awaitable["str | None"]]
+
+
+async def _cannot_leave(command: str, reason: str, trigger: str) -> str | None:
+    return "nobody can be asked here"
+
+
 @dataclass(frozen=True, slots=True)
 class SubagentCall:
     """A Task call: what to do, by which type of agent, for which call of the parent."""
@@ -168,6 +177,10 @@ class ToolContext:
     # session; a sub-agent's context has neither: it cannot leave plan mode).
     permission_mode: Callable[[], str] = field(default=lambda: "default")
     switch_mode: Callable[[PermissionMode], None] | None = None
+    # Asks to rerun a command outside the sandbox (Bash), bound per call.
+    leave_sandbox: LeaveSandbox = _cannot_leave
+    # Why file tools may not write at all (a read-only sandbox), or None.
+    file_writes_refused: str | None = None
 
 
 @runtime_checkable
@@ -284,6 +297,8 @@ class ChangesReadFile(PathTool[Args]):
     user is asked to approve it."""
 
     def refusal_before_asking(self, args: Args, ctx: ToolContext) -> str | None:
+        if ctx.file_writes_refused is not None:
+            return ctx.file_writes_refused
         try:
             path = ctx.workspace.policy.resolve(self.target(args), ctx.cwd)
         except PathOutsideWorkspace as exc:

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agentls.permissions.read_only_bash import is_read_only_command
-from agentls.sandbox import Sandbox
+from agentls.sandbox import Sandbox, blamed_on_sandbox
 from agentls.tool_values import ToolKind
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from agentls.tools.process import (
@@ -83,6 +83,19 @@ class BashInput(BaseModel):
     )
 
 
+class SandboxedBashInput(BashInput):
+    """Bash's input where commands run in a sandbox: the model may ask to leave it."""
+
+    outside_sandbox: bool = Field(
+        default=False,
+        description="Run outside the sandbox; the user is asked first. Only for a command "
+        "the sandbox would stop (a write outside the workspace, the network)",
+    )
+    justification: str | None = Field(
+        default=None, description="With outside_sandbox: why, in one sentence for the user"
+    )
+
+
 class BashTool(Tool[BashInput]):
     """Runs a shell command in the working directory."""
 
@@ -107,8 +120,9 @@ class BashTool(Tool[BashInput]):
 
     def __init__(self, sandbox: Sandbox | None = None) -> None:
         self.sandbox = sandbox
-        if sandbox is not None:
+        if sandbox is not None and sandbox.confines:
             self.description = BashTool.description + _sandbox_note(sandbox)
+            self.input_model = SandboxedBashInput
 
     def is_read_only(self, args: BashInput) -> bool:
         """True only for commands on the conservative inspection allow-list."""
@@ -125,21 +139,49 @@ class BashTool(Tool[BashInput]):
         return args.command
 
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput:
-        """Run the command; kill its process group on timeout or cancellation."""
+        """Run the command (outside the sandbox only once the user allowed it)."""
+        outside = await self._asked_outside(args, ctx)
         if args.run_in_background:
-            return await _start_in_background(args, self.argv(args.command, ctx), ctx)
-        timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-        buffer = OutputBuffer()
+            return await _start_in_background(args, self.argv(args.command, ctx, outside), ctx)
         # The files a command that may write changes are checkpointed, for a rewind.
         watch = contextlib.nullcontext() if self.is_read_only(args) else ctx.checkpoints.command()
-        argv = self.argv(args.command, ctx)
+        async with watch:
+            output = await self._run_once(args, ctx, outside)
+            if outside or not output.is_error or self.sandbox is None:
+                return _ran_outside(output) if outside else output
+            writable = self.sandbox.writable_paths(ctx.cwd, ctx.workspace.roots)
+            reason = blamed_on_sandbox(self.sandbox, output.content, writable)
+            if reason is None:
+                return output
+            refused = await ctx.leave_sandbox(args.command, reason, "failed_in_sandbox")
+            if refused is not None:
+                note = f"(This looks caused by the sandbox: {reason}. Not rerun outside: {refused})"
+                return replace(output, content=f"{output.content}\n{note}")
+            return _ran_outside(await self._run_once(args, ctx, True))
+
+    async def _asked_outside(self, args: BashInput, ctx: ToolContext) -> bool:
+        """Whether the model asked up front to run outside the box and the user agreed."""
+        if not isinstance(args, SandboxedBashInput) or not args.outside_sandbox:
+            return False
+        if self.sandbox is None or not self.sandbox.confines:
+            return False
+        why = args.justification or "the model asked to run it outside the sandbox"
+        refused = await ctx.leave_sandbox(args.command, why, "model_request")
+        if refused is not None:
+            raise ToolError(f"Not run: it was to run outside the sandbox, and {refused}")
+        return True
+
+    async def _run_once(self, args: BashInput, ctx: ToolContext, outside: bool) -> ToolOutput:
+        """One run of the command in the foreground; kill its group on timeout or cancel."""
+        timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+        argv = self.argv(args.command, ctx, outside)
         terminal = ctx.workspace.terminal
         if terminal is not None:
             # The editor runs it in a terminal the user watches (ACP's terminal/*).
-            async with watch:
-                ran = await terminal.run(argv, ctx.cwd, timeout_ms / 1000, ctx.tool_call_id)
+            ran = await terminal.run(argv, ctx.cwd, timeout_ms / 1000, ctx.tool_call_id)
             return _terminal_result(ran, timeout_ms)
-        async with watch, spawn_shell(argv, ctx.cwd) as (process, output):
+        buffer = OutputBuffer()
+        async with spawn_shell(argv, ctx.cwd) as (process, output):
             pump = asyncio.create_task(pump_output(output, buffer, ProgressLines(ctx.progress)))
             try:
                 async with asyncio.timeout(timeout_ms / 1000):
@@ -156,22 +198,39 @@ class BashTool(Tool[BashInput]):
                 pump.cancel()
         return _result(buffer.render(), code, buffer.truncated)
 
-    def argv(self, command: str, ctx: ToolContext) -> list[str]:
-        """The command line that runs `command`: bash, inside the sandbox when there is one."""
+    def argv(self, command: str, ctx: ToolContext, outside: bool = False) -> list[str]:
+        """The command line that runs `command`: bash, inside the sandbox when there is one
+        (unless the user let this command out)."""
         argv = ["/bin/bash", "-c", command]
-        if self.sandbox is None:
+        if self.sandbox is None or outside:
             return argv
         if self.sandbox.problem is not None:
             raise ToolError(self.sandbox.problem)
+        if not self.sandbox.confines:
+            return argv
         writable = self.sandbox.writable_paths(ctx.cwd, ctx.workspace.roots)
         return self.sandbox.wrap(argv, ctx.cwd, writable)
 
 
+def _ran_outside(output: ToolOutput) -> ToolOutput:
+    """The output of a run the user let out of the sandbox, saying so."""
+    return replace(
+        output, content=f"{output.content}\n(Ran outside the sandbox, as the user allowed.)"
+    )
+
+
 def _sandbox_note(sandbox: Sandbox) -> str:
     network = "" if sandbox.settings.network else " and has no network"
+    confined = (
+        "nothing can be written (but /dev/null)"
+        if sandbox.mode == "read-only"
+        else "everything outside the workspace and /tmp is read-only"
+    )
     return (
-        " Commands run in a sandbox: everything outside the workspace and /tmp is read-only"
-        f"{network}; a failure that says so is the sandbox, not a bug to work around."
+        f" Commands run in a sandbox: {confined}{network}; a failure that says so is the "
+        "sandbox, not a bug to work around: the user is then asked whether to rerun it "
+        "outside. When a command surely needs more (say, a download), set outside_sandbox "
+        "with a justification: the user is asked first."
     )
 
 

@@ -124,6 +124,8 @@ def _check_not_stale(ctx: ToolContext, path: Path, current_text: str) -> None:
 
 
 async def _write(ctx: ToolContext, path: Path, new_text: str) -> FileDiff:
+    if ctx.file_writes_refused is not None:
+        raise ToolError(ctx.file_writes_refused)
     shown = display_path(path, ctx.cwd)
     if "\x00" in new_text:
         raise ToolError(f"The new text for {shown} contains NUL characters. {_CHANGE_REFUSAL}")
@@ -167,6 +169,8 @@ def _why_replacement_fails(
     makes, in their order (so the user is never asked to allow a change that cannot apply):
     the path, a missing file, unreadable or binary text, a stale read, old_string not found
     or not unique. None when it would apply."""
+    if ctx.file_writes_refused is not None:
+        return ctx.file_writes_refused
     try:
         path = resolve_in_workspace(ctx, file_path)
         _refuse_directory(path, ctx.cwd)

@@ -131,14 +131,14 @@ def test_a_plans_options_keep_their_names_others_read_by_kind(nvim: Any) -> None
 
 def test_a_merge_that_ran_into_conflicts_names_each_with_its_reason(nvim: Any) -> None:
     conflicts = [
-        {"path": "app.txt", "reason": "both changed the same lines"},
-        {"path": "logo.png", "reason": "a binary file changed on both sides"},
+        {"path": "/ws/app.txt", "reason": "both changed the same lines"},
+        {"path": "/elsewhere/logo.png", "reason": "a binary file changed on both sides"},
     ]
-    [text] = call(nvim, "cards", "conflicts", conflicts)
+    [text] = call(nvim, "cards", "conflicts", conflicts, "/ws")
     assert text == (
         "the merge changed nothing: 2 conflicts\n"
         "  app.txt: both changed the same lines\n"
-        "  logo.png: a binary file changed on both sides"
+        "  /elsewhere/logo.png: a binary file changed on both sides"
     )
 
 

@@ -76,15 +76,36 @@ def pick(editor: Editor, *labels: str) -> None:
     editor.wait("#_G.agentls_picks == 0")
 
 
-def test_an_isolated_agents_card_then_merge_view_and_discard_from_agent_worktrees(
-    editor: Editor,
-) -> None:
-    ws = editor.root
+def make_repo(ws: Path) -> None:
+    """The editor's root as a git repository with app.txt committed."""
     shutil.rmtree(ws / ".git")
     (ws / "app.txt").write_text("app\n", encoding="utf-8")
     git(ws, "init", "-q", "-b", "main")
     git(ws, "add", "-A")
     git(ws, "commit", "-q", "-m", "start")
+
+
+def line_groups(editor: Editor, text: str) -> list[str]:
+    """The line highlight groups of the chat's line that starts with `text`."""
+    groups: list[str] = editor.lua(
+        "local chat = require('agentls.chat').all()[1] local want = ... "
+        "local b = chat.buffer.bufnr local out = {} "
+        "for row, line in ipairs(vim.api.nvim_buf_get_lines(b, 0, -1, false)) do "
+        "  if vim.startswith(line, want) then "
+        "    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, -1, {row - 1, 0}, {row - 1, -1}, "
+        "      {details = true})) do "
+        "      if m[4].line_hl_group then out[#out + 1] = m[4].line_hl_group end end end end "
+        "return out",
+        text,
+    )
+    return groups
+
+
+def test_an_isolated_agents_card_then_merge_view_and_discard_from_agent_worktrees(
+    editor: Editor,
+) -> None:
+    ws = editor.root
+    make_repo(ws)
     script = [
         {"tool_calls": [isolated("a", "Write alpha"), isolated("b", "Write beta")]},
         {"for": "Write alpha", "tool_calls": [write("wa", "alpha.txt", "alpha\n")]},
@@ -140,6 +161,13 @@ def test_an_isolated_agents_card_then_merge_view_and_discard_from_agent_worktree
     )
     assert not (ws / "beta.txt").exists()
     assert git(ws, "branch", "--list", "agentls/*") == ""
+    # The redrawn cards have their new look only, and the lines after them none of the old.
+    chat = editor.chat_text()
+    beta_head = next(line for line in chat.split("\n") if "· discarded" in line)
+    assert line_groups(editor, beta_head) == ["AgentlsFooter"]
+    for line in set(chat.split("\n")):
+        if line and not line.startswith(("  ⎇ ", "    added ")):
+            assert line_groups(editor, line) == [], line
     assert git(ws, "status", "--porcelain") == "?? alpha.txt\n"
 
 
@@ -222,3 +250,43 @@ def test_write_stdin_is_a_line_typed_into_the_shell_controls_in_caret_notation(
     chat = editor.chat_text()
     assert "▸ shell_1 (cat) ❯ hi⏎\n" in chat, chat
     assert "▸ shell_1 (cat) ❯ ^C\n" in chat, chat
+
+
+def test_a_conflicting_merge_names_each_conflict_and_writes_nothing(editor: Editor) -> None:
+    ws = editor.root
+    make_repo(ws)
+    read = {"id": "r", "name": "Read", "input": {"file_path": "app.txt"}}
+    edit = {
+        "id": "e",
+        "name": "Edit",
+        "input": {"file_path": "app.txt", "old_string": "app", "new_string": "agent"},
+    }
+    script = [
+        {"tool_calls": [isolated("a", "Change app")]},
+        {"for": "Change app", "tool_calls": [read]},
+        {"for": "Change app", "tool_calls": [edit]},
+        {"for": "Change app", "text": "Changed."},
+        {"text": "Done."},
+    ]
+    start(editor, script)
+    editor.lua(PICKER)
+    editor.lua(
+        "_G.agentls_notes = {} vim.notify = function(msg, level) "
+        "table.insert(_G.agentls_notes, { msg, level }) end"
+    )
+    editor.lua("require('agentls.config').options.session.permissionMode = 'acceptEdits'")
+    editor.nvim.command("AgentAsk change it")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn"
+    assert "    modified app.txt  +1 −1" in editor.chat_text()
+    # Meanwhile the user changed the same line.
+    (ws / "app.txt").write_text("mine\n", encoding="utf-8")
+    pick(editor, "Change app", "Merge into my tree")
+    message = editor.wait(
+        "(function() for _, n in ipairs(_G.agentls_notes) do "
+        "if n[1]:find('conflict', 1, true) then return n[1] end end end)()"
+    )
+    assert message.startswith("agentls: agentls/agent_"), message
+    assert ": the merge changed nothing: 1 conflict\n  app.txt: " in message, message
+    assert (ws / "app.txt").read_text(encoding="utf-8") == "mine\n"
+    assert "(:AgentWorktrees views, merges or discards it)" in editor.chat_text()

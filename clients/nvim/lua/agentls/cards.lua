@@ -178,10 +178,11 @@ end
 
 --- What a merge that did not happen ran into: one line per conflict, with its reason.
 ---@param conflicts { path: string, reason: string }[]
+---@param root? string  paths under it are shown relative
 ---@return string
-function M.conflicts(conflicts)
+function M.conflicts(conflicts, root)
   local out = { "the merge changed nothing: " .. words.count(#conflicts, "conflict") }
-  for _, conflict in ipairs(conflicts) do table.insert(out, ("  %s: %s"):format(conflict.path, conflict.reason)) end
+  for _, conflict in ipairs(conflicts) do table.insert(out, ("  %s: %s"):format(M.relative(conflict.path, root), conflict.reason)) end
   return table.concat(out, "\n")
 end
 

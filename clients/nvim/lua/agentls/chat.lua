@@ -631,6 +631,12 @@ function Chat:worktree_card(agent_id, worktree, resolved)
   local row
   if card then
     row = self.buffer:mark_row(card.mark)
+    -- The old lines' highlights go with them (a footer's virtual lines there stay).
+    self.buffer:flush()
+    local bufnr = self.buffer.bufnr
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, render.ns, { row, 0 }, { row + card.count - 1, -1 }, { details = true })) do
+      if m[4].line_hl_group and not m[4].virt_lines then vim.api.nvim_buf_del_extmark(bufnr, render.ns, m[1]) end
+    end
     self.buffer:replace(row, row + card.count, text)
   else
     self.stream_id = nil

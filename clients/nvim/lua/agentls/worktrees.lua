@@ -61,7 +61,7 @@ function M.resolve(chat, entry, action)
   chat:request("agent/resolveWorktree", { agentId = entry.agentId, action = action }, function(err, result)
     if err or not result then return end
     if not result.resolved then
-      vim.notify("agentls: " .. entry.branch .. ": " .. cards.conflicts(result.conflicts or {}), vim.log.levels.ERROR)
+      vim.notify("agentls: " .. entry.branch .. ": " .. cards.conflicts(result.conflicts or {}, chat.root), vim.log.levels.ERROR)
     end
   end)
 end

@@ -250,6 +250,13 @@ def test_write_stdin_is_a_line_typed_into_the_shell_controls_in_caret_notation(
     chat = editor.chat_text()
     assert "▸ shell_1 (cat) ❯ hi⏎\n" in chat, chat
     assert "▸ shell_1 (cat) ❯ ^C\n" in chat, chat
+    # Resumed, the history draws the same lines (the shell's command is not known there).
+    editor.lua(
+        "local chat = require('agentls.chat').get() "
+        "require('agentls.chat').resume(chat.root, chat.session_id)"
+    )
+    resumed = editor.chat_text()
+    assert "▸ shell_1 ❯ hi⏎\n" in resumed and "▸ shell_1 ❯ ^C\n" in resumed, resumed
 
 
 def test_a_conflicting_merge_names_each_conflict_and_writes_nothing(editor: Editor) -> None:

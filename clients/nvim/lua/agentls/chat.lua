@@ -720,7 +720,7 @@ function Chat:history(message)
     if block.type == "text" and block.text ~= "" then
       self:block_text(block.text)
     elseif block.type == "tool_use" then
-      self:on_tool_call({ toolCallId = block.id, name = block.name, title = lines.history_title(block) })
+      self:on_tool_call({ toolCallId = block.id, name = block.name, title = lines.history_title(block), input = block.input })
       local plan = block.name == "ExitPlanMode" and type(block.input) == "table" and block.input.plan
       if type(plan) == "string" then self:plan_card(plan) end
     end

@@ -16,7 +16,8 @@ time from the request to the chat drawn, and the chat's lines.
 
 Last, the cards of the power-user requests, drawn in Neovim without a daemon: a 200-line
 plan highlighted by treesitter's markdown parser (parsed once, as extmarks), and the file
-list of a 100-file patch with its +/− counts.
+list of a 100-file patch with its +/− counts; and an isolated agent's worktree card of 200
+files drawn in a chat buffer, then redrawn when worktree_resolved says it was merged.
 """
 
 from __future__ import annotations
@@ -156,12 +157,41 @@ local listed = require("agentls.cards").patch(diffs, "v", "/ws")
 return { plan_seconds, marks, (vim.uv.hrtime() - started) / 1e9, #listed }
 """
 
+# An isolated agent's worktree card of `files` files, drawn, then redrawn as merged.
+WORKTREE_CARD = """
+local files = ...
+local chat_mod = require("agentls.chat")
+local buffer = require("agentls.render").new("bench://worktree")
+local chat = setmetatable({ buffer = buffer, worktree_cards = {} }, chat_mod.Chat)
+local worktree = { branch = "agentls/agent_1", files = {}, added = 0, removed = 0 }
+local paths = {}
+for i = 1, files do
+  worktree.files[i] = { path = "src/f" .. i .. ".py", status = "modified", added = 3, removed = 1 }
+  paths[i] = "/ws/src/f" .. i .. ".py"
+end
+local started = vim.uv.hrtime()
+chat:worktree_card("agent_1", worktree)
+chat.buffer:flush()
+local drawn = (vim.uv.hrtime() - started) / 1e9
+started = vim.uv.hrtime()
+local resolved = { agentId = "agent_1", action = "merged", branch = worktree.branch }
+resolved.files = paths
+chat:on_worktree_resolved(resolved)
+chat.buffer:flush()
+local redrawn = (vim.uv.hrtime() - started) / 1e9
+local count = vim.api.nvim_buf_line_count(chat.buffer.bufnr)
+vim.api.nvim_buf_delete(chat.buffer.bufnr, { force = true })
+return { drawn, redrawn, count }
+"""
+
 
 def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
     """A long plan highlighted and a large patch listed, in a Neovim without a daemon."""
     runs = 5 if quick else 20
     plans: list[float] = []
     patches: list[float] = []
+    cards_drawn: list[float] = []
+    cards_redrawn: list[float] = []
     nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
     try:
         nvim.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
@@ -169,12 +199,19 @@ def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
             plan_seconds, marks, patch_seconds, listed = nvim.exec_lua(CARDS, 200, 100)
             plans.append(plan_seconds)
             patches.append(patch_seconds)
+            drawn, redrawn, card_lines = nvim.exec_lua(WORKTREE_CARD, 200)
+            cards_drawn.append(drawn)
+            cards_redrawn.append(redrawn)
     finally:
         nvim.close()
     section = f"{SECTION} (cards)"
     return [
         *timing_rows(section, "a 200-line plan, treesitter-highlighted", plans, f"{marks} marks"),
         *timing_rows(section, "a 100-file patch's list (+/− counted)", patches, f"{listed} lines"),
+        *timing_rows(section, "a 200-file worktree card drawn", cards_drawn, f"{card_lines} lines"),
+        *timing_rows(
+            section, "the same card redrawn as merged", cards_redrawn, "worktree_resolved"
+        ),
     ]
 
 

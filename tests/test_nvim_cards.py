@@ -127,3 +127,43 @@ def test_a_plans_options_keep_their_names_others_read_by_kind(nvim: Any) -> None
     assert call(nvim, "text", "option_label", plan) == ["Keep planning"]
     other = {"optionId": "reject_once", "kind": "reject_once", "name": "Reject"}
     assert call(nvim, "text", "option_label", other) == ["Reject"]
+
+
+def test_a_merge_that_ran_into_conflicts_names_each_with_its_reason(nvim: Any) -> None:
+    conflicts = [
+        {"path": "/ws/app.txt", "reason": "both changed the same lines"},
+        {"path": "/elsewhere/logo.png", "reason": "a binary file changed on both sides"},
+    ]
+    [text] = call(nvim, "cards", "conflicts", conflicts, "/ws")
+    assert text == (
+        "the merge changed nothing: 2 conflicts\n"
+        "  app.txt: both changed the same lines\n"
+        "  /elsewhere/logo.png: a binary file changed on both sides"
+    )
+
+
+def test_a_rerun_outside_the_sandbox_says_so_under_its_title(nvim: Any) -> None:
+    event = {
+        "requestId": "r1",
+        "toolCallId": "toolu_1",
+        "title": "Run outside the sandbox?",
+        "input": {"command": "touch /etc/x"},
+        "options": [],
+        "sandboxEscalation": {
+            "command": "touch /etc/x",
+            "reason": "Read-only file system",
+            "trigger": "failed_in_sandbox",
+        },
+    }
+    [body] = call(nvim, "cards", "request_body", event)
+    assert body == [
+        ["    $ touch /etc/x", "AgentlsNoticeWarning"],
+        ["  runs OUTSIDE the sandbox, once: Read-only file system", "AgentlsNoticeWarning"],
+    ]
+    # A request with neither has no body of its own.
+    assert call(nvim, "cards", "request_body", {**event, "sandboxEscalation": None}) == []
+
+
+def test_typed_input_shows_enter_and_controls_in_caret_notation(nvim: Any) -> None:
+    [line] = call(nvim, "lines", "shell_input", {"shell_id": "shell_2", "input": "q\t\x04\x7f\r\n"})
+    assert line == ["▸ shell_2 ❯ q^I^D^?⏎"]

@@ -44,6 +44,8 @@ command("AgentModel", function() agentls().model() end, { desc = "agentls: pick 
 command("AgentMode", function() agentls().mode() end, { desc = "agentls: pick the permission mode" })
 command("AgentContinue", function() agentls().continue() end, { desc = "agentls: go on after the turn limit" })
 command("AgentTasks", function() agentls().tasks() end, { desc = "agentls: background agents" })
+command("AgentWorktrees", function() agentls().worktrees() end, { desc = "agentls: view, merge or discard an isolated agent's worktree" })
+command("AgentPlugins", function() agentls().plugins() end, { desc = "agentls: the installed plugins" })
 command("AgentCompact", function(cmd) agentls().compact(cmd.args) end, { nargs = "*", desc = "agentls: compact the context" })
 command("AgentPermission", function(cmd) agentls().permission(cmd.args) end, {
   nargs = "?",

@@ -141,4 +141,72 @@ function M.context_bar(parts, width)
   return out
 end
 
+-- An isolated agent's worktree --------------------------------------------------------------
+
+M.WORKTREE_HINT = ":AgentWorktrees views, merges or discards it"
+local FILE_GROUPS = { added = "AgentlsDiffAdd", deleted = "AgentlsDiffDelete" }
+
+--- The card under an isolated agent's end: its branch, what it changed (+/−) and, while it
+--- waits for the user, how to act on it; once resolved, what became of it.
+---@param worktree { branch: string, files?: table[], added?: integer, removed?: integer }
+---@param resolved? { action: string, files?: string[] }  its worktree_resolved event
+---@return agentls.Line[]
+function M.worktree(worktree, resolved)
+  local files = worktree.files or {}
+  local head = ("  ⎇ %s  %s  +%d −%d"):format(worktree.branch, words.count(#files, "file"), worktree.added or 0, worktree.removed or 0)
+  local out
+  if resolved and resolved.action == "merged" then
+    out = { { head .. "  · merged into your tree (" .. words.count(#(resolved.files or {}), "file") .. " written)", "AgentlsNoticeInfo" } }
+  elseif resolved then
+    out = { { head .. "  · discarded", "AgentlsFooter" } }
+  else
+    out = { { head .. "  (" .. M.WORKTREE_HINT .. ")", "AgentlsNoticeInfo" } }
+  end
+  for _, file in ipairs(files) do
+    table.insert(out, { ("    %-8s %s  +%d −%d"):format(file.status, file.path, file.added or 0, file.removed or 0), FILE_GROUPS[file.status] })
+  end
+  return out
+end
+
+--- A worktree of agent/listWorktrees as a picker line.
+---@param entry table  a WorktreeEntry
+---@return string
+function M.worktree_entry(entry)
+  local what = entry.status == "ready" and ("%s  +%d −%d"):format(words.count(#(entry.files or {}), "file"), entry.added or 0, entry.removed or 0) or entry.status
+  return ("%s  %s  %s"):format(entry.branch, entry.description or "", what)
+end
+
+--- What a merge that did not happen ran into: one line per conflict, with its reason.
+---@param conflicts { path: string, reason: string }[]
+---@param root? string  paths under it are shown relative
+---@return string
+function M.conflicts(conflicts, root)
+  local out = { "the merge changed nothing: " .. words.count(#conflicts, "conflict") }
+  for _, conflict in ipairs(conflicts) do table.insert(out, ("  %s: %s"):format(M.relative(conflict.path, root), conflict.reason)) end
+  return table.concat(out, "\n")
+end
+
+-- Requests that need more than a title ---------------------------------------------------
+
+--- Lines under a plugin trust request (its `plugin_…` toolCallId): what the plugin would run.
+--- Under a rerun outside the sandbox: the command, why, and that it runs OUTSIDE the box.
+---@param event table  a permission_request event
+---@return agentls.Line[]|nil
+function M.request_body(event)
+  local input = type(event.input) == "table" and event.input or {}
+  if vim.startswith(event.toolCallId or "", "plugin_") and type(input.runs) == "table" then
+    local out = { { ("  plugin %s would run, with your rights:"):format(input.plugin or "?"), "AgentlsFooter" } }
+    for _, run in ipairs(input.runs) do table.insert(out, { "    $ " .. tostring(run), "AgentlsNoticeWarning" }) end
+    return out
+  end
+  local escalation = event.sandboxEscalation
+  if type(escalation) == "table" then
+    return {
+      { "    $ " .. tostring(escalation.command or input.command or ""), "AgentlsNoticeWarning" },
+      { "  runs OUTSIDE the sandbox, once: " .. tostring(escalation.reason or ""), "AgentlsNoticeWarning" },
+    }
+  end
+  return nil
+end
+
 return M

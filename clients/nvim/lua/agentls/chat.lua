@@ -52,6 +52,9 @@ local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 ---@field opened_for_permission? boolean  the chat opened itself to show a change
 ---@field spin_timer? uv.uv_timer_t
 ---@field spin_mark? integer
+---@field plugins? table[]    newSession's installed plugins (PluginInfo)
+---@field shells? table<string, string>  background shell id -> its command
+---@field worktree_cards? table<string, { mark: integer, count: integer, worktree: table }>  agent id -> its card
 ---@field drawn? table<string, boolean>  after a re-attach: message ids its history drew
 ---@field older_cursor? string  messages before the ones shown remain: agent/getMessages's `before`
 local Chat = {}
@@ -137,6 +140,7 @@ local function session_opened(root, client, result)
     model = result.model,
     mode = result.permissionMode,
     sandbox = result.sandbox,
+    plugins = result.plugins,
     buffer = buffer_for(root, previous, result.sessionId),
     usage = { input = 0, output = 0, context = 0, window = 0 },
     messages = {},
@@ -341,7 +345,10 @@ end
 
 function Chat:on_tool_call(event)
   self.stream_id = nil
-  local row = self.buffer:block(lines.tool_card(event.title))
+  local card = event.name == "WriteStdin" and type(event.input) == "table"
+      and lines.shell_input(event.input, (self.shells or {})[event.input.shell_id])
+    or lines.tool_card(event.title)
+  local row = self.buffer:block(card)
   local tool = { lines = 0, status = "pending", name = event.name }
   tool.mark = self.buffer:mark(row, 0)
   self.tools[event.toolCallId] = tool
@@ -439,6 +446,7 @@ function Chat:on_permission_request(event)
   local diff = event.plan and cards.plan(event.plan)
     or event.diffs and cards.patch(event.diffs, keys.view_diff, self.root)
     or event.diff and lines.diff(event.diff, keys.view_diff)
+    or cards.request_body(event)
     or {}
   local shown_lines = { lines.permission_title(event) }
   for _, line in ipairs(diff) do table.insert(shown_lines, line[1]) end
@@ -608,6 +616,54 @@ function Chat:agent_subagent_completed(event)
   local text, hl = lines.subagent_completed(event)
   local row = self:block_text(text)
   if hl then self.buffer:mark(row, 0, { line_hl_group = hl }) end
+  if type(event.worktree) == "table" then self:worktree_card(event.agentId, event.worktree) end
+end
+
+--- An isolated agent's worktree as a card (see cards.worktree), redrawn when it is resolved.
+---@param agent_id string
+---@param worktree table
+---@param resolved? table  its worktree_resolved event
+function Chat:worktree_card(agent_id, worktree, resolved)
+  self.worktree_cards = self.worktree_cards or {}
+  local shown_lines = cards.worktree(worktree, resolved)
+  local text = vim.tbl_map(function(line) return line[1] end, shown_lines)
+  local card = self.worktree_cards[agent_id]
+  local row
+  if card then
+    row = self.buffer:mark_row(card.mark)
+    -- The old lines' highlights go with them (a footer's virtual lines there stay).
+    self.buffer:flush()
+    local bufnr = self.buffer.bufnr
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, render.ns, { row, 0 }, { row + card.count - 1, -1 }, { details = true })) do
+      if m[4].line_hl_group and not m[4].virt_lines then vim.api.nvim_buf_del_extmark(bufnr, render.ns, m[1]) end
+    end
+    self.buffer:replace(row, row + card.count, text)
+  else
+    self.stream_id = nil
+    row = self.buffer:block(text)
+    card = { worktree = worktree }
+    self.worktree_cards[agent_id] = card
+  end
+  card.count = #text
+  card.mark = self.buffer:mark(row, 0)
+  for i, line in ipairs(shown_lines) do
+    if line[2] then self.buffer:mark(row + i - 1, 0, { line_hl_group = line[2] }) end
+  end
+end
+
+--- A worktree merged or discarded (here, in another window or `agentls run`): its card says so.
+function Chat:on_worktree_resolved(event)
+  local card = (self.worktree_cards or {})[event.agentId]
+  if card then self:worktree_card(event.agentId, card.worktree, event) end
+  vim.notify(("agentls: %s %s"):format(event.branch, event.action), vim.log.levels.INFO)
+end
+-- It names its agent, yet it is the user's answer, not the agent's work.
+Chat.agent_worktree_resolved = Chat.on_worktree_resolved
+
+-- A background shell's command, so what is typed into it is shown under its name.
+function Chat:on_shell_status(event)
+  self.shells = self.shells or {}
+  self.shells[event.shellId] = event.command
 end
 
 --- The plan, whole, each time the agent rewrites it (its TodoWrite tool).
@@ -664,7 +720,7 @@ function Chat:history(message)
     if block.type == "text" and block.text ~= "" then
       self:block_text(block.text)
     elseif block.type == "tool_use" then
-      self:on_tool_call({ toolCallId = block.id, name = block.name, title = lines.history_title(block) })
+      self:on_tool_call({ toolCallId = block.id, name = block.name, title = lines.history_title(block), input = block.input })
       local plan = block.name == "ExitPlanMode" and type(block.input) == "table" and block.input.plan
       if type(plan) == "string" then self:plan_card(plan) end
     end

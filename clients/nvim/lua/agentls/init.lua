@@ -231,6 +231,17 @@ function M.tasks()
   end)
 end
 
+--- :AgentWorktrees: the isolated agents' worktrees, to view, merge or discard one.
+function M.worktrees()
+  require("agentls.worktrees").pick(chat_of(nil, true))
+end
+
+--- :AgentPlugins: the session's installed plugins and what each provides.
+---@return integer bufnr  the list's buffer
+function M.plugins()
+  return require("agentls.plugins").show(chat_of(nil, true))
+end
+
 --- :AgentCompact: summarise the conversation so far, with optional instructions.
 ---@param instructions? string
 function M.compact(instructions)

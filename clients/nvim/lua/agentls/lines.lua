@@ -114,6 +114,26 @@ function M.tool_card(title)
   return { "▸ " .. title }
 end
 
+--- Control characters in caret notation (^C), Enter as ⏎: what was typed, visible.
+---@param input string
+---@return string
+function M.typed(input)
+  return (input:gsub("\r?\n", "⏎"):gsub("[%z\1-\31\127]", function(c)
+    local byte = c:byte()
+    return byte == 127 and "^?" or "^" .. string.char(byte + 64)
+  end))
+end
+
+--- A WriteStdin call as a line typed into its shell: "▸ shell_1 (python3 -i) ❯ 1 + 1⏎".
+---@param input table  the call's input ({shell_id, input})
+---@param command? string  the shell's command, when a shell_status named it
+---@return string[]
+function M.shell_input(input, command)
+  local shell = tostring(input.shell_id or "shell")
+  if command then shell = ("%s (%s)"):format(shell, command) end
+  return { ("▸ %s ❯ %s"):format(shell, M.typed(tostring(input.input or ""))) }
+end
+
 --- A tool call's status as a sign and words after its card (unknown ones look pending).
 ---@param status string
 ---@return agentls.ToolLook

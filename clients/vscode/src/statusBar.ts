@@ -1,5 +1,5 @@
 // The status-bar item: model, permission mode, the Bash sandbox and how full the context is
-// (warns at 80%, and when a sandbox that is on could not start).
+// (warns at 80%, and when a sandbox mode the user chose could not start).
 
 import * as vscode from "vscode";
 
@@ -28,7 +28,7 @@ export class StatusBar implements vscode.Disposable {
     this.render();
   }
 
-  /** The session's Bash sandbox (undefined: the setting is off). */
+  /** The session's Bash sandbox (undefined: an older daemon that did not say). */
   setSandbox(sandbox: SandboxState | undefined): void {
     this.sandbox = sandbox;
     this.render();
@@ -68,7 +68,7 @@ export class StatusBar implements vscode.Disposable {
     if (this.fill !== null) parts.push(`· ${Math.round(this.fill * 100)}%`);
     if (state) parts.push(`· ${state}`);
     this.item.text = parts.join(" ");
-    const broken = this.sandbox !== undefined && !this.sandbox.active;
+    const broken = Boolean(this.sandbox?.problem);
     const warn = broken || (this.fill !== null && this.fill >= WARN_AT);
     this.item.backgroundColor = warn ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     const cost = this.cost !== undefined ? `, $${this.cost.toFixed(4)} so far` : "";
@@ -80,6 +80,9 @@ export class StatusBar implements vscode.Disposable {
 
 function sandboxNote(sandbox: SandboxState | undefined): string {
   if (!sandbox) return "";
-  if (!sandbox.active) return `; the Bash sandbox is on but not active: ${sandbox.problem ?? "unknown reason"}`;
-  return `; Bash runs in a bubblewrap sandbox (${sandbox.network ? "network allowed" : "no network"})`;
+  const note = sandbox.note ? ` (${sandbox.note})` : "";
+  if (sandbox.problem) return `; the ${sandbox.mode} sandbox could not start, commands are refused: ${sandbox.problem}`;
+  if (!sandbox.active) return `; Bash runs without a sandbox (${sandbox.mode})${note}`;
+  const network = sandbox.network ? "network allowed" : "no network";
+  return `; Bash runs in a bubblewrap sandbox, ${sandbox.mode} (${network})${note}`;
 }

@@ -738,8 +738,20 @@ def test_checkhealth_states_each_sessions_sandbox(editor: Editor) -> None:
     # Active where bubblewrap can make its namespaces (CI installs it); else named as off.
     assert (
         "OK Bash sandbox: bubblewrap, read-only outside the workspace, no network" in report
-        or "ERROR Bash sandbox enabled but not active:" in report
+        or "ERROR Bash sandbox workspace-write could not start, commands are refused:" in report
     ), report
+
+
+def test_checkhealth_names_a_sandbox_turned_off(editor: Editor) -> None:
+    (editor.root / ".agentls").mkdir()
+    settings = {"sandbox": {"mode": "danger-full-access"}}
+    (editor.root / ".agentls" / "settings.json").write_text(json.dumps(settings))
+    start(editor, [])
+    editor.nvim.command("Agent")
+    editor.wait("#require('agentls.chat').all() == 1")
+    editor.nvim.command("checkhealth agentls")
+    report = "\n".join(editor.nvim.current.buffer[:])
+    assert "WARNING Bash sandbox: off (danger-full-access)" in report, report
 
 
 def health_report(editor: Editor) -> str:

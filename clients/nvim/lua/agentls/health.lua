@@ -110,13 +110,17 @@ end
 function M.session(chat)
   health.start("agentls session " .. chat.session_id .. " (" .. chat.root .. ")")
   local sandbox = chat.sandbox
+  local note = sandbox and sandbox.note and (" (" .. sandbox.note .. ")") or ""
   if not sandbox then
-    health.info("Bash sandbox: off (set sandbox.enabled to run Bash under bubblewrap)")
+    health.info("Bash sandbox: not reported by this daemon")
+  elseif sandbox.problem then
+    health.error(("Bash sandbox %s could not start, commands are refused: %s"):format(sandbox.mode or "", sandbox.problem))
   elseif sandbox.active then
     local network = sandbox.network and "network allowed" or "no network"
-    health.ok(("Bash sandbox: bubblewrap, read-only outside the workspace, %s"):format(network))
+    local writes = sandbox.mode == "read-only" and "read-only everywhere" or "read-only outside the workspace"
+    health.ok(("Bash sandbox: bubblewrap, %s, %s%s"):format(writes, network, note))
   else
-    health.error("Bash sandbox enabled but not active: " .. (sandbox.problem or "unknown reason"))
+    health.warn(("Bash sandbox: off (%s)%s"):format(sandbox.mode or "danger-full-access", note))
   end
   for name, status in pairs(chat.mcp_servers or {}) do
     if status.status == "ready" then

@@ -185,7 +185,7 @@ async def test_writing_to_an_exited_or_unknown_shell_or_too_much_is_an_error(
     assert read.content == f"Shell {shell.shell_id}: exited with code 3\nbye"
 
 
-SANDBOX = prepare_sandbox(SandboxSettings(enabled=True))
+SANDBOX = prepare_sandbox(SandboxSettings(mode="workspace-write"))
 
 
 @pytest.mark.skipif(

@@ -1,0 +1,116 @@
+"""`agentls acp` end to end, the parts ACP clients lack or got late: steering and queueing
+through `/steer` and `/queue`, session/resume from the transcript's tail, the served
+surface as the initialize answer and the SDK's router expose it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+from acp import schema as acp
+
+from acp_client import EditorClient, acp_agent, agent_text, requests_log, scripted
+
+
+def text(value: str) -> list[Any]:
+    return [acp.TextContentBlock(type="text", text=value)]
+
+
+def _write(call_id: str, name: str) -> dict[str, Any]:
+    """A new file's Write: asked about in the default mode."""
+    return {"id": call_id, "name": "Write", "input": {"file_path": name, "content": "x\n"}}
+
+
+async def test_steer_and_queue_are_advertised_commands(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(
+            cwd=str(ws), mcp_servers=[], **scripted(tmp_path, [{"text": "Hi."}])
+        )
+        sid = session.session_id
+        update = await client.wait_for(lambda: client.of(sid, "available_commands_update"))
+    names = {c["name"]: c for c in update[-1]["availableCommands"]}
+    assert names["steer"]["input"]["hint"] == "<message>"
+    assert names["queue"]["input"]["hint"] == "<message>"
+    assert "compact" in names  # the session's own commands are still there
+
+
+async def test_steer_joins_the_running_turn(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    # Two model calls in all: a steered message that made a turn of its own would need
+    # a third step, and the script would run out.
+    script = [
+        {"text": "Checking.", "tool_calls": [_write("w1", "checked.txt")]},
+        {"text": "Done, with the steer."},
+    ]
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        sid = session.session_id
+        first = asyncio.create_task(conn.prompt(session_id=sid, prompt=text("check it")))
+        pending = await client.next_permission()
+        steer = asyncio.create_task(
+            conn.prompt(session_id=sid, prompt=text("/steer also mind the tests"))
+        )
+        # The steer is taken before the call is allowed: its prompt waits for the turn.
+        await asyncio.sleep(0.5)
+        assert not steer.done()
+        pending.set_result({"outcome": "selected", "optionId": "allow_once"})
+        answers = await asyncio.wait_for(asyncio.gather(first, steer), 30)
+    assert [a.stop_reason for a in answers] == ["end_turn", "end_turn"]
+    calls = requests_log(tmp_path)
+    assert len(calls) == 2
+    # The second model call read the steering text, without the command word.
+    second = json.dumps(calls[1])
+    assert "also mind the tests" in second and "/steer" not in second
+    assert agent_text(client, sid).endswith("Done, with the steer.")
+
+
+async def test_queue_waits_behind_the_running_turn(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = [
+        {"tool_calls": [_write("w1", "one.txt")]},
+        {"text": "First done."},
+        {"text": "Second done."},
+    ]
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        sid = session.session_id
+        first = asyncio.create_task(conn.prompt(session_id=sid, prompt=text("one")))
+        pending = await client.next_permission()
+        queued = asyncio.create_task(conn.prompt(session_id=sid, prompt=text("/queue two")))
+        pending.set_result({"outcome": "selected", "optionId": "allow_once"})
+        answers = await asyncio.wait_for(asyncio.gather(first, queued), 30)
+    assert [a.stop_reason for a in answers] == ["end_turn", "end_turn"]
+    calls = requests_log(tmp_path)
+    assert len(calls) == 3
+    # The queued message is a user message of its own turn, the command word gone.
+    last_user = [m for m in calls[2]["messages"] if m["role"] == "user"][-1]
+    assert "two" in json.dumps(last_user) and "/queue" not in json.dumps(calls[2])
+
+
+async def test_a_delivery_in_meta_must_be_known(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(
+            cwd=str(ws), mcp_servers=[], **scripted(tmp_path, [{"text": "Hi."}])
+        )
+        with pytest.raises(RequestError) as refused:
+            await conn.prompt(
+                session_id=session.session_id,
+                prompt=text("hello"),
+                **{"agentls": {"delivery": "sideways"}},
+            )
+    assert refused.value.code == -32602
+    assert refused.value.data["field"] == "_meta.agentls.delivery"

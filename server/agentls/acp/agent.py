@@ -171,7 +171,7 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None = None,
         **meta: Any,
     ) -> acp.ResumeSessionResponse:
-        session, _display = await self._resume(session_id, cwd, mcp_servers, meta)
+        session, _display = await self._resume(session_id, cwd, mcp_servers, meta, tail=True)
         self._opened(session)
         return acp.ResumeSessionResponse(
             modes=mode_state(session.gate.mode), config_options=self._config(session)
@@ -404,11 +404,21 @@ class AcpAgent:
         cwd: str,
         mcp_servers: list[McpServerParam] | None,
         meta: Mapping[str, Any],
+        tail: bool = False,
     ) -> tuple[AgentSession, list[Any]]:
+        """The session, live or rebuilt, and its display history; with `tail` (a resume,
+        which replays nothing) only the last message of it is read, so a huge session
+        opens as fast as its model history allows."""
         handle = SessionHandle(session_id, self._outbox.flushed)
         overrides = session_overrides(mcp_servers, None, meta.get("agentls"))
+        link = self._link(Path(cwd), handle)
         with as_request_errors():
-            return await self.manager.resume(session_id, overrides, self._link(Path(cwd), handle))
+            if tail:
+                session, display, _older = await self.manager.resume_tail(
+                    session_id, 1, overrides, link
+                )
+                return session, display
+            return await self.manager.resume(session_id, overrides, link)
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,57 @@ async def test_a_delivery_in_meta_must_be_known(tmp_path: Path) -> None:
             )
     assert refused.value.code == -32602
     assert refused.value.data["field"] == "_meta.agentls.delivery"
+
+
+async def test_cancel_request_stops_the_prompts_turn(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = [{"text": "This answer never finishes", "hang": True}, {"text": "Next."}]
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[], **scripted(tmp_path, script))
+        sid = session.session_id
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=text("go")))
+        await client.wait_for(lambda: client.of(sid, "agent_message_chunk"))
+        sent = [
+            m for d, m in client.wire if d == "outgoing" and m.get("method") == "session/prompt"
+        ]
+        # The SDK's client side has no request cancellation: the line goes on its pipe.
+        params = {"requestId": sent[-1]["id"]}
+        cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": params}
+        client.process.stdin.write(json.dumps(cancel).encode() + b"\n")
+        with pytest.raises(RequestError) as cancelled:
+            await asyncio.wait_for(turn, 20)
+        assert cancelled.value.code == -32800
+        # The session goes on; a cancel of a finished request is ignored.
+        client.process.stdin.write(json.dumps(cancel).encode() + b"\n")
+        assert (await conn.prompt(session_id=sid, prompt=text("again"))).stop_reason == "end_turn"
+    assert agent_text(client, sid).endswith("Next.")
+    assert len(requests_log(tmp_path)) == 2
+
+
+async def test_a_newer_client_is_told_version_1_and_delete_is_not_served() -> None:
+    """What ACP.md's table says of v2 and session/delete, as the wire shows it."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentls",
+        "acp",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 2}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/delete", "params": {"sessionId": "s"}},
+    ]
+    for request in requests:
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+    await process.stdin.drain()
+    answers = [json.loads(await asyncio.wait_for(process.stdout.readline(), 30)) for _ in range(2)]
+    process.stdin.close()
+    await asyncio.wait_for(process.wait(), 20)
+    assert answers[0]["result"]["protocolVersion"] == 1
+    capabilities = answers[0]["result"]["agentCapabilities"]["sessionCapabilities"]
+    assert set(capabilities) == {"list", "resume", "close", "fork"}
+    assert answers[1]["error"]["code"] == -32601

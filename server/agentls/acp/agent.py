@@ -18,6 +18,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp import schema as acp
 
 from agentls import __version__
+from agentls.acp.cancelling import REQUEST_CANCELLED, CancellableRequests
 from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTerminal, SessionHandle
 from agentls.acp.envelope import absolute_cwd, client_capabilities_of
 from agentls.acp.history import replay
@@ -71,6 +72,7 @@ class AcpAgent:
         self._known = KnownSessions()
         self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
+        self.requests = CancellableRequests()
 
     def on_connect(self, conn: Any) -> None:
         self._client = conn
@@ -255,12 +257,16 @@ class AcpAgent:
             delivery, text = delivery_of(text, meta)
             submission = Submission(text, attachments=attachments, delivery=delivery)
             turn_id, _queued = await submit_message(self.manager, session, submission)
-        try:
-            completed = await self._turn(turn_id)
-        except asyncio.CancelledError:
-            # The client gave up on the request ($/cancel_request): the turn stops too.
-            session.abort(turn_id)
-            raise
+        with self.requests.running(lambda: session.abort(turn_id)) as request_id:
+            try:
+                completed = await self._turn(turn_id)
+            except asyncio.CancelledError:
+                # The connection is going: the turn stops too.
+                session.abort(turn_id)
+                raise
+            if request_id in self.requests.cancelled:
+                await self._outbox.flushed()
+                raise RequestError(REQUEST_CANCELLED, "Request cancelled")
         self._announce_changes(session)
         # The answer follows every update of its turn.
         await self._outbox.flushed()

@@ -24,11 +24,11 @@ class CancellableRequests:
     """The running requests that can be stopped, by their JSON-RPC id."""
 
     def __init__(self) -> None:
-        self._stops: dict[RequestId, Callable[[], None]] = {}
+        self._stops: dict[RequestId, Callable[[], object]] = {}
         self.cancelled: set[RequestId] = set()
 
     @contextlib.contextmanager
-    def running(self, stop: Callable[[], None]) -> Iterator[RequestId | None]:
+    def running(self, stop: Callable[[], object]) -> Iterator[RequestId | None]:
         """While the current request runs, `$/cancel_request` of its id calls `stop`."""
         request_id = REQUEST_ID.get()
         if request_id is not None:

@@ -23,6 +23,11 @@
 //         session/prompt; at its first permission request, session/cancel
 //     {op: "load", sessionId: "...", as: "s", meta: {...}}    session/load
 //     {op: "setMode", session: "s", modeId: "acceptEdits"}   session/set_mode
+//     {op: "prompt", session: "s", text: "...", cancelRequestAfterUpdate: true}
+//         session/prompt; at its first session/update, the SDK's request cancellation
+//         (an AbortSignal: `$/cancel_request`)
+//     {op: "list"}  {op: "resume", session: "s"}  {op: "close", session: "s"}
+//         session/list, session/resume, session/close
 //   ]
 
 import { spawn } from "node:child_process";
@@ -85,6 +90,8 @@ const app = acp
   .client({ name: "agentls-tests-node" })
   .onNotification(acp.methods.client.session.update, ({ params }) => {
     out.updates.push({ seq: ++seq, sessionId: params.sessionId, update: params.update });
+    for (const wake of updateWaiters.get(params.sessionId) ?? []) wake(params);
+    updateWaiters.delete(params.sessionId);
   })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     const record = { seq: ++seq, request: params, answer: null };
@@ -136,6 +143,18 @@ const app = acp
     return {};
   });
 
+/** @type {Map<string, Array<(params: any) => void>>} */
+const updateWaiters = new Map();
+
+/** @param {string} sessionId */
+function nextUpdate(sessionId) {
+  return new Promise((resolve) => {
+    const list = updateWaiters.get(sessionId) ?? [];
+    list.push(resolve);
+    updateWaiters.set(sessionId, list);
+  });
+}
+
 /** @param {string} sessionId */
 function nextPermission(sessionId) {
   return new Promise((resolve) => {
@@ -173,10 +192,17 @@ async function runStep(agent, step) {
     }
     case "prompt": {
       const asked = step.cancelAfterPermission ? nextPermission(sessionId) : null;
-      const answer = agent.request(acp.methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text: step.text }],
-      });
+      const updated = step.cancelRequestAfterUpdate ? nextUpdate(sessionId) : null;
+      const abort = new AbortController();
+      const answer = agent.request(
+        acp.methods.agent.session.prompt,
+        { sessionId, prompt: [{ type: "text", text: step.text }] },
+        { cancellationSignal: abort.signal },
+      );
+      if (updated) {
+        await Promise.race([updated, answer]);
+        abort.abort();
+      }
       if (asked) {
         await Promise.race([asked, answer]);
         await agent.notify(acp.methods.agent.session.cancel, { sessionId });
@@ -187,6 +213,16 @@ async function runStep(agent, step) {
       }
       return await answer;
     }
+    case "list":
+      return await agent.request(acp.methods.agent.session.list, {});
+    case "resume":
+      return await agent.request(acp.methods.agent.session.resume, {
+        sessionId,
+        cwd: step.cwd ?? scenario.cwd,
+        mcpServers: [],
+      });
+    case "close":
+      return await agent.request(acp.methods.agent.session.close, { sessionId });
     case "setMode":
       return await agent.request(acp.methods.agent.session.setMode, {
         sessionId,

@@ -252,21 +252,23 @@ class AcpAgent:
         self, session_id: str, prompt: list[PromptBlock], **meta: Any
     ) -> acp.PromptResponse:
         session = self._session(session_id)
-        with as_request_errors():
-            text, attachments = message_of(prompt, session.cwd)
-            delivery, text = delivery_of(text, meta)
-            submission = Submission(text, attachments=attachments, delivery=delivery)
-            turn_id, _queued = await submit_message(self.manager, session, submission)
-        with self.requests.running(lambda: session.abort(turn_id)) as request_id:
+        with self.requests.running() as request:
+            with as_request_errors():
+                text, attachments = message_of(prompt, session.cwd)
+                delivery, text = delivery_of(text, meta)
+                submission = Submission(text, attachments=attachments, delivery=delivery)
+                turn_id, _queued = await submit_message(self.manager, session, submission)
+            # A `$/cancel_request` aborts the turn, even one that came during submission.
+            request.started(lambda: session.abort(turn_id))
             try:
                 completed = await self._turn(turn_id)
             except asyncio.CancelledError:
                 # The connection is going: the turn stops too.
                 session.abort(turn_id)
                 raise
-            if request_id in self.requests.cancelled:
-                await self._outbox.flushed()
-                raise RequestError(REQUEST_CANCELLED, "Request cancelled")
+        if request.cancelled:
+            await self._outbox.flushed()
+            raise RequestError(REQUEST_CANCELLED, "Request cancelled")
         self._announce_changes(session)
         # The answer follows every update of its turn.
         await self._outbox.flushed()

@@ -23,7 +23,7 @@ from typing import Any
 from acp import run_agent
 
 from agentls.acp.agent import AcpAgent
-from agentls.acp.cancelling import REQUEST_ID, CancellableRequests
+from agentls.acp.cancelling import CancellableRequests
 from agentls.acp.envelope import check
 
 log = logging.getLogger(__name__)
@@ -137,9 +137,9 @@ class NdjsonChannel:
                 continue
             refusal = check(message)
             if refusal is None:
-                # The SDK starts the request's handler task now: it inherits this id.
-                if "method" in message and "id" in message:
-                    REQUEST_ID.set(message["id"])
+                # The SDK starts the request's handler task now: it inherits the id.
+                if message.get("method") == "session/prompt" and "id" in message:
+                    self._requests.arrived(message["id"])
                 return dict(message)
             log.warning("message refused (%d): %s", refusal.code, refusal.message)
             if refusal.answer:

@@ -169,3 +169,25 @@ async def test_a_newer_client_is_told_version_1_and_delete_is_not_served() -> No
     capabilities = answers[0]["result"]["agentCapabilities"]["sessionCapabilities"]
     assert set(capabilities) == {"list", "resume", "close", "fork"}
     assert answers[1]["error"]["code"] == -32601
+
+
+async def test_message_chunks_carry_their_messages_ids(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    client = EditorClient()
+    async with acp_agent(client) as (conn, _init):
+        session = await conn.new_session(
+            cwd=str(ws), mcp_servers=[], **scripted(tmp_path, [{"text": "An answer."}])
+        )
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=text("a question"))
+        live = {u["messageId"] for u in client.of(sid, "agent_message_chunk")}
+        await conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
+        replayed = client.updates_before_response("session/load")
+    # One answer, one id, the same in the live stream and in the replay of the history.
+    assert len(live) == 1 and None not in live
+    users = [u for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    answers = [u for u in replayed if u["sessionUpdate"] == "agent_message_chunk"]
+    assert {u["messageId"] for u in answers} == live
+    assert users and all(u["messageId"] for u in users)
+    assert users[0]["messageId"] not in live

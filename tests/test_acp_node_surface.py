@@ -43,3 +43,26 @@ def test_the_sdks_request_cancellation_stops_the_turn(node: str, tmp_path: Path)
     assert [s["sessionId"] for s in listed] == [session_id]
     assert listed[0]["title"]
     assert "error" not in steps[4] and "error" not in steps[5]
+
+
+def test_steer_joins_the_running_turn(node: str, tmp_path: Path) -> None:
+    write = {"file_path": "new.txt", "content": "x\n"}
+    script = [
+        {"text": "Writing.", "tool_calls": [{"id": "w1", "name": "Write", "input": write}]},
+        {"text": "Done, steered."},
+    ]
+    steer = {"op": "prompt", "session": "s", "text": "write it", "steerAtPermission": "mind tests"}
+    out = run_client(
+        node,
+        tmp_path,
+        {
+            "permission": {"optionId": "allow_once", "hold": True},
+            "steps": [{"op": "new", "as": "s", "meta": scripted(tmp_path, script)}, steer],
+        },
+    )
+    answers = out["steps"][1]["result"]
+    assert answers["first"]["stopReason"] == answers["steer"]["stopReason"] == "end_turn"
+    # Two model calls: the steer joined the turn (a turn of its own would need a third).
+    calls = (tmp_path / "requests.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(calls) == 2
+    assert "mind tests" in calls[1] and "/steer" not in calls[1]

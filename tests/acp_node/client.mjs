@@ -16,6 +16,7 @@
 //   buffers: {"/abs/path": "text"}               unsaved buffers fs/read_text_file serves
 //   permission: {optionId: "allow_once"}         the answer to every permission request,
 //            or "cancel-on-cancel"                or: held until session/cancel, then cancelled
+//            or {optionId, hold: true}            or: held until the step releases it
 //   steps: [
 //     {op: "new", as: "s", meta: {...}}                       session/new (named "s")
 //     {op: "prompt", session: "s", text: "..."}               session/prompt
@@ -26,6 +27,9 @@
 //     {op: "prompt", session: "s", text: "...", cancelRequestAfterUpdate: true}
 //         session/prompt; at its first session/update, the SDK's request cancellation
 //         (an AbortSignal: `$/cancel_request`)
+//     {op: "prompt", session: "s", text: "...", steerAtPermission: "more"}
+//         session/prompt; at its first permission request (held: permission
+//         {optionId, hold: true}), a second prompt `/steer more`, then the answer
 //     {op: "list"}  {op: "resume", session: "s"}  {op: "close", session: "s"}
 //         session/list, session/resume, session/close
 //   ]
@@ -99,13 +103,15 @@ const app = acp
     for (const wake of permissionWaiters.get(params.sessionId) ?? []) wake(params);
     permissionWaiters.delete(params.sessionId);
     let outcome;
-    if (scenario.permission === "cancel-on-cancel") {
+    if (scenario.permission === "cancel-on-cancel" || scenario.permission.hold) {
       await new Promise((resolve) => {
         const list = held.get(params.sessionId) ?? [];
         list.push(resolve);
         held.set(params.sessionId, list);
       });
-      outcome = { outcome: "cancelled" };
+      outcome = scenario.permission.hold
+        ? { outcome: "selected", optionId: scenario.permission.optionId }
+        : { outcome: "cancelled" };
     } else {
       outcome = { outcome: "selected", optionId: scenario.permission.optionId };
     }
@@ -199,6 +205,19 @@ async function runStep(agent, step) {
         { sessionId, prompt: [{ type: "text", text: step.text }] },
         { cancellationSignal: abort.signal },
       );
+      if (step.steerAtPermission) {
+        // At the turn's (held) permission request, a second prompt steers it; then the
+        // request is answered and both prompts wait for the one turn.
+        await Promise.race([nextPermission(sessionId), answer]);
+        const steer = agent.request(acp.methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: `/steer ${step.steerAtPermission}` }],
+        });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        for (const release of held.get(sessionId) ?? []) release();
+        held.delete(sessionId);
+        return { first: await answer, steer: await steer };
+      }
       if (updated) {
         await Promise.race([updated, answer]);
         abort.abort();

@@ -18,6 +18,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp import schema as acp
 
+from bench_resume import SCRIPT, write_transcript
 from bench_stdio import ANSWER, streamed_entry
 from harness import Row, daemon_env, scratch, timing_rows
 
@@ -110,5 +111,31 @@ async def _measure(quick: bool) -> list[Row]:
     ]
 
 
+async def _measure_resume(quick: bool) -> list[Row]:
+    """session/resume (the transcript's tail, nothing replayed) against session/load (the
+    whole history replayed as updates) of one compacted 5,000-message session."""
+    runs = 2 if quick else 5
+    client = CountingClient()
+    resumed, loaded = [], []
+    with scratch() as (home, workspace):
+        written = write_transcript(home, workspace, compact=True)
+        command = (sys.executable, "-m", "agentls", "acp")
+        async with spawn_agent_process(client, *command, env=daemon_env(home)) as (conn, _p):
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            meta = {"agentls": {"provider": "scripted", "script": SCRIPT}}
+            sid = written.session_id
+            for samples, opening in ((resumed, conn.resume_session), (loaded, conn.load_session)):
+                for _ in range(runs):
+                    begin = time.perf_counter()
+                    await opening(cwd=str(workspace), session_id=sid, mcp_servers=[], **meta)
+                    samples.append(time.perf_counter() - begin)
+                    await conn.close_session(session_id=sid)
+    ratio = statistics.median(loaded) / statistics.median(resumed)
+    return [
+        *timing_rows(SECTION, "session/resume, 5,000 messages", resumed, "tail read"),
+        *timing_rows(SECTION, "session/load, 5,000 messages", loaded, f"{ratio:.1f}× resume"),
+    ]
+
+
 def run(quick: bool) -> list[Row]:
-    return asyncio.run(_measure(quick))
+    return asyncio.run(_measure(quick)) + asyncio.run(_measure_resume(quick))

@@ -16,6 +16,7 @@
 //   buffers: {"/abs/path": "text"}               unsaved buffers fs/read_text_file serves
 //   permission: {optionId: "allow_once"}         the answer to every permission request,
 //            or "cancel-on-cancel"                or: held until session/cancel, then cancelled
+//            or {optionId, hold: true}            or: held until the step releases it
 //   steps: [
 //     {op: "new", as: "s", meta: {...}}                       session/new (named "s")
 //     {op: "prompt", session: "s", text: "..."}               session/prompt
@@ -23,6 +24,14 @@
 //         session/prompt; at its first permission request, session/cancel
 //     {op: "load", sessionId: "...", as: "s", meta: {...}}    session/load
 //     {op: "setMode", session: "s", modeId: "acceptEdits"}   session/set_mode
+//     {op: "prompt", session: "s", text: "...", cancelRequestAfterUpdate: true}
+//         session/prompt; at its first session/update, the SDK's request cancellation
+//         (an AbortSignal: `$/cancel_request`)
+//     {op: "prompt", session: "s", text: "...", steerAtPermission: "more"}
+//         session/prompt; at its first permission request (held: permission
+//         {optionId, hold: true}), a second prompt `/steer more`, then the answer
+//     {op: "list"}  {op: "resume", session: "s"}  {op: "close", session: "s"}
+//         session/list, session/resume, session/close
 //   ]
 
 import { spawn } from "node:child_process";
@@ -85,6 +94,8 @@ const app = acp
   .client({ name: "agentls-tests-node" })
   .onNotification(acp.methods.client.session.update, ({ params }) => {
     out.updates.push({ seq: ++seq, sessionId: params.sessionId, update: params.update });
+    for (const wake of updateWaiters.get(params.sessionId) ?? []) wake(params);
+    updateWaiters.delete(params.sessionId);
   })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     const record = { seq: ++seq, request: params, answer: null };
@@ -92,13 +103,15 @@ const app = acp
     for (const wake of permissionWaiters.get(params.sessionId) ?? []) wake(params);
     permissionWaiters.delete(params.sessionId);
     let outcome;
-    if (scenario.permission === "cancel-on-cancel") {
+    if (scenario.permission === "cancel-on-cancel" || scenario.permission.hold) {
       await new Promise((resolve) => {
         const list = held.get(params.sessionId) ?? [];
         list.push(resolve);
         held.set(params.sessionId, list);
       });
-      outcome = { outcome: "cancelled" };
+      outcome = scenario.permission.hold
+        ? { outcome: "selected", optionId: scenario.permission.optionId }
+        : { outcome: "cancelled" };
     } else {
       outcome = { outcome: "selected", optionId: scenario.permission.optionId };
     }
@@ -135,6 +148,18 @@ const app = acp
     buffers.delete(params.path);
     return {};
   });
+
+/** @type {Map<string, Array<(params: any) => void>>} */
+const updateWaiters = new Map();
+
+/** @param {string} sessionId */
+function nextUpdate(sessionId) {
+  return new Promise((resolve) => {
+    const list = updateWaiters.get(sessionId) ?? [];
+    list.push(resolve);
+    updateWaiters.set(sessionId, list);
+  });
+}
 
 /** @param {string} sessionId */
 function nextPermission(sessionId) {
@@ -173,10 +198,30 @@ async function runStep(agent, step) {
     }
     case "prompt": {
       const asked = step.cancelAfterPermission ? nextPermission(sessionId) : null;
-      const answer = agent.request(acp.methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text: step.text }],
-      });
+      const updated = step.cancelRequestAfterUpdate ? nextUpdate(sessionId) : null;
+      const abort = new AbortController();
+      const answer = agent.request(
+        acp.methods.agent.session.prompt,
+        { sessionId, prompt: [{ type: "text", text: step.text }] },
+        { cancellationSignal: abort.signal },
+      );
+      if (step.steerAtPermission) {
+        // At the turn's (held) permission request, a second prompt steers it; then the
+        // request is answered and both prompts wait for the one turn.
+        await Promise.race([nextPermission(sessionId), answer]);
+        const steer = agent.request(acp.methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: `/steer ${step.steerAtPermission}` }],
+        });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        for (const release of held.get(sessionId) ?? []) release();
+        held.delete(sessionId);
+        return { first: await answer, steer: await steer };
+      }
+      if (updated) {
+        await Promise.race([updated, answer]);
+        abort.abort();
+      }
       if (asked) {
         await Promise.race([asked, answer]);
         await agent.notify(acp.methods.agent.session.cancel, { sessionId });
@@ -187,6 +232,16 @@ async function runStep(agent, step) {
       }
       return await answer;
     }
+    case "list":
+      return await agent.request(acp.methods.agent.session.list, {});
+    case "resume":
+      return await agent.request(acp.methods.agent.session.resume, {
+        sessionId,
+        cwd: step.cwd ?? scenario.cwd,
+        mcpServers: [],
+      });
+    case "close":
+      return await agent.request(acp.methods.agent.session.close, { sessionId });
     case "setMode":
       return await agent.request(acp.methods.agent.session.setMode, {
         sessionId,

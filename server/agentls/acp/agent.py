@@ -10,14 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp import schema as acp
 
-from agentls import __version__, api
+from agentls import __version__
+from agentls.acp.cancelling import REQUEST_CANCELLED, CancellableRequests
 from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTerminal, SessionHandle
 from agentls.acp.envelope import absolute_cwd, client_capabilities_of
 from agentls.acp.history import replay
@@ -26,8 +27,15 @@ from agentls.acp.options import mode_of, mode_state
 from agentls.acp.outbox import Outbox
 from agentls.acp.prompt import PromptBlock, message_of
 from agentls.acp.questions import ask_permission, ask_question, dismissed
+from agentls.acp.requests import (
+    AUTH_METHODS,
+    McpServerParam,
+    as_request_errors,
+    session_overrides,
+)
+from agentls.acp.steering import delivery_of
 from agentls.acp.updates import STOP_REASONS
-from agentls.errors import AgentError, ProviderNotConfigured
+from agentls.errors import AgentError
 from agentls.events import (
     AskUserRequest,
     PermissionModeChanged,
@@ -46,34 +54,8 @@ from agentls.workspace.link import EditorLink
 from agentls.workspace.view import EditorState, OpenDocument
 
 log = logging.getLogger(__name__)
-AUTH_REQUIRED = -32000
 # How long a session's model list may take before the picker shows the current model only.
 MODEL_LIST_SECONDS = 5.0
-McpServerParam = acp.HttpMcpServer | acp.SseMcpServer | acp.AcpMcpServer | acp.McpServerStdio
-AUTH_METHODS = [
-    acp.EnvVarAuthMethod(
-        type="env_var",
-        id=f"{provider}-api-key",
-        name=f"{label} API key",
-        description=f"Start the agent with {var} set (or set apiKey in agentls settings).",
-        vars=[acp.AuthEnvVar(name=var, label=f"{label} API key", secret=True)],
-    )
-    for provider, label, var in (
-        ("anthropic", "Anthropic", "ANTHROPIC_API_KEY"),
-        ("openai", "OpenAI", "OPENAI_API_KEY"),
-    )
-]
-
-
-@contextlib.contextmanager
-def _as_request_errors() -> Iterator[None]:
-    """The core's errors as JSON-RPC errors; a missing API key is ACP's auth_required."""
-    try:
-        yield
-    except ProviderNotConfigured as exc:
-        raise RequestError(AUTH_REQUIRED, exc.message, exc.data) from None
-    except AgentError as exc:
-        raise RequestError(exc.code, exc.message, exc.data) from None
 
 
 class AcpAgent:
@@ -90,6 +72,7 @@ class AcpAgent:
         self._known = KnownSessions()
         self._turns: dict[str, asyncio.Future[TurnCompleted]] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
+        self.requests = CancellableRequests()
 
     def on_connect(self, conn: Any) -> None:
         self._client = conn
@@ -125,7 +108,7 @@ class AcpAgent:
 
     async def authenticate(self, method_id: str, **_meta: Any) -> acp.AuthenticateResponse:
         """The key comes from the environment: say whether the configured provider has one."""
-        with _as_request_errors():
+        with as_request_errors():
             async with self.manager.default_provider(self._link(Path.cwd(), SessionHandle())):
                 pass
         return acp.AuthenticateResponse()
@@ -150,9 +133,9 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None = None,
         **meta: Any,
     ) -> acp.NewSessionResponse:
-        overrides = self._overrides(mcp_servers, additional_directories, meta.get("agentls"))
+        overrides = session_overrides(mcp_servers, additional_directories, meta.get("agentls"))
         handle = SessionHandle(flushed=self._outbox.flushed)
-        with _as_request_errors():
+        with as_request_errors():
             session = await self.manager.create(
                 absolute_cwd(cwd), overrides, self._link(Path(cwd), handle)
             )
@@ -190,7 +173,7 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None = None,
         **meta: Any,
     ) -> acp.ResumeSessionResponse:
-        session, _display = await self._resume(session_id, cwd, mcp_servers, meta)
+        session, _display = await self._resume(session_id, cwd, mcp_servers, meta, tail=True)
         self._opened(session)
         return acp.ResumeSessionResponse(
             modes=mode_state(session.gate.mode), config_options=self._config(session)
@@ -205,7 +188,7 @@ class AcpAgent:
         **meta: Any,
     ) -> acp.ForkSessionResponse:
         handle = SessionHandle(flushed=self._outbox.flushed)
-        with _as_request_errors():
+        with as_request_errors():
             session, _display = await self.manager.fork(
                 session_id, None, self._link(Path(cwd), handle)
             )
@@ -220,7 +203,7 @@ class AcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **_meta: Any
     ) -> acp.ListSessionsResponse:
-        with _as_request_errors():
+        with as_request_errors():
             metas, next_cursor = self.manager.list(Path(cwd) if cwd else None, cursor)
         return acp.ListSessionsResponse(
             sessions=[
@@ -233,7 +216,7 @@ class AcpAgent:
         )
 
     async def close_session(self, session_id: str, **_meta: Any) -> acp.CloseSessionResponse:
-        with _as_request_errors():
+        with as_request_errors():
             self.manager.get(session_id)
             await self.manager.close(session_id)
         self._known.forget(session_id)
@@ -253,7 +236,7 @@ class AcpAgent:
         if config_id == "mode":
             self._set_mode(session, str(value))
         elif config_id == "model":
-            with _as_request_errors():
+            with as_request_errors():
                 await self.manager.set_model(session_id, str(value), None)
             self._of(session.id).told = told(session)
         else:
@@ -266,19 +249,26 @@ class AcpAgent:
     # -- turns -------------------------------------------------------------------------
 
     async def prompt(
-        self, session_id: str, prompt: list[PromptBlock], **_meta: Any
+        self, session_id: str, prompt: list[PromptBlock], **meta: Any
     ) -> acp.PromptResponse:
         session = self._session(session_id)
-        with _as_request_errors():
-            text, attachments = message_of(prompt, session.cwd)
-            submission = Submission(text, attachments=attachments)
-            turn_id, _queued = await submit_message(self.manager, session, submission)
-        try:
-            completed = await self._turn(turn_id)
-        except asyncio.CancelledError:
-            # The client gave up on the request ($/cancel_request): the turn stops too.
-            session.abort(turn_id)
-            raise
+        with self.requests.running() as request:
+            with as_request_errors():
+                text, attachments = message_of(prompt, session.cwd)
+                delivery, text = delivery_of(text, meta)
+                submission = Submission(text, attachments=attachments, delivery=delivery)
+                turn_id, _queued = await submit_message(self.manager, session, submission)
+            # A `$/cancel_request` aborts the turn, even one that came during submission.
+            request.started(lambda: session.abort(turn_id))
+            try:
+                completed = await self._turn(turn_id)
+            except asyncio.CancelledError:
+                # The connection is going: the turn stops too.
+                session.abort(turn_id)
+                raise
+        if request.cancelled:
+            await self._outbox.flushed()
+            raise RequestError(REQUEST_CANCELLED, "Request cancelled")
         self._announce_changes(session)
         # The answer follows every update of its turn.
         await self._outbox.flushed()
@@ -379,7 +369,7 @@ class AcpAgent:
     # -- helpers -----------------------------------------------------------------------
 
     def _session(self, session_id: str) -> AgentSession:
-        with _as_request_errors():
+        with as_request_errors():
             return self.manager.get(session_id)
 
     def _link(self, cwd: Path, handle: SessionHandle) -> EditorLink:
@@ -416,42 +406,27 @@ class AcpAgent:
 
         return shown
 
-    def _overrides(
-        self,
-        mcp_servers: list[McpServerParam] | None,
-        additional_directories: list[str] | None,
-        own: Any,
-    ) -> dict[str, Any]:
-        """Session settings: `_meta.agentls` takes agent/newSession's params (a model, a
-        permission mode, a scripted model for tests), then the ACP fields."""
-        overrides: dict[str, Any] = {}
-        if own is not None:
-            if not isinstance(own, dict):
-                raise RequestError.invalid_params({"field": "_meta.agentls"})
-            try:
-                overrides = api.session_overrides(api.NewSessionParams.model_validate(own))
-            except ValueError as exc:
-                problem = {"field": "_meta.agentls", "message": str(exc)}
-                raise RequestError.invalid_params(problem) from None
-        if mcp_servers:
-            overrides["mcpServers"] = [
-                s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in mcp_servers
-            ]
-        if additional_directories:
-            overrides["additionalDirectories"] = list(additional_directories)
-        return overrides
-
     async def _resume(
         self,
         session_id: str,
         cwd: str,
         mcp_servers: list[McpServerParam] | None,
         meta: Mapping[str, Any],
+        tail: bool = False,
     ) -> tuple[AgentSession, list[Any]]:
+        """The session, live or rebuilt, and its display history; with `tail` (a resume,
+        which replays nothing) only the last message of it is read, so a huge session
+        opens as fast as its model history allows."""
         handle = SessionHandle(session_id, self._outbox.flushed)
-        overrides = self._overrides(mcp_servers, None, meta.get("agentls"))
-        with _as_request_errors():
-            return await self.manager.resume(session_id, overrides, self._link(Path(cwd), handle))
+        overrides = session_overrides(mcp_servers, None, meta.get("agentls"))
+        link = self._link(Path(cwd), handle)
+        with as_request_errors():
+            if tail:
+                session, display, _older = await self.manager.resume_tail(
+                    session_id, 1, overrides, link
+                )
+                return session, display
+            return await self.manager.resume(session_id, overrides, link)
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""

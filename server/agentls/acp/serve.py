@@ -23,6 +23,7 @@ from typing import Any
 from acp import run_agent
 
 from agentls.acp.agent import AcpAgent
+from agentls.acp.cancelling import CancellableRequests
 from agentls.acp.envelope import check
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ async def _serve(in_fd: int, out_fd: int) -> None:
     )
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     agent = AcpAgent()
-    channel = NdjsonChannel(reader, writer)
+    channel = NdjsonChannel(reader, writer, agent.requests)
     serving = asyncio.create_task(run_agent(agent, channel, use_unstable_protocol=True))
     # Editors often end their agent with SIGTERM: it ends like a closed stdin, so turns
     # are aborted, their ends written, and commands and background shells killed.
@@ -94,9 +95,15 @@ async def _serve(in_fd: int, out_fd: int) -> None:
 class NdjsonChannel:
     """The SDK's message transport over a byte stream, answering malformed lines."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        requests: CancellableRequests,
+    ) -> None:
         self._reader = reader
         self._writer = writer
+        self._requests = requests
         self._lock = asyncio.Lock()
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -122,8 +129,17 @@ class NdjsonChannel:
             except ValueError as exc:
                 await self._error(None, -32700, f"Parse error: the line is not JSON ({exc})")
                 continue
+            if isinstance(message, dict) and message.get("method") == "$/cancel_request":
+                # A notification, never answered; the SDK would drop it (no `$/` routes).
+                params = message.get("params")
+                if "id" not in message and isinstance(params, dict):
+                    self._requests.cancel(params.get("requestId"))
+                continue
             refusal = check(message)
             if refusal is None:
+                # The SDK starts the request's handler task now: it inherits the id.
+                if message.get("method") == "session/prompt" and "id" in message:
+                    self._requests.arrived(message["id"])
                 return dict(message)
             log.warning("message refused (%d): %s", refusal.code, refusal.message)
             if refusal.answer:

@@ -13,6 +13,7 @@ from typing import Literal, TypeAlias
 
 from acp import schema as acp
 
+from agentls.acp.steering import delivery_commands
 from agentls.events import (
     AvailableCommands,
     CommandOutput,
@@ -132,7 +133,8 @@ def commands_update(event: AvailableCommands) -> acp.AvailableCommandsUpdate:
                 else None,
             )
             for c in event.commands
-        ],
+        ]
+        + delivery_commands(),
     )
 
 

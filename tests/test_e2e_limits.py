@@ -95,9 +95,10 @@ async def test_a_reply_cut_at_the_limit_is_asked_to_go_on(
 
 # --- the budget ---------------------------------------------------------------------------
 
-# The first request is about 3,300 tokens (system prompt and tools): it fits a budget of
-# 6,000, and after it reports 4,050 the next one does not.
-USAGE = {"input_tokens": 4000, "output_tokens": 50}
+# The first request is about 6,000 tokens (system prompt and tools): it fits a budget of
+# 9,000, and after it reports 6,050 the next one does not.
+USAGE = {"input_tokens": 6000, "output_tokens": 50}
+BUDGET = 9000
 
 
 async def test_a_spent_budget_gets_one_wrap_up_call_without_tools(
@@ -109,7 +110,7 @@ async def test_a_spent_budget_gets_one_wrap_up_call_without_tools(
         {**read("r2"), "text": "One more look.", "usage": USAGE},
         {"text": "unreached"},
     ]
-    session, log = await client.scripted_session(tmp_path, script, maxBudgetTokens=6000)
+    session, log = await client.scripted_session(tmp_path, script, maxBudgetTokens=BUDGET)
     turn, done = await client.run_turn(session, "find the port")
     assert done["stopReason"] == "budget_exceeded" and done["turns"] == 2
     requests = read_requests(log)
@@ -135,7 +136,7 @@ async def test_a_turn_budget_from_submit_message_overrides_the_session(
     client: AgentClient, tmp_path: Path
 ) -> None:
     script = [{**read("r1"), "usage": USAGE}, {"text": "Done.", "usage": USAGE}]
-    session, log = await client.scripted_session(tmp_path, script, maxBudgetTokens=6000)
+    session, log = await client.scripted_session(tmp_path, script, maxBudgetTokens=BUDGET)
     _turn, done = await client.run_turn(session, "find the port", maxBudgetTokens=100_000)
     assert done["stopReason"] == "end_turn"
     assert all(r["tool_choice"] == "auto" for r in read_requests(log))
@@ -151,22 +152,22 @@ async def test_a_budget_smaller_than_the_first_request_stops_before_it(
     assert done["stopReason"] == "budget_exceeded" and done["turns"] == 0
     assert not log.exists()
     notice = next(e for e in client.events.of_turn(turn) if e["type"] == "notice")
-    assert "over its budget of 10" in notice["message"]
+    assert "over its budget of 10" in notice["message"], notice["message"]
 
 
 async def test_a_dollar_budget_uses_the_model_price(client: AgentClient, tmp_path: Path) -> None:
     settings = tmp_path / "ws" / ".agentls"
     settings.mkdir()
-    # $1,000 per million tokens: the first call costs $4.05, and the next one as much.
+    # $1,000 per million tokens: the first call costs $6.05, and the next one as much.
     prices = {"scripted": {"input": 1000, "output": 1000, "cacheRead": 1000}}
     (settings / "settings.json").write_text(json.dumps({"prices": prices}), encoding="utf-8")
     script = [{**read("r1"), "usage": USAGE}, {"text": "Summary.", "usage": USAGE}]
-    session, log = await client.scripted_session(tmp_path, script, maxBudgetUsd=6)
+    session, log = await client.scripted_session(tmp_path, script, maxBudgetUsd=9)
     turn, done = await client.run_turn(session, "find the port")
     assert done["stopReason"] == "budget_exceeded"
     assert read_requests(log)[-1]["tool_choice"] == "none"
     notices = [e["message"] for e in client.events.of_turn(turn) if e["type"] == "notice"]
-    assert any("maxBudgetUsd" in n and "$6.00" in n for n in notices), notices
+    assert any("maxBudgetUsd" in n and "$9.00" in n for n in notices), notices
 
 
 # --- the stuck detector -------------------------------------------------------------------

@@ -210,8 +210,8 @@ export class ChatController {
         return this.reviewTurn(message.summaryId);
       case "worktree": {
         const card = this.state.items.find((i) => i.kind === "worktree" && i.id === message.agentId);
-        const branch = card?.kind === "worktree" ? card.branch : message.agentId;
-        return this.worktrees.act(await this.session(), message.agentId, message.action, branch);
+        const names = card?.kind === "worktree" ? { branch: card.branch, root: card.path } : { branch: message.agentId };
+        return this.worktrees.act(await this.session(), message.agentId, message.action, names);
       }
       case "insertCode":
         await vscode.window.activeTextEditor?.insertSnippet(new vscode.SnippetString().appendText(message.code));

@@ -70,3 +70,53 @@ export function sidesOfDiff(diff: string): { before: string; after: string } {
   }
   return { before: before.join("\n"), after: after.join("\n") };
 }
+
+/** The file's path in the repository, from the diff's `+++ b/…` (or, deleted, `--- a/…`). */
+export function diffPath(diff: string): string | undefined {
+  const target = /^\+\+\+ b\/(.*)$/m.exec(diff) ?? /^--- a\/(.*)$/m.exec(diff);
+  return target?.[1];
+}
+
+/** The whole file before the change, from the whole file after it (the worktree's copy)
+ * and the diff; undefined when the diff does not fit that text (then the hunks alone). */
+export function textBefore(after: string, diff: string): string | undefined {
+  const lines = after.split("\n");
+  const hunks = parseHunks(diff);
+  // From the last hunk back, so the earlier hunks' line numbers still hold.
+  for (const hunk of hunks.reverse()) {
+    const start = hunk.newCount === 0 ? hunk.newStart : hunk.newStart - 1;
+    const current = lines.slice(start, start + hunk.newLines.length);
+    if (current.length !== hunk.newLines.length || current.some((line, i) => line !== hunk.newLines[i])) return undefined;
+    lines.splice(start, hunk.newLines.length, ...hunk.oldLines);
+  }
+  return lines.join("\n");
+}
+
+interface Hunk {
+  newStart: number;
+  newCount: number;
+  oldLines: string[];
+  newLines: string[];
+}
+
+function parseHunks(diff: string): Hunk[] {
+  const hunks: Hunk[] = [];
+  let hunk: Hunk | undefined;
+  for (const line of diff.split("\n")) {
+    const head = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(line);
+    if (head) {
+      hunk = { newStart: Number(head[1]), newCount: head[2] === undefined ? 1 : Number(head[2]), oldLines: [], newLines: [] };
+      hunks.push(hunk);
+      continue;
+    }
+    if (!hunk || line === "" || line.startsWith("\\")) continue;
+    const text = line.slice(1);
+    if (line.startsWith("-")) hunk.oldLines.push(text);
+    else if (line.startsWith("+")) hunk.newLines.push(text);
+    else {
+      hunk.oldLines.push(text);
+      hunk.newLines.push(text);
+    }
+  }
+  return hunks;
+}

@@ -8,10 +8,17 @@ import * as vscode from "vscode";
 import type { AgentClient } from "./client";
 import type { DiffContent } from "./diffs";
 import type { Action } from "./reducer";
-import { sidesOfDiff } from "./worktreeCard";
-import type { WorktreeEntry } from "./wire";
+import { diffPath, sidesOfDiff, textBefore } from "./worktreeCard";
+import type { FileChangeInfo, WorktreeEntry } from "./wire";
 
 export type WorktreeAction = "view" | "merge" | "discard";
+
+/** What the card or the list knows of a worktree: its branch, and its folder (where the
+ * agent's files are whole, for a diff of whole files). */
+export interface WorktreeNames {
+  branch: string;
+  root?: string;
+}
 
 export class Worktrees {
   constructor(
@@ -20,8 +27,9 @@ export class Worktrees {
     private readonly dispatch: (action: Action) => void,
   ) {}
 
-  async act(sessionId: string, agentId: string, action: WorktreeAction, branch = agentId): Promise<void> {
-    if (action === "view") return this.view(sessionId, agentId, branch);
+  async act(sessionId: string, agentId: string, action: WorktreeAction, names: WorktreeNames): Promise<void> {
+    const { branch } = names;
+    if (action === "view") return this.view(sessionId, agentId, names);
     if (action === "discard") {
       const sure = await vscode.window.showWarningMessage(
         `Discard the changes of ${branch}? Its worktree and branch are deleted; this cannot be undone.`,
@@ -43,14 +51,14 @@ export class Worktrees {
   }
 
   /** Each file the agent changed, in the diff editor, a tab each. */
-  private async view(sessionId: string, agentId: string, branch: string): Promise<void> {
+  private async view(sessionId: string, agentId: string, { branch, root }: WorktreeNames): Promise<void> {
     const { files } = await this.client.request("agent/worktreeDiff", { sessionId, agentId });
     if (!files.length) {
       void vscode.window.showInformationMessage(`agentls: ${branch} changed no file.`);
       return;
     }
     for (const [index, file] of files.entries()) {
-      const { before, after } = sidesOfDiff(file.diff);
+      const { before, after } = await wholeSides(file, root);
       const [left, right] = this.diffs.pair(`worktree-${agentId}-${index}`, { path: file.path, oldText: before, newText: after });
       const name = vscode.workspace.asRelativePath(file.path);
       await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (${branch}, +${file.added} −${file.removed})`, {
@@ -80,7 +88,23 @@ export class Worktrees {
       { label: "$(trash) Discard", action: "discard" },
     ];
     const what = await vscode.window.showQuickPick(entry.status === "missing" ? actions.slice(2) : actions, { title: entry.branch });
-    if (what) await this.act(sessionId, entry.agentId, what.action, entry.branch);
+    if (what) await this.act(sessionId, entry.agentId, what.action, { branch: entry.branch, root: entry.path });
+  }
+}
+
+/** Both sides of a changed file: whole, from the worktree's copy and the diff, when that
+ * copy is there and fits the diff; else the diff's hunks alone. */
+async function wholeSides(file: FileChangeInfo, root: string | undefined): Promise<{ before: string; after: string }> {
+  const hunksOnly = sidesOfDiff(file.diff);
+  const relative = diffPath(file.diff);
+  if (!root || !relative || file.created || file.deleted) return hunksOnly;
+  try {
+    const after = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(vscode.Uri.file(root), relative)));
+    const before = textBefore(after, file.diff);
+    return before === undefined ? hunksOnly : { before, after };
+  } catch {
+    // The worktree's folder is gone (a `missing` worktree): the diff still shows the change.
+    return hunksOnly;
   }
 }
 

@@ -8,7 +8,7 @@ import { type Item, initialState, reduce } from "../src/reducer";
 import { pluginRows } from "../src/plugins";
 import { commandTag } from "../src/slash";
 import { visible } from "../src/typedInput";
-import { sidesOfDiff } from "../src/worktreeCard";
+import { diffPath, sidesOfDiff, textBefore } from "../src/worktreeCard";
 import type { AgentEvent, CommandInfo } from "../src/wire";
 
 const SESSION = "sess_1";
@@ -151,4 +151,16 @@ test("agentls: Plugins lists each plugin: version, enabled, what it provides, it
     { label: "old", description: "disabled · git", detail: "skills: old:s" },
     { label: "broken", description: "error · path", detail: "Cannot be read: no plugin.json" },
   ]);
+});
+
+test("a worktree file's whole old text comes back from its new text and the diff", () => {
+  const after = "a\nB\nc\nd\ne\nf\ng\nh\ni\nj\nk\nL\nm\n";
+  const diff = "--- a/src/x.txt\n+++ b/src/x.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -10,4 +10,4 @@\n j\n k\n-l\n+L\n m\n";
+  assert.equal(diffPath(diff), "src/x.txt");
+  assert.equal(textBefore(after, diff), "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\n");
+  // A text the diff does not fit (the file changed since): no guess.
+  assert.equal(textBefore("other\n", diff), undefined);
+  // Lines inserted at the top of an empty file, and a deleted file's path.
+  assert.equal(textBefore("x\n", "--- a/e\n+++ b/e\n@@ -0,0 +1 @@\n+x\n"), "");
+  assert.equal(diffPath("--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"), "gone.py");
 });

@@ -4,7 +4,9 @@
 whole-file View diff code (src/reducer.ts, src/worktreeCard.ts) in node against
 `agentls --stdio`: a scripted isolated agent edits a committed file in its worktree, the
 card shows its branch and file, the old text comes back whole from the worktree's copy and
-agent/worktreeDiff, and a merge marks the card through `worktree_resolved`.
+agent/worktreeDiff, a merge over the user's own change to the same line lists the conflict on
+the card (nothing written), and once that change is undone a merge marks the card through
+`worktree_resolved`.
 """
 
 from __future__ import annotations
@@ -68,5 +70,11 @@ def test_the_worktree_card_views_and_merges_an_isolated_agents_edit(tmp_path: Pa
     assert view["relative"] == "app.py"
     assert view["after"] == 'PORT = 9000\nHOST = "x"\n'
     assert view["before"] == ORIGINAL
-    assert steps["merged"] == {"step": "merged", "resolved": True, "state": "merged"}
+    conflict = steps["conflict"]
+    assert conflict["resolved"] is False
+    [listed] = conflict["conflicts"]
+    assert listed["path"] == str(workspace / "app.py") and listed["reason"], listed
+    assert conflict["userFile"] == ORIGINAL.replace("8000", "7000")  # nothing was written
+    merged = steps["merged"]
+    assert merged == {"step": "merged", "resolved": True, "state": "merged", "conflicts": []}
     assert (workspace / "app.py").read_text(encoding="utf-8") == 'PORT = 9000\nHOST = "x"\n'

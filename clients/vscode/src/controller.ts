@@ -246,7 +246,12 @@ export class ChatController {
   /** "agentls: Plugins": what the last new session listed as installed. */
   async showPlugins(): Promise<void> {
     if (!this.plugins) await this.session();
-    const plugins = this.plugins ?? [];
+    const plugins = this.plugins;
+    if (!plugins) {
+      // Only agent/newSession lists them; this window has only resumed sessions so far.
+      void vscode.window.showInformationMessage("agentls: plugins are listed when a new session opens (agentls: New Session).");
+      return;
+    }
     if (!plugins.length) {
       void vscode.window.showInformationMessage("agentls: no plugin is installed (agentls plugin add PATH|GIT-URL).");
       return;

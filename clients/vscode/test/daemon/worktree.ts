@@ -1,14 +1,15 @@
 // The extension's worktree card against a real daemon over stdio: an isolated agent edits
 // a committed file in its worktree; the reducer folds the daemon's events into the card;
 // View diff's whole-file texts come from the worktree's copy and agent/worktreeDiff; Merge
-// (agent/resolveWorktree) marks the card through worktree_resolved.
+// (agent/resolveWorktree) lists a conflict with the user's own change on the card, then,
+// that change undone, marks the card merged through worktree_resolved.
 // tests/test_client_vscode_worktree.py makes the repository, runs this and reads its
 // report: one JSON object per line, `{"step": ..., ...}`.
 //
 //   node dist-test/worktree-daemon.js PYTHON WORKSPACE
 
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
 
@@ -57,11 +58,20 @@ async function main(): Promise<void> {
     const relative = file ? diffPath(file.diff) : undefined;
     const after = relative ? readFileSync(path.join(shown.path, relative), "utf8") : "";
     report("view diff", { relative, after, before: file ? textBefore(after, file.diff) : null });
+    // The user changed the same line meanwhile: the merge is refused, its conflicts listed.
+    const userFile = path.join(workspace, "app.py");
+    const original = readFileSync(userFile, "utf8");
+    writeFileSync(userFile, original.replace("8000", "7000"));
+    const refused = await connection.sendRequest<ResolveWorktreeResult>("agent/resolveWorktree", { sessionId: opened.sessionId, agentId: shown.id, action: "merge" });
+    if (!refused.resolved) state = reduce(state, { type: "worktreeConflicts", agentId: shown.id, conflicts: refused.conflicts });
+    const blocked = card();
+    report("conflict", { resolved: refused.resolved, conflicts: blocked?.kind === "worktree" ? blocked.conflicts : null, userFile: readFileSync(userFile, "utf8") });
+    writeFileSync(userFile, original);
     const resolved = until((e) => e.type === "worktree_resolved");
     const merged = await connection.sendRequest<ResolveWorktreeResult>("agent/resolveWorktree", { sessionId: opened.sessionId, agentId: shown.id, action: "merge" });
     await resolved;
     const after2 = card();
-    report("merged", { resolved: merged.resolved, state: after2?.kind === "worktree" ? after2.state : null });
+    report("merged", { resolved: merged.resolved, state: after2?.kind === "worktree" ? after2.state : null, conflicts: after2?.kind === "worktree" ? after2.conflicts : null });
   }
   await connection.sendRequest("shutdown");
   await connection.sendNotification("exit");

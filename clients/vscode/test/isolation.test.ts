@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { type Item, initialState, reduce } from "../src/reducer";
+import { keyHints } from "../src/permissionKeys";
 import { pluginRows } from "../src/plugins";
 import { commandTag } from "../src/slash";
 import { visible } from "../src/typedInput";
@@ -110,6 +111,9 @@ test("the sandbox's rerun question keeps its command, reason and only its two op
   const [request] = only(run(numbered([ESCALATION])).items, "permission");
   assert.deepEqual(request?.sandboxEscalation, ESCALATION.sandboxEscalation);
   assert.deepEqual(request.options.map((o) => o.kind), ["allow_once", "reject_once"]);
+  // Its card names only the keys of those two answers.
+  assert.equal(keyHints(request.options.map((o) => o.kind), false), "y allow once, n reject");
+  assert.equal(keyHints(["reject_always", "allow_once", "allow_always", "reject_once"], true), "y allow once, a always allow, n reject, d always reject, v review");
 });
 
 test("a plugin's trust question lists what it would run; another request has no such list", () => {

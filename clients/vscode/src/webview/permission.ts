@@ -3,7 +3,7 @@
 // every agentls client uses for it (y a n d, v for the full review).
 
 import type { PermissionItem } from "../reducer";
-import { ANSWER_KEYS, REVIEW_KEY, cardKeyAction } from "../permissionKeys";
+import { ANSWER_KEYS, REVIEW_KEY, cardKeyAction, keyHints } from "../permissionKeys";
 import type { DiffPreview, PreviewLine } from "../preview";
 import type { SandboxEscalation } from "../wire";
 import { type OptionId, type OptionKind, answerId, plural } from "../words";
@@ -58,7 +58,7 @@ export function drawPermission(target: HTMLElement, item: PermissionItem, toolKi
     return;
   }
   const reviewable = item.preview !== undefined || item.files !== undefined;
-  target.setAttribute("aria-label", `Permission request: ${item.title}. Keys: y allow once, a always allow, n reject, d always reject${reviewable ? ", v review" : ""}.`);
+  target.setAttribute("aria-label", `Permission request: ${item.title}. Keys: ${keyHints(item.options.map((o) => o.kind), reviewable)}.`);
   const parts: HTMLElement[] = [head];
   if (item.sandboxEscalation) parts.push(drawEscalation(item.sandboxEscalation));
   if (item.pluginTrust) parts.push(drawPluginRuns(item.pluginTrust));

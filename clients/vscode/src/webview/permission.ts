@@ -76,7 +76,9 @@ function drawEscalation(escalation: SandboxEscalation): HTMLElement {
   const box = element("div", "sandbox-escalation");
   const warning = element("div", "warning");
   warning.append(icon("warning"), element("span", "", "Runs OUTSIDE the sandbox, once: with your full rights, network included."));
-  box.append(warning, element("pre", "command", escalation.command), element("div", "reason", `Why: ${escalation.reason}`));
+  // It failed in the box, or the agent asks to leave the box before running it at all.
+  const why = escalation.trigger === "model_request" ? `The agent asks to run it outside: ${escalation.reason}` : `It failed in the sandbox: ${escalation.reason}`;
+  box.append(warning, element("pre", "command", escalation.command), element("div", "reason", why));
   return box;
 }
 

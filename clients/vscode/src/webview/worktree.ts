@@ -5,13 +5,19 @@
 import type { FromWebview } from "../bridge";
 import type { WorktreeItem } from "../reducer";
 import { plural } from "../words";
-import { button, element, icon } from "./dom";
+import { type ButtonSpec, button, element, icon } from "./dom";
 
 const STATE_WORDS: Record<WorktreeItem["state"], string> = {
   ready: "waiting for you: not in your working tree yet",
   merged: "merged into your working tree",
   discarded: "discarded",
 };
+
+const ACTIONS: Array<Omit<ButtonSpec, "onClick"> & { action: "view" | "merge" | "discard" }> = [
+  { action: "view", label: "View diff", icon: "diff", title: "Open each file the agent changed in the diff editor" },
+  { action: "merge", label: "Merge", icon: "git-merge", weight: "primary", title: "Bring these changes into your working tree, uncommitted" },
+  { action: "discard", label: "Discard", icon: "trash", weight: "quiet", title: "Delete the worktree and its branch (asks first)" },
+];
 
 export function drawWorktree(target: HTMLElement, item: WorktreeItem, post: (message: FromWebview) => void): void {
   target.dataset.state = item.state;
@@ -33,16 +39,11 @@ export function drawWorktree(target: HTMLElement, item: WorktreeItem, post: (mes
     parts.push(list);
   }
   if (item.state === "ready") {
-    const act = (action: "view" | "merge" | "discard") => () => post({ type: "worktree", agentId: item.id, action });
     const actions = element("div", "options");
-    actions.append(
-      button({ label: "View diff", icon: "diff", onClick: act("view"), title: "Open each file the agent changed in the diff editor" }),
-      button({ label: "Merge", icon: "git-merge", weight: "primary", onClick: act("merge"), title: "Bring these changes into your working tree, uncommitted" }),
-      button({ label: "Discard", icon: "trash", weight: "quiet", onClick: act("discard"), title: "Delete the worktree and its branch (asks first)" }),
-    );
-    for (const [index, action] of (["view", "merge", "discard"] as const).entries()) {
-      const node = actions.children[index];
-      if (node instanceof HTMLElement) node.dataset.action = action;
+    for (const spec of ACTIONS) {
+      const node = button({ ...spec, onClick: () => post({ type: "worktree", agentId: item.id, action: spec.action }) });
+      node.dataset.action = spec.action;
+      actions.append(node);
     }
     parts.push(actions);
   }

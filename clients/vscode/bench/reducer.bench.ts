@@ -1,10 +1,12 @@
 // How fast the reducer folds a long streamed answer: a 2,000-line reply as text_delta
 // events (about 20 characters each), after a history of 200 items; a re-attach after a
 // window reload; and a large apply_patch request and /context's report (below). Prints
-// numbers.
+// numbers. Last, an isolated agent's worktree diff taken back to whole files for the diff
+// editor (View diff).
 
 import { parseContextReport } from "../src/contextReport";
 import { type ViewState, initialState, reduce, sessionOpened } from "../src/reducer";
+import { textBefore } from "../src/worktreeCard";
 import type { AgentEvent, DisplayMessage, ResumeSessionResult } from "../src/wire";
 
 const LINES = 2000;
@@ -89,3 +91,21 @@ const parseStart = performance.now();
 for (let i = 0; i < 10_000; i++) parseContextReport(report);
 const parseUs = ((performance.now() - parseStart) / 10_000) * 1000;
 console.log(`/context report: ${parseUs.toFixed(2)} µs to read back into the bar's parts`);
+
+// View diff of a worktree: a 2,000-line file with a changed line every 200, its old text
+// taken back from the worktree's copy and the unified diff (3 lines of context).
+const newLines = body.map((l, i) => (i % 200 === 7 ? `changed ${l}` : l));
+const hunkText = newLines.flatMap((l, i) => {
+  if (i % 200 !== 7) return [];
+  const context = (from: number, to: number) => body.slice(from, to).map((c) => ` ${c}`);
+  return [`@@ -${i - 2},7 +${i - 2},7 @@\n`, ...context(i - 3, i), `-${body[i] ?? ""}`, `+${l}`, ...context(i + 1, i + 4)];
+});
+const worktreeDiff = `--- a/big.py\n+++ b/big.py\n${hunkText.join("")}`;
+const beforeStart = performance.now();
+const RUNS = 200;
+let whole: string | undefined;
+for (let i = 0; i < RUNS; i++) whole = textBefore(newLines.join(""), worktreeDiff);
+const beforeMs = (performance.now() - beforeStart) / RUNS;
+if (whole !== body.join("")) throw new Error("the worktree file's old text did not come back");
+console.log(`worktree View diff: a ${body.length}-line file, ${hunkText.filter((h) => h.startsWith("@@")).length} hunks, taken back whole`);
+console.log(`  ${(beforeMs * 1000).toFixed(0)} µs per file`);

@@ -57,6 +57,8 @@ export type FromWebview =
   | { type: "review"; requestId: string; index?: number }
   | { type: "undo"; toolCallIds: string[] }
   | { type: "reviewTurn"; summaryId: string }
+  /** An isolated agent's worktree: its diff, or merge or discard it. */
+  | { type: "worktree"; agentId: string; action: "view" | "merge" | "discard" }
   | { type: "insertCode"; code: string }
   | { type: "copy"; text: string }
   | WelcomeFromWebview;

@@ -24,7 +24,9 @@ import { revertChange } from "./undo";
 import type { StatusBar } from "./statusBar";
 import { PATCH_LETTERS } from "./patch";
 import { answerId } from "./words";
-import type { AgentEvent, FileDiff, PermissionRequest, RespondPermissionParams, ResumeSessionResult, SetPermissionModeParams } from "./wire";
+import { pluginRows } from "./plugins";
+import { Worktrees } from "./worktrees";
+import type { AgentEvent, FileDiff, PermissionRequest, PluginInfo, RespondPermissionParams, ResumeSessionResult, SetPermissionModeParams } from "./wire";
 
 const PERMISSION_MODES: readonly SetPermissionModeParams["permissionMode"][] = [
   "default",
@@ -53,6 +55,9 @@ export class ChatController {
   private creating: Promise<string> | undefined;
   private state: ViewState = initialState();
   private readonly parked = new Map<string, ParkedChat>();
+  /** The installed plugins, as the last agent/newSession listed them (a resume does not). */
+  private plugins: PluginInfo[] | undefined;
+  private readonly worktrees: Worktrees;
   /** The panel's welcome (first-run view, empty state) may have changed: a session could
    * not start for want of a provider, or an empty chat is shown again. */
   onWelcomeStale: () => void = () => undefined;
@@ -63,7 +68,9 @@ export class ChatController {
     private readonly statusBar: StatusBar,
     private readonly diffs: DiffContent,
     private readonly reviews: Reviews,
-  ) {}
+  ) {
+    this.worktrees = new Worktrees(client, diffs, (action) => this.dispatch(action));
+  }
 
   /** Every agent/event from the daemon: the shown chat's, or a parked chat's. */
   onEvent(event: AgentEvent): void {
@@ -201,6 +208,11 @@ export class ChatController {
         return this.undo(message.toolCallIds);
       case "reviewTurn":
         return this.reviewTurn(message.summaryId);
+      case "worktree": {
+        const card = this.state.items.find((i) => i.kind === "worktree" && i.id === message.agentId);
+        const names = card?.kind === "worktree" ? { branch: card.branch, root: card.path } : { branch: message.agentId };
+        return this.worktrees.act(await this.session(), message.agentId, message.action, names);
+      }
       case "insertCode":
         await vscode.window.activeTextEditor?.insertSnippet(new vscode.SnippetString().appendText(message.code));
         return;
@@ -220,6 +232,31 @@ export class ChatController {
       ...(accepted === undefined ? {} : { acceptedText: accepted }),
       ...(message ? { message } : {}),
     });
+  }
+
+  /** "agentls: Worktrees…": the shown session's isolated agents' worktrees. */
+  async pickWorktree(): Promise<void> {
+    if (!this.sessionId) {
+      void vscode.window.showInformationMessage("agentls: no session is open; resume one first (agentls: Switch or Resume Session…).");
+      return;
+    }
+    await this.worktrees.pick(this.sessionId);
+  }
+
+  /** "agentls: Plugins": what the last new session listed as installed. */
+  async showPlugins(): Promise<void> {
+    if (!this.plugins) await this.session();
+    const plugins = this.plugins;
+    if (!plugins) {
+      // Only agent/newSession lists them; this window has only resumed sessions so far.
+      void vscode.window.showInformationMessage("agentls: plugins are listed when a new session opens (agentls: New Session).");
+      return;
+    }
+    if (!plugins.length) {
+      void vscode.window.showInformationMessage("agentls: no plugin is installed (agentls plugin add PATH|GIT-URL).");
+      return;
+    }
+    await vscode.window.showQuickPick(pluginRows(plugins), { title: "agentls: Plugins", placeHolder: "Installed plugins (agentls plugin enable|disable NAME changes the next session)" });
   }
 
   /** Switch to an open chat, or pick an earlier session of this workspace (newest first,
@@ -368,6 +405,7 @@ export class ChatController {
     this.mode = result.permissionMode;
     this.statusBar.session(result.model, result.permissionMode);
     this.statusBar.setSandbox(result.sandbox ?? undefined);
+    if (!("messages" in result)) this.plugins = result.plugins ?? [];
     this.dispatch(sessionOpened(result, note));
     return result.sessionId;
   }

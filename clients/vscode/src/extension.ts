@@ -111,6 +111,8 @@ export function activate(context: vscode.ExtensionContext): void {
       panel.reveal();
       await controller.pickSession();
     }),
+    vscode.commands.registerCommand("agentls.worktrees", () => controller.pickWorktree()),
+    vscode.commands.registerCommand("agentls.plugins", () => controller.showPlugins()),
     vscode.commands.registerCommand("agentls.showLog", () => log.show()),
     vscode.commands.registerCommand("agentls.restartServer", async () => {
       controller.onServerRestarted();

@@ -22,3 +22,18 @@ export function cardKeyAction(key: string, offered: readonly OptionKind[], hasDi
   const kind = offered.find((k) => ANSWER_KEYS[k] === pressed);
   return kind ? { type: "answer", kind } : undefined;
 }
+
+const KEY_WORDS: Record<OptionKind, string> = {
+  allow_once: "allow once",
+  allow_always: "always allow",
+  reject_once: "reject",
+  reject_always: "always reject",
+};
+
+/** The keys a card takes, in words, for its aria-label: only those of the options it
+ * offers (the sandbox's rerun question has two), and v when there is a review. */
+export function keyHints(offered: readonly OptionKind[], hasDiff: boolean): string {
+  const order: OptionKind[] = ["allow_once", "allow_always", "reject_once", "reject_always"];
+  const keys = order.filter((k) => offered.includes(k)).map((k) => `${ANSWER_KEYS[k]} ${KEY_WORDS[k]}`);
+  return [...keys, ...(hasDiff ? [`${REVIEW_KEY} review`] : [])].join(", ");
+}

@@ -7,6 +7,8 @@ import { hunks } from "./hunks";
 import { type PatchFile, patchFiles } from "./patch";
 import { type DiffPreview, diffPreview } from "./preview";
 import { type RunningNote, drawnBefore, returnNotice, startSeq } from "./reattach";
+import { type TypedLine, typedLine } from "./typedInput";
+import { type WorktreeItem, worktreeCard, worktreeResolved } from "./worktreeCard";
 import type {
   AgentEvent,
   DisplayMessage,
@@ -15,8 +17,10 @@ import type {
   MessageCompleted,
   NewSessionResult,
   PermissionOption,
+  MergeConflictEntry,
   PlanEntryParam as PlanEntry,
   ResumeSessionResult,
+  SandboxEscalation,
   ToolCallEvent,
   TurnError,
 } from "./wire";
@@ -65,6 +69,8 @@ export interface ToolItem {
   diffs?: FileDiff[];
   /** A `!command` the user typed: its card opens by itself. */
   userShell?: boolean;
+  /** A WriteStdin call: what it typed, under the shell's name. */
+  typed?: TypedLine;
 }
 
 /** A sub-agent's work as its Task card shows it: its calls and its latest text. */
@@ -98,6 +104,10 @@ export interface PermissionItem {
   /** For apply_patch: every file the patch changes (the diffs in `diffs`, same order). */
   files?: PatchFile[];
   diffs?: FileDiff[];
+  /** The sandbox's question: run this one command again outside it, once. */
+  sandboxEscalation?: SandboxEscalation;
+  /** A plugin's trust question: the plugin and every command its hooks and servers run. */
+  pluginTrust?: { plugin: string; runs: string[] };
 }
 
 export interface QuestionItem {
@@ -163,7 +173,10 @@ export type Item =
   | NoticeItem
   | TurnEndItem
   | CompactionItem
-  | ContextItem;
+  | ContextItem
+  | WorktreeItem;
+
+export type { WorktreeItem };
 
 export interface QueuedMessage {
   turnId: string;
@@ -224,7 +237,9 @@ export type Action =
     }
   | { type: "older"; sessionId: string; messages: DisplayMessage[]; cursor: string | null }
   | { type: "submitted"; text: string; turnId: string; queued: boolean }
-  | { type: "undone"; toolCallIds: string[] };
+  | { type: "undone"; toolCallIds: string[] }
+  /** A merge that could not be done: its conflicts go on the worktree's card. */
+  | { type: "worktreeConflicts"; agentId: string; conflicts: MergeConflictEntry[] };
 
 /** The daemon's answer to agent/newSession, agent/resumeSession or agent/forkSession. */
 export type OpenedSession = NewSessionResult | ResumeSessionResult;
@@ -284,6 +299,8 @@ export function reduce(state: ViewState, action: Action): ViewState {
       return receive(state, action.event);
     case "undone":
       return { ...state, items: state.items.map((i) => markUndone(i, action.toolCallIds)) };
+    case "worktreeConflicts":
+      return updateItem(state, "worktree", action.agentId, (w) => ({ ...w, conflicts: action.conflicts }));
   }
 }
 
@@ -344,8 +361,12 @@ function applyChild(state: ViewState, event: AgentEvent, callId: string): ViewSt
         ...t,
         agent: { agentId: event.agentId ?? "", type: event.subagentType, status: "running", calls: [], messageId: "", text: "" },
       }));
-    case "subagent_completed":
-      return run((a) => ({ ...a, status: event.stopReason }));
+    case "subagent_completed": {
+      const ended = run((a) => ({ ...a, status: event.stopReason }));
+      // An isolated agent's worktree waits for the user: its card follows the Task's.
+      const card = worktreeCard(event);
+      return card ? upsert(ended, card) : ended;
+    }
     case "tool_call":
       return run((a) => ({ ...a, calls: [...a.calls, { id: event.toolCallId, title: event.title, status: "pending" }] }));
     case "tool_call_update":
@@ -409,6 +430,8 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         // A patch is listed file by file (its one-file `diff` is for clients without that).
         ...(event.diffs ? { diffs: event.diffs, files: patchFiles(event.diffs) } : event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
         ...(event.plan !== undefined ? { plan: event.plan } : {}),
+        ...(event.sandboxEscalation ? { sandboxEscalation: event.sandboxEscalation } : {}),
+        ...pluginTrust(event.toolCallId, event.input),
       });
     case "permission_resolved":
       return permissionResolved(state, event.requestId, event.outcome, event.optionId);
@@ -457,9 +480,9 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
     case "subagent_completed":
     // Background shells are listed on demand (agent/listShells); the chat shows no card.
     case "shell_status":
-    // Isolated agents' worktrees are listed on demand (agent/listWorktrees).
-    case "worktree_resolved":
       return state;
+    case "worktree_resolved":
+      return event.agentId ? updateItem(state, "worktree", event.agentId, (w) => worktreeResolved(w, event)) : state;
     case "mcp_status":
       return mcpStatus(state, event);
     case "hook_result":
@@ -652,7 +675,15 @@ function userText(content: ContentBlock[]): string {
     .join("\n\n");
 }
 
+/** A plugin's trust question (`plugin_…` toolCallId, input `{plugin, runs}`). */
+function pluginTrust(toolCallId: string, input: Record<string, unknown>): { pluginTrust?: { plugin: string; runs: string[] } } {
+  if (!toolCallId.startsWith("plugin_") || typeof input.plugin !== "string") return {};
+  const runs = Array.isArray(input.runs) ? input.runs.filter((r): r is string => typeof r === "string") : [];
+  return { pluginTrust: { plugin: input.plugin, runs } };
+}
+
 function toolItem(event: ToolCallEvent): ToolItem {
+  const typed = event.name === "WriteStdin" ? typedLine(event.input) : undefined;
   return {
     kind: "tool",
     id: event.toolCallId,
@@ -664,6 +695,7 @@ function toolItem(event: ToolCallEvent): ToolItem {
     status: "pending",
     output: "",
     truncated: false,
+    ...(typed ? { typed } : {}),
   };
 }
 

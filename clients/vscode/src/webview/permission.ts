@@ -3,8 +3,9 @@
 // every agentls client uses for it (y a n d, v for the full review).
 
 import type { PermissionItem } from "../reducer";
-import { ANSWER_KEYS, REVIEW_KEY, cardKeyAction } from "../permissionKeys";
+import { ANSWER_KEYS, REVIEW_KEY, cardKeyAction, keyHints } from "../permissionKeys";
 import type { DiffPreview, PreviewLine } from "../preview";
+import type { SandboxEscalation } from "../wire";
 import { type OptionId, type OptionKind, answerId, plural } from "../words";
 import { type ButtonWeight, button, element, icon } from "./dom";
 import { drawPatchFiles, drawPlan } from "./plan";
@@ -57,14 +58,37 @@ export function drawPermission(target: HTMLElement, item: PermissionItem, toolKi
     return;
   }
   const reviewable = item.preview !== undefined || item.files !== undefined;
-  target.setAttribute("aria-label", `Permission request: ${item.title}. Keys: y allow once, a always allow, n reject, d always reject${reviewable ? ", v review" : ""}.`);
+  target.setAttribute("aria-label", `Permission request: ${item.title}. Keys: ${keyHints(item.options.map((o) => o.kind), reviewable)}.`);
   const parts: HTMLElement[] = [head];
+  if (item.sandboxEscalation) parts.push(drawEscalation(item.sandboxEscalation));
+  if (item.pluginTrust) parts.push(drawPluginRuns(item.pluginTrust));
   if (item.preview) parts.push(drawPreview(item.preview, () => actions.review(item.id)));
   if (item.files) parts.push(drawPatchFiles(item.files, (index) => actions.review(item.id, index)));
   parts.push(drawOptions(item, actions));
   const rule = item.options.find((o) => o.rule)?.rule;
   if (rule) parts.push(element("div", "rule", `“Always” saves the rule ${rule}`));
   target.replaceChildren(...parts);
+}
+
+/** The sandbox's question: the command, why the box stopped it, and that a yes runs it
+ * once with no box at all. */
+function drawEscalation(escalation: SandboxEscalation): HTMLElement {
+  const box = element("div", "sandbox-escalation");
+  const warning = element("div", "warning");
+  warning.append(icon("warning"), element("span", "", "Runs OUTSIDE the sandbox, once: with your full rights, network included."));
+  // It failed in the box, or the agent asks to leave the box before running it at all.
+  const why = escalation.trigger === "model_request" ? `The agent asks to run it outside: ${escalation.reason}` : `It failed in the sandbox: ${escalation.reason}`;
+  box.append(warning, element("pre", "command", escalation.command), element("div", "reason", why));
+  return box;
+}
+
+/** A plugin's trust question: every command its hooks and MCP servers would run. */
+function drawPluginRuns(trust: { plugin: string; runs: string[] }): HTMLElement {
+  const box = element("div", "plugin-runs");
+  box.append(element("div", "", `The plugin ${trust.plugin} would run, with your rights:`));
+  for (const command of trust.runs) box.append(element("pre", "command", command));
+  if (!trust.runs.length) box.append(element("div", "", "(no command listed)"));
+  return box;
 }
 
 function answeredIcon(item: PermissionItem): string {

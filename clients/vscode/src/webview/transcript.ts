@@ -9,6 +9,7 @@ import { drawContext } from "./contextBar";
 import { button, element, icon } from "./dom";
 import { renderMarkdown, renderStreamingMarkdown } from "./markdown";
 import { drawPermission, focusNewCard, toolIcon } from "./permission";
+import { drawWorktree } from "./worktree";
 
 /** How close to the end (in pixels) still counts as reading the end. */
 const AT_END_SLACK = 40;
@@ -133,6 +134,9 @@ export class Transcript {
       case "turnEnd":
         this.drawTurnEnd(target, item);
         return;
+      case "worktree":
+        drawWorktree(target, item, this.post);
+        return;
     }
   }
 
@@ -163,6 +167,12 @@ export class Transcript {
     const summary = element("summary", "");
     summary.append(statusIcon(item.status), icon(toolIcon(item.toolKind), "kind"), element("span", "title", item.title));
     const body: HTMLElement[] = [];
+    // What a WriteStdin call typed, as a line under its shell's name.
+    if (item.typed) {
+      const typed = element("div", "typed-line");
+      typed.append(icon("terminal"), element("span", "shell", item.typed.shell), element("code", "typed", item.typed.line));
+      body.push(typed);
+    }
     for (const location of item.locations) {
       const line = typeof location.line === "number" ? location.line : undefined;
       const link = element("a", "location", line === undefined ? location.path : `${location.path}:${line + 1}`);

@@ -444,15 +444,20 @@ def test_a_second_ctrl_c_in_process_leaves_at_once_and_the_end_is_still_recorded
     # gets SIGKILL only after a grace), so the second press, 50 ms after the first, comes
     # while the turn unwinds; the model is streaming when the first comes. (Warm, the
     # client leaves as soon as the daemon confirms the abort: a second press finds no wait.)
+    # It ignores SIGHUP too (its terminal hangs up when the shell ends) and runs outside
+    # the sandbox, whose bwrap would end at SIGTERM and take the whole box with it.
     run = Run(900, "in process", "background", "activity", 0.0, 2, 0.05)
     run.cwd = tmp_path / "project"
-    command = f"trap '' TERM; sleep {run.sleep}"
+    command = f"trap '' TERM HUP; sleep {run.sleep}"
     call = {"name": "Bash", "input": {"command": command, "run_in_background": True}}
     story = {"for": run.tag, "text": STORY, "delay": 0.3, "chunk": 4}
     script = tmp_path / "script.jsonl"
     lines = [{"for": run.tag, "tool_calls": [call]}, story]
     script.write_text("".join(json.dumps(e) + "\n" for e in lines), "utf-8")
     home = tmp_path / "home"
+    home.mkdir()
+    unboxed = {"sandbox": {"mode": "danger-full-access"}}
+    (home / "settings.json").write_text(json.dumps(unboxed), "utf-8")
     env = environment(home, script)
     try:
         kill_one(run, home, env)

@@ -28,7 +28,7 @@ from agentls.lsp.paths import uri_path
 from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.returning import ReturningWindows, running_fields
 from agentls.lsp.server import AgentServer
-from agentls.lsp.worktree_handlers import WorktreeHandlers
+from agentls.lsp.worktree_handlers import WorktreeHandlers, diff_result
 from agentls.messages import Message
 from agentls.names import RulesScope
 from agentls.permissions.asking import PermissionAnswer
@@ -361,19 +361,7 @@ class AgentHandlers(WorktreeHandlers):
     async def turn_diff(self, p: api.TurnDiffParams, _client: Client) -> api.TurnDiffResult:
         session = self.manager.get(p.session_id)
         changes = await asyncio.to_thread(turn_diff, session, p.turn_id)
-        return api.TurnDiffResult(
-            files=[
-                api.FileChangeInfo(
-                    path=str(c.path),
-                    diff=c.diff,
-                    added=c.added,
-                    removed=c.removed,
-                    created=c.created,
-                    deleted=c.deleted,
-                )
-                for c in changes
-            ]
-        )
+        return diff_result(changes)
 
     async def compact(self, p: api.CompactParams, _client: Client) -> api.CompactResult:
         before, after = await self.manager.get(p.session_id).compact(p.instructions)

@@ -6,11 +6,14 @@ handlers module stays small; each converts params, calls the session layer, conv
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from agentls import api
 from agentls.api_worktrees import MergeConflictEntry
 from agentls.lsp.hub import Hub
 from agentls.lsp.server import AgentServer
 from agentls.session.manager import SessionManager
+from agentls.session.rewind import FileChange
 from agentls.session.worktree_requests import (
     entry_of,
     list_worktrees,
@@ -38,19 +41,7 @@ class WorktreeHandlers:
         self, p: api.WorktreeDiffParams, _client: AgentServer
     ) -> api.TurnDiffResult:
         changes = await worktree_diff(self.manager.get(p.session_id), p.agent_id)
-        return api.TurnDiffResult(
-            files=[
-                api.FileChangeInfo(
-                    path=str(c.path),
-                    diff=c.diff,
-                    added=c.added,
-                    removed=c.removed,
-                    created=c.created,
-                    deleted=c.deleted,
-                )
-                for c in changes
-            ]
-        )
+        return diff_result(changes)
 
     async def resolve_worktree(
         self, p: api.ResolveWorktreeParams, client: AgentServer
@@ -65,3 +56,20 @@ class WorktreeHandlers:
             merged=[str(path) for path in done.merged],
             conflicts=[MergeConflictEntry(path=str(f), reason=r) for f, r in done.conflicts],
         )
+
+
+def diff_result(changes: Iterable[FileChange]) -> api.TurnDiffResult:
+    """Files changed, as agent/turnDiff and agent/worktreeDiff both answer them."""
+    return api.TurnDiffResult(
+        files=[
+            api.FileChangeInfo(
+                path=str(c.path),
+                diff=c.diff,
+                added=c.added,
+                removed=c.removed,
+                created=c.created,
+                deleted=c.deleted,
+            )
+            for c in changes
+        ]
+    )

@@ -30,7 +30,7 @@
 //     {op: "prompt", session: "s", text: "...", steerAtPermission: "more"}
 //         session/prompt; at its first permission request (held: permission
 //         {optionId, hold: true}), a second prompt `/steer more`, then the answer
-//     {op: "list"}  {op: "resume", session: "s"}  {op: "close", session: "s"}
+//     {op: "list"} (the scenario's cwd)  {op: "resume", session: "s"}  {op: "close", session: "s"}
 //         session/list, session/resume, session/close
 //   ]
 
@@ -233,7 +233,8 @@ async function runStep(agent, step) {
       return await answer;
     }
     case "list":
-      return await agent.request(acp.methods.agent.session.list, {});
+      // This scenario's folder only: the daemon's AGENTLS_HOME holds other tests' sessions.
+      return await agent.request(acp.methods.agent.session.list, { cwd: step.cwd ?? scenario.cwd });
     case "resume":
       return await agent.request(acp.methods.agent.session.resume, {
         sessionId,

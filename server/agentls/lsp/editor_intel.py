@@ -3,7 +3,8 @@
 Diagnostics: the client says it answers `agent/diagnostics {uri}` with
 `capabilities.experimental.agentls.diagnostics: true`, and answers with its language
 servers' LSP `Diagnostic`s for that file. Showing a place is LSP's own
-`window/showDocument` (`window.showDocument.support`).
+`window/showDocument` (`window.showDocument.support`). Code navigation (definitions,
+references, workspace symbols) is lsp/editor_navigation.py's.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from agentls.lsp.editor_navigation import LspNavigation
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
-from agentls.workspace.intel import Diagnostic, Severity
+from agentls.workspace.intel import Diagnostic, Navigation, Place, Severity
 
 log = logging.getLogger(__name__)
 DIAGNOSTICS_METHOD = "agent/diagnostics"
@@ -29,6 +31,7 @@ _SEVERITY: dict[int, Severity] = {1: "error", 2: "warning", 3: "information", 4:
 class LspEditorIntel:
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
+        self._navigation = LspNavigation(server)
 
     @property
     def has_diagnostics(self) -> bool:
@@ -42,6 +45,19 @@ class LspEditorIntel:
     def can_show(self) -> bool:
         window = self._server.client_capabilities.window
         return bool(window and window.show_document and window.show_document.support)
+
+    @property
+    def navigation(self) -> frozenset[Navigation]:
+        return self._navigation.offered
+
+    async def definition(self, path: Path, line: int, character: int) -> list[Place] | None:
+        return await self._navigation.definition(path, line, character)
+
+    async def references(self, path: Path, line: int, character: int) -> list[Place] | None:
+        return await self._navigation.references(path, line, character)
+
+    async def workspace_symbols(self, query: str) -> list[Place] | None:
+        return await self._navigation.workspace_symbols(query)
 
     async def diagnostics(self, path: Path) -> list[Diagnostic] | None:
         if not self.has_diagnostics:

@@ -20,6 +20,7 @@ from agentls.sandbox import Sandbox
 from agentls.subagents.types import AgentType
 from agentls.tools.editor import editor_tools
 from agentls.tools.exit_plan_mode import ExitPlanModeTool
+from agentls.tools.navigation import navigation_tools
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.skill import SkillTool
 from agentls.tools.task import TaskTool
@@ -99,7 +100,7 @@ class Toolbox:
         builtin = default_tools(
             todo=self._todo, sandbox=self._sandbox, web=self._web, apply_patch=self._apply_patch
         )
-        editor = editor_tools(self._workspace.intel)
+        editor = [*editor_tools(self._workspace.intel), *navigation_tools(self._workspace.intel)]
         skill = [self._skill] if self._skill is not None else []
         plan = [ExitPlanModeTool()] if self._plan_mode else []
         task = TaskTool(self._agent_types)

@@ -1,6 +1,7 @@
-"""What the editor knows beyond the text: its language servers' diagnostics, and a way to
-show the user a place in a file. The editor offers either or neither; tools ask it through
-this seam (the LSP adapter implements it with server → client requests)."""
+"""What the editor knows beyond the text: its language servers' diagnostics and navigation
+(definitions, references, workspace symbols), and a way to show the user a place in a
+file. The editor offers any of them or none; tools ask it through this seam (the LSP
+adapter implements it with server → client requests)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 Severity = Literal["error", "warning", "information", "hint"]
+# The navigation requests an editor may answer from its language servers.
+Navigation = Literal["definition", "references", "workspaceSymbols"]
+NAVIGATIONS: tuple[Navigation, ...] = ("definition", "references", "workspaceSymbols")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +33,19 @@ class Diagnostic:
         return f"{where} {self.severity}: {self.message}" + (f" [{origin}]" if origin else "")
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A place the editor points to: line and character 0-based, the character counted in
+    code points of the line; a workspace symbol also has its name, kind and container."""
+
+    path: Path
+    line: int
+    character: int
+    name: str | None = None
+    kind: str | None = None
+    container: str | None = None
+
+
 class EditorIntel(Protocol):
     """The editor's answers; `None` / False when it cannot give them."""
 
@@ -37,6 +54,19 @@ class EditorIntel(Protocol):
 
     @property
     def can_show(self) -> bool: ...
+
+    @property
+    def navigation(self) -> frozenset[Navigation]:
+        """The navigation requests the editor answers."""
+
+    async def definition(self, path: Path, line: int, character: int) -> list[Place] | None:
+        """Where the symbol at a place (0-based, code points) is defined; None: no answer."""
+
+    async def references(self, path: Path, line: int, character: int) -> list[Place] | None:
+        """Where the symbol at a place is used, its declaration included; None: no answer."""
+
+    async def workspace_symbols(self, query: str) -> list[Place] | None:
+        """The workspace's symbols matching `query`; None when the editor did not answer."""
 
     async def diagnostics(self, path: Path) -> list[Diagnostic] | None:
         """The file's current diagnostics; None when the editor did not answer."""

@@ -69,13 +69,17 @@ async function main(): Promise<void> {
   const changes = await connection.sendRequest<TurnDiffResult>("agent/turnDiff", { sessionId, turnId: first.turnId });
   report("changes", { files: changes.files.map((f) => ({ path: path.basename(f.path), created: f.created, added: f.added, removed: f.removed })) });
 
+  const forkClock = performance.now();
   const fork = await connection.sendRequest<ResumeSessionResult>("agent/forkSession", { sessionId, messageId: second.id });
+  const forkMs = Math.round(performance.now() - forkClock);
   const forked = reduce(initialState(), sessionOpened(fork));
-  report("fork", { sessionId: fork.sessionId, source: sessionId, shown: shown(forked), box: second.text });
+  report("fork", { sessionId: fork.sessionId, source: sessionId, shown: shown(forked), box: second.text, ms: forkMs });
 
   const turnId = turnOfMessage(state.items, first.id) ?? "";
   const preview: RewindParams & { dryRun: boolean } = { sessionId, turnId, what: "both", dryRun: true };
+  let clock = performance.now();
   const planned = await connection.sendRequest<RewindAnswer>("agent/rewind", preview);
+  const previewMs = performance.now() - clock;
   const appDiff = planned.files?.find((f) => path.basename(f.path) === "app.py");
   const now = file("app.py") ?? "";
   report("preview", {
@@ -84,13 +88,16 @@ async function main(): Promise<void> {
     app: now,
     gen: file("gen.txt"),
     shown: shown(state),
+    ms: Math.round(previewMs),
   });
 
   const applied: RewindParams = { sessionId, turnId, what: "both", force: false };
+  clock = performance.now();
   const done = await connection.sendRequest<RewindAnswer>("agent/rewind", applied);
+  const rewindMs = performance.now() - clock;
   state = reduce(state, { type: "rewound", removedMessageIds: done.removedMessageIds, message: rewoundText(done, "both") });
   const resumed = await connection.sendRequest<ResumeSessionResult>("agent/resumeSession", { sessionId });
-  report("rewound", { removed: done.removedMessageIds.length, shown: shown(state), app: file("app.py"), gen: file("gen.txt"), daemonMessages: resumed.messages.length });
+  report("rewound", { removed: done.removedMessageIds.length, shown: shown(state), app: file("app.py"), gen: file("gen.txt"), daemonMessages: resumed.messages.length, ms: Math.round(rewindMs) });
   await connection.sendRequest("shutdown");
   await connection.sendNotification("exit");
 }

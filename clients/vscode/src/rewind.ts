@@ -15,8 +15,8 @@ export const REWIND_CHOICES: ReadonlyArray<{ what: RewindWhat; label: string; de
   { what: "files", label: "Code only", detail: "Files back to before this message; the chat keeps its history" },
 ];
 
-/** A rewind's answer; a preview (dryRun) adds each file's diff from now to what it goes back to. */
-export type RewindAnswer = RewindResult & { files?: FileChangeInfo[] };
+/** A rewind's answer; `files`: each file's diff from now to what it goes back to. */
+export type RewindAnswer = RewindResult;
 
 /** One row of the preview: a file that changes (openable), a conflict, or a count. */
 export interface PreviewRow {

@@ -36,12 +36,10 @@ export class RewindFlow {
     const what = choice.what;
     const base: RewindParams = { sessionId, turnId, what };
     // dryRun: the daemon answers what the rewind would do and changes nothing.
-    const preview: RewindParams & { dryRun: boolean } = { ...base, dryRun: true };
-    const planned: RewindAnswer = await this.client.request("agent/rewind", preview);
+    const planned: RewindAnswer = await this.client.request("agent/rewind", { ...base, dryRun: true });
     const force = await this.confirm(planned, what);
     if (force === undefined) return;
-    const applied: RewindParams = { ...base, force };
-    const done: RewindAnswer = await this.client.request("agent/rewind", applied);
+    const done: RewindAnswer = await this.client.request("agent/rewind", { ...base, force });
     this.dispatch({ type: "rewound", removedMessageIds: what === "files" ? [] : done.removedMessageIds, message: rewoundText(done, what) });
   }
 

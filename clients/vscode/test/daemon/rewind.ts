@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   report("fork", { sessionId: fork.sessionId, source: sessionId, shown: shown(forked), box: second.text, ms: forkMs });
 
   const turnId = turnOfMessage(state.items, first.id) ?? "";
-  const preview: RewindParams & { dryRun: boolean } = { sessionId, turnId, what: "both", dryRun: true };
+  const preview: RewindParams = { sessionId, turnId, what: "both", dryRun: true };
   let clock = performance.now();
   const planned = await connection.sendRequest<RewindAnswer>("agent/rewind", preview);
   const previewMs = performance.now() - clock;

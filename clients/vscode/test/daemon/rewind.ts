@@ -33,7 +33,7 @@ const SCRIPT = [
   { text: "Nothing more to do." },
 ];
 
-const daemon = spawn(python, ["-m", "agentls", "--stdio"], { cwd: workspace, stdio: ["pipe", "pipe", "inherit"] });
+const daemon = spawn(python, ["-m", "agentls", "--stdio", "--no-daemon"], { cwd: workspace, stdio: ["pipe", "pipe", "inherit"] });
 const connection = createMessageConnection(new StreamMessageReader(daemon.stdout), new StreamMessageWriter(daemon.stdin));
 let state: ViewState = initialState();
 const waiters: Array<{ test: (event: AgentEvent) => boolean; resolve: () => void }> = [];

@@ -4,7 +4,8 @@
 (src/reducer.ts, src/rewind.ts) in node against `agentls --stdio`: a scripted turn edits a
 committed file and a shell command creates another, a second turn answers. The turn's
 Changes (agent/turnDiff) list both files, the shell's included; Edit & resend from the
-second message (agent/forkSession) gives a chat that ends before it; the rewind preview
+second message (agent/forkSession) gives a chat that ends before it; a file the user changed
+since is listed as a conflict by the preview of the code; the rewind preview
 (agent/rewind with dryRun) lists what would go back and changes nothing on disk, its diff
 giving back the old file whole; the rewind of both puts the files back and the panel drops
 the removed messages, as the daemon's history does.
@@ -85,7 +86,14 @@ def test_rewind_fork_and_changes_from_the_panels_user_messages(tmp_path: Path) -
     fork = steps["fork"]
     assert fork["sessionId"] != fork["source"]
     assert fork["shown"] == ["user:change the port", "assistant:Changed the port and made gen.txt."]
-    assert fork["box"] == "anything else?"
+
+    # A file the user changed since the agent did: a conflict, left alone by the preview.
+    conflict = steps["conflict"]
+    assert conflict["rows"] == [
+        "$(file) gen.txt | deleted (the agent created it) +0 −1",
+        "$(warning) app.py | left alone: changed since the agent last wrote it",
+    ]
+    assert conflict["app"] == EDITED.replace("9000", "7000")
 
     # The preview changes nothing, and its diff gives the file back whole.
     preview = steps["preview"]

@@ -1,7 +1,8 @@
 // Rewind, fork and a turn's changes against a real daemon over stdio, through the
 // extension's own reducer and rewind logic (src/reducer.ts, src/rewind.ts): a turn edits a
 // committed file and a shell command creates another; agent/turnDiff lists both; Edit &
-// resend forks before the second message; the rewind preview (dryRun) changes nothing and
+// resend forks before the second message; a file the user changed since is a conflict in
+// the preview; the rewind preview (dryRun) changes nothing and
 // its diff gives back the old file; the rewind of both puts the files back and the panel
 // drops the removed messages.
 // tests/test_client_vscode_rewind.py makes the repository, runs this and reads its report:
@@ -10,7 +11,7 @@
 //   node dist-test/rewind-daemon.js PYTHON WORKSPACE
 
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
 
@@ -73,7 +74,16 @@ async function main(): Promise<void> {
   const fork = await connection.sendRequest<ResumeSessionResult>("agent/forkSession", { sessionId, messageId: second.id });
   const forkMs = Math.round(performance.now() - forkClock);
   const forked = reduce(initialState(), sessionOpened(fork));
-  report("fork", { sessionId: fork.sessionId, source: sessionId, shown: shown(forked), box: second.text, ms: forkMs });
+  report("fork", { sessionId: fork.sessionId, source: sessionId, shown: shown(forked), ms: forkMs });
+
+  // The user changed app.py since the agent did: the preview of the code lists it as a
+  // conflict, left alone, and offers the rewind that overwrites it.
+  const appPath = path.join(workspace, "app.py");
+  const agentLeft = readFileSync(appPath, "utf8");
+  writeFileSync(appPath, agentLeft.replace("9000", "7000"));
+  const conflicted = await connection.sendRequest<RewindAnswer>("agent/rewind", { sessionId, turnId: first.turnId, what: "files", dryRun: true });
+  report("conflict", { rows: previewRows(conflicted, "files", (p) => path.basename(p)).map((r) => `${r.label} | ${r.description}`), app: file("app.py") });
+  writeFileSync(appPath, agentLeft);
 
   const turnId = turnOfMessage(state.items, first.id) ?? "";
   const preview: RewindParams = { sessionId, turnId, what: "both", dryRun: true };

@@ -2,10 +2,12 @@
 // events (about 20 characters each), after a history of 200 items; a re-attach after a
 // window reload; and a large apply_patch request and /context's report (below). Prints
 // numbers. Last, an isolated agent's worktree diff taken back to whole files for the diff
-// editor (View diff).
+// editor (View diff), the same file brought forward for a rewind preview, and a rewind of
+// the conversation in a 3,000-item chat.
 
 import { parseContextReport } from "../src/contextReport";
 import { type ViewState, initialState, reduce, sessionOpened } from "../src/reducer";
+import { reverseDiff, textAfter } from "../src/rewind";
 import { textBefore } from "../src/worktreeCard";
 import type { AgentEvent, DisplayMessage, ResumeSessionResult } from "../src/wire";
 
@@ -109,3 +111,36 @@ const beforeMs = (performance.now() - beforeStart) / RUNS;
 if (whole !== body.join("")) throw new Error("the worktree file's old text did not come back");
 console.log(`worktree View diff: a ${body.length}-line file, ${hunkText.filter((h) => h.startsWith("@@")).length} hunks, taken back whole`);
 console.log(`  ${(beforeMs * 1000).toFixed(0)} µs per file`);
+
+// A rewind preview's file: the same 2,000-line file brought forward to what the rewind puts
+// back (its diff applied forward, through the diff read the other way round), as the
+// preview opens it in the diff editor; and that reversal alone.
+const afterStart = performance.now();
+let restored: string | undefined;
+for (let i = 0; i < RUNS; i++) restored = textAfter(body.join(""), worktreeDiff);
+const afterMs = (performance.now() - afterStart) / RUNS;
+if (restored !== newLines.join("")) throw new Error("the rewind preview's file did not come out whole");
+if (reverseDiff(reverseDiff(worktreeDiff)) !== worktreeDiff) throw new Error("a diff read twice the other way round changed");
+console.log(`rewind preview: the same file brought to its restored text`);
+console.log(`  ${(afterMs * 1000).toFixed(0)} µs per file`);
+
+// A rewind of the conversation in a long chat: 1,000 turns of 4 items, cut at the middle.
+let chat: ViewState = reduce(initialState(), { type: "session", sessionId: "r" });
+let rseq = 0;
+const rev = (e: Record<string, unknown>): AgentEvent => ({ sessionId: "r", seq: ++rseq, ...e }) as unknown as AgentEvent;
+for (let t = 0; t < 1000; t++) {
+  for (const e of [
+    { type: "turn_started", turnId: `t${t}`, userMessageId: `u${t}` },
+    { type: "message_completed", turnId: `t${t}`, messageId: `u${t}`, role: "user", content: [{ type: "text", text: `ask ${t}` }] },
+    { type: "tool_call", turnId: `t${t}`, toolCallId: `c${t}`, name: "Read", kind: "read", title: "Read x", input: {} },
+    { type: "message_completed", turnId: `t${t}`, messageId: `a${t}`, role: "assistant", content: [{ type: "text", text: `answer ${t}` }] },
+    { type: "turn_completed", turnId: `t${t}`, stopReason: "end_turn", turns: 1, usage: {} },
+  ]) chat = reduce(chat, { type: "event", event: rev(e) });
+}
+const removed = Array.from({ length: 500 }, (_, i) => [`u${500 + i}`, `a${500 + i}`]).flat();
+const cutStart = performance.now();
+const cut = reduce(chat, { type: "rewound", removedMessageIds: removed, message: "Rewound." });
+const cutMs = performance.now() - cutStart;
+if (cut.items.length !== 1501) throw new Error(`the rewind kept ${cut.items.length} items`);
+console.log(`rewind in the panel: ${chat.items.length} items, ${removed.length} messages removed`);
+console.log(`  ${cutMs.toFixed(2)} ms`);

@@ -57,6 +57,12 @@ export type FromWebview =
   | { type: "review"; requestId: string; index?: number }
   | { type: "undo"; toolCallIds: string[] }
   | { type: "reviewTurn"; summaryId: string }
+  /** From a user message: rewind to before it (asks what, previews, applies), or fork a
+   * new chat that ends just before it, its text in the box (edit and resend). */
+  | { type: "rewind"; messageId: string }
+  | { type: "fork"; messageId: string }
+  /** A turn's changes as agent/turnDiff gives them (what shell commands changed too). */
+  | { type: "turnChanges"; turnId: string }
   /** An isolated agent's worktree: its diff, or merge or discard it. */
   | { type: "worktree"; agentId: string; action: "view" | "merge" | "discard" }
   | { type: "insertCode"; code: string }

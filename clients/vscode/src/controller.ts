@@ -20,6 +20,8 @@ import {
   sessionOpened,
 } from "./reducer";
 import type { RunningNote } from "./reattach";
+import { turnOfMessage } from "./rewind";
+import { RewindFlow } from "./rewindFlow";
 import { revertChange } from "./undo";
 import type { StatusBar } from "./statusBar";
 import { PATCH_LETTERS } from "./patch";
@@ -58,6 +60,7 @@ export class ChatController {
   /** The installed plugins, as the last agent/newSession listed them (a resume does not). */
   private plugins: PluginInfo[] | undefined;
   private readonly worktrees: Worktrees;
+  private readonly rewinds: RewindFlow;
   /** The panel's welcome (first-run view, empty state) may have changed: a session could
    * not start for want of a provider, or an empty chat is shown again. */
   onWelcomeStale: () => void = () => undefined;
@@ -70,6 +73,7 @@ export class ChatController {
     private readonly reviews: Reviews,
   ) {
     this.worktrees = new Worktrees(client, diffs, (action) => this.dispatch(action));
+    this.rewinds = new RewindFlow(client, diffs, (action) => this.dispatch(action));
   }
 
   /** Every agent/event from the daemon: the shown chat's, or a parked chat's. */
@@ -208,6 +212,12 @@ export class ChatController {
         return this.undo(message.toolCallIds);
       case "reviewTurn":
         return this.reviewTurn(message.summaryId);
+      case "rewind":
+        return this.rewind(message.messageId);
+      case "fork":
+        return this.fork(message.messageId);
+      case "turnChanges":
+        return this.rewinds.turnChanges(await this.session(), message.turnId);
       case "worktree": {
         const card = this.state.items.find((i) => i.kind === "worktree" && i.id === message.agentId);
         const names = card?.kind === "worktree" ? { branch: card.branch, root: card.path } : { branch: message.agentId };
@@ -326,6 +336,27 @@ export class ChatController {
     this.parked.delete(note.sessionId);
     this.opened(result, note);
     return result;
+  }
+
+  /** Rewind to before a user message (its turn and every later one), as the user chooses. */
+  async rewind(messageId: string): Promise<void> {
+    const turnId = turnOfMessage(this.state.items, messageId);
+    if (!this.sessionId || !turnId) return;
+    if (this.state.runningTurn) {
+      void vscode.window.showInformationMessage("agentls: a turn is running; stop it before you rewind.");
+      return;
+    }
+    await this.rewinds.rewind(this.sessionId, turnId);
+  }
+
+  /** Edit and resend: a new chat that ends just before the message, its text in the box. */
+  async fork(messageId: string): Promise<void> {
+    const message = this.state.items.find((i) => i.kind === "user" && i.id === messageId);
+    if (!this.sessionId || message?.kind !== "user") return;
+    const result = await this.client.request("agent/forkSession", { sessionId: this.sessionId, messageId });
+    this.park();
+    this.opened(result);
+    this.view.post({ type: "restoreInput", text: message.text });
   }
 
   /** The page of messages before the first one shown (agent/getMessages). */

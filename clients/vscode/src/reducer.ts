@@ -35,6 +35,9 @@ export interface UserItem {
   kind: "user";
   id: string;
   text: string;
+  /** The turn this message began (from `turn_started` or its `message_completed`): what
+   * Rewind takes back. Unknown for a message shown from a resumed session's history. */
+  turnId?: string;
 }
 
 export interface AssistantItem {
@@ -161,6 +164,8 @@ export interface SummaryItem {
   kind: "summary";
   id: string;
   files: ChangedFile[];
+  /** The turn it sums up: its Changes button asks agent/turnDiff (shell changes included). */
+  turnId?: string;
 }
 
 export type Item =
@@ -238,6 +243,8 @@ export type Action =
   | { type: "older"; sessionId: string; messages: DisplayMessage[]; cursor: string | null }
   | { type: "submitted"; text: string; turnId: string; queued: boolean }
   | { type: "undone"; toolCallIds: string[] }
+  /** An applied agent/rewind of the conversation: its removed messages leave the chat. */
+  | { type: "rewound"; removedMessageIds: string[]; message: string }
   /** A merge that could not be done: its conflicts go on the worktree's card. */
   | { type: "worktreeConflicts"; agentId: string; conflicts: MergeConflictEntry[] };
 
@@ -297,6 +304,8 @@ export function reduce(state: ViewState, action: Action): ViewState {
       return submitted(state, action.text, action.turnId, action.queued);
     case "event":
       return receive(state, action.event);
+    case "rewound":
+      return rewound(state, action.removedMessageIds, action.message);
     case "undone":
       return { ...state, items: state.items.map((i) => markUndone(i, action.toolCallIds)) };
     case "worktreeConflicts":
@@ -387,8 +396,8 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
   if (parent && !ask) return applyChild(state, event, parent);
   if (state.drawn && drawnBefore(state.drawn, event)) return state;
   switch (event.type) {
-    case "turn_started":
-      return {
+    case "turn_started": {
+      const started: ViewState = {
         ...state,
         // The last turn's end loses its Retry / Continue buttons: redrawn as a new object.
         items: state.items.map((i, n) => (n === state.items.length - 1 && i.kind === "turnEnd" ? { ...i } : i)),
@@ -396,14 +405,18 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         runningTurn: event.turnId,
         queued: state.queued.filter((q) => q.turnId !== event.turnId),
       };
+      return withTurn(started, event.userMessageId, event.turnId);
+    }
     case "text_delta":
       return updateAssistant(state, event.messageId, (m) => ({ ...m, text: m.text + event.text }));
     case "thinking_delta":
       return updateAssistant(state, event.messageId, (m) => ({ ...m, thinking: m.thinking + event.text }));
     case "message_discarded":
       return { ...state, items: state.items.filter((i) => !(i.kind === "assistant" && i.id === event.messageId)) };
-    case "message_completed":
-      return completed(state, event.messageId, event.role, event.content);
+    case "message_completed": {
+      const shown = completed(state, event.messageId, event.role, event.content);
+      return event.role === "user" && event.turnId ? withTurn(shown, event.messageId, event.turnId) : shown;
+    }
     case "tool_call":
       return upsert(state, toolItem(event));
     case "tool_call_update":
@@ -573,7 +586,7 @@ function turnCompleted(state: ViewState, turnId: string, stopReason: string, err
   // A turn with no model call (a local command: /context, /mode, `!`, `#`) has no user
   // message of its own, so the edits since the last one are the turn before's: no summary.
   const files = turns > 0 ? changedFiles(items) : [];
-  const summary: SummaryItem[] = files.length ? [{ kind: "summary", id: `summary-${turnId}`, files }] : [];
+  const summary: SummaryItem[] = files.length ? [{ kind: "summary", id: `summary-${turnId}`, files, turnId }] : [];
   return {
     ...state,
     items: [...items, ...summary, ...(stopReason === "end_turn" ? [] : [end])],
@@ -583,6 +596,21 @@ function turnCompleted(state: ViewState, turnId: string, stopReason: string, err
     queued: state.queued.filter((q) => q.turnId !== turnId),
     retryable: error?.retryable ? { text: state.lastUserText } : null,
   };
+}
+
+/** The user message `messageId` began `turnId`. */
+function withTurn(state: ViewState, messageId: string, turnId: string): ViewState {
+  return updateItem(state, "user", messageId, (u) => (u.turnId === turnId ? u : { ...u, turnId }));
+}
+
+/** The chat after a rewind of the conversation: from the first removed message on, nothing
+ * stays (every later turn went with it), and a line says what the rewind did. */
+function rewound(state: ViewState, removed: readonly string[], message: string): ViewState {
+  const gone = new Set(removed);
+  const cut = state.items.findIndex((i) => (i.kind === "user" || i.kind === "assistant") && gone.has(i.id));
+  const kept = cut < 0 ? state.items : state.items.slice(0, cut);
+  const notice: NoticeItem = { kind: "notice", id: `rewound-${state.lastSeq}-${kept.length}`, level: "info", message };
+  return { ...state, items: [...kept, notice], retryable: null, limitReached: null, lastUserText: "" };
 }
 
 /** Undone edits, and the summaries that list them (new objects, so they are redrawn). */

@@ -102,7 +102,7 @@ export class Transcript {
     target.dataset.id = item.id;
     switch (item.kind) {
       case "user":
-        target.replaceChildren(element("div", "bubble", item.text));
+        target.replaceChildren(element("div", "bubble", item.text), this.userActions(item));
         return;
       case "assistant":
         drawAssistant(target, item);
@@ -211,6 +211,24 @@ export class Transcript {
     target.replaceChildren(details);
   }
 
+  /** Under a message the user wrote: Rewind… (its turn must be known), Edit & resend, Changes. */
+  private userActions(item: Extract<Item, { kind: "user" }>): HTMLElement {
+    const post = this.post;
+    const actions = element("div", "options user-actions");
+    const turnId = item.turnId;
+    if (turnId) {
+      const rewind = button({ label: "Rewind…", icon: "history", title: "Take code, conversation or both back to before this message", onClick: () => post({ type: "rewind", messageId: item.id }) });
+      rewind.dataset.action = "rewind";
+      const changes = button({ label: "Changes", icon: "diff", title: "What this turn changed, shell commands included", onClick: () => post({ type: "turnChanges", turnId }) });
+      changes.dataset.action = "turn-changes";
+      actions.append(rewind, changes);
+    }
+    const fork = button({ label: "Edit & resend", icon: "edit", title: "A new chat that ends just before this message, its text in the box to edit and send", onClick: () => post({ type: "fork", messageId: item.id }) });
+    fork.dataset.action = "fork";
+    actions.append(fork);
+    return actions;
+  }
+
   /** What the turn changed: each file with +/− lines, Undo per file, and a review of all. */
   private drawSummary(target: HTMLElement, item: Extract<Item, { kind: "summary" }>): void {
     const post = this.post;
@@ -238,6 +256,12 @@ export class Transcript {
     const review = button({ label: "Review all changes", icon: "diff", onClick: () => post({ type: "reviewTurn", summaryId: item.id }) });
     review.dataset.action = "review-turn";
     actions.append(review);
+    const turnId = item.turnId;
+    if (turnId) {
+      const changes = button({ label: "Changes", icon: "diff", title: "What this turn changed on disk, shell commands included (agent/turnDiff)", onClick: () => post({ type: "turnChanges", turnId }) });
+      changes.dataset.action = "turn-changes";
+      actions.append(changes);
+    }
     if (!isUndone(all)) actions.append(button({ label: "Undo all", icon: "discard", onClick: () => post({ type: "undo", toolCallIds: all }) }));
     const title = element("div", "title");
     title.append(icon("checklist"), element("span", "", `Changed ${plural(count, "file")}`));

@@ -150,6 +150,18 @@ def test_agent_changes_shows_the_files_a_turn_changed(editor: Editor) -> None:
     assert "-mine" in diff and "+the agent's" in diff, diff
     editor.nvim.command("normal q")
     assert editor.lua("return #vim.api.nvim_list_tabpages()") == tabs
+    # The same from the chat: the key on the answer under the user message.
+    editor.nvim.command("Agent")
+    editor.lua(
+        "local chat = require('agentls.chat').get() "
+        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.buffer.bufnr)[1]) "
+        "for row, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do "
+        "if line == 'Rewritten.' then vim.api.nvim_win_set_cursor(0, { row, 0 }) end end"
+    )
+    editor.nvim.feedkeys(editor.nvim.replace_termcodes("<leader>ac"), "x")
+    editor.wait(f"#vim.api.nvim_list_tabpages() == {tabs + 1}")
+    assert editor.lua("return vim.api.nvim_buf_get_lines(0, 0, 1, false)") == [listed[0]]
+    editor.nvim.command("normal q")
     # The first turn changed nothing: said, no tab.
     editor.lua(
         "_G.agentls_notes = {} vim.notify = function(msg) table.insert(_G.agentls_notes, msg) end"

@@ -18,6 +18,10 @@ Last, the cards of the power-user requests, drawn in Neovim without a daemon: a 
 plan highlighted by treesitter's markdown parser (parsed once, as extmarks), and the file
 list of a 100-file patch with its +/− counts; and an isolated agent's worktree card of 200
 files drawn in a chat buffer, then redrawn when worktree_resolved says it was merged.
+
+And the history actions on a turn that wrote 50 files (the real daemon): `:AgentChanges`
+(agent/turnDiff to its tab open), a rewind's preview (agent/rewind with dryRun to its tab
+open) and the rewind of code and conversation (to the chat redrawn without the turn).
 """
 
 from __future__ import annotations
@@ -237,6 +241,80 @@ def _type_keys(nvim: Any, count: int, until_done: bool) -> list[float]:
     return latencies
 
 
+# One turn of `files` Writes, then its changes, a rewind preview and the rewind, timed.
+REWIND = """
+local files = ...
+local chat = require("agentls.chat").get(nil, true)
+local rewind = require("agentls.rewind")
+local turns = #_G.bench_turns
+chat:send("write the files")
+vim.wait(60000, function() return #_G.bench_turns > turns end, 5)
+chat = require("agentls.chat").get()
+local message = rewind.messages(chat)[1]
+local function timed(fn, until_fn)
+  local tabs = #vim.api.nvim_list_tabpages()
+  local started = vim.uv.hrtime()
+  fn()
+  vim.wait(60000, until_fn or function() return #vim.api.nvim_list_tabpages() > tabs end, 1)
+  local seconds = (vim.uv.hrtime() - started) / 1e9
+  if #vim.api.nvim_list_tabpages() > tabs then vim.cmd.tabclose() end
+  return seconds
+end
+local changes = timed(function() rewind.changes(chat, 1) end)
+local preview = timed(function() rewind.preview(chat, message, "both") end)
+local done = false
+vim.api.nvim_create_autocmd("User", {
+  pattern = "AgentlsRewound", once = true, callback = function() done = true end,
+})
+local applied = timed(function() rewind.apply(chat, message.turn, "both", false) end,
+  function() return done end)
+return { changes, preview, applied, #vim.fn.glob("f*.txt", false, true) }
+"""
+
+
+def _rewind_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
+    """:AgentChanges, a rewind preview and a rewind of a 50-file turn, with the daemon."""
+    runs, files = (2 if quick else 5), 50
+    writes = [
+        {"id": f"w{i}", "name": "Write", "input": {"file_path": f"f{i}.txt", "content": "x\n"}}
+        for i in range(files)
+    ]
+    samples: dict[str, list[float]] = {"changes": [], "preview": [], "applied": []}
+    with tempfile.TemporaryDirectory(prefix="agentls-bench-nvim-") as tmp:
+        root = Path(tmp)
+        (root / "ws" / ".git").mkdir(parents=True)
+        script = root / "script.jsonl"
+        turn = [json.dumps({"tool_calls": writes}), json.dumps({"text": "written"})]
+        script.write_text("\n".join(turn * runs) + "\n", encoding="utf-8")
+        env = daemon_env(root / "home", XDG_STATE_HOME=str(root / "state"))
+        nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
+        try:
+            nvim.exec_lua("for k, _ in pairs(vim.fn.environ()) do vim.env[k] = nil end")
+            nvim.exec_lua("for k, v in pairs(...) do vim.env[k] = v end", env)
+            nvim.command(f"cd {root / 'ws'}")
+            nvim.exec_lua(SETUP, str(PLUGIN), DAEMON, str(script))
+            nvim.exec_lua(
+                "require('agentls.config').options.session.permissionMode = 'bypassPermissions' "
+                "_G.bench_turns = {} vim.api.nvim_create_autocmd('User', { pattern = "
+                "'AgentlsEvent', callback = function(a) if a.data.type == 'turn_completed' "
+                "then table.insert(_G.bench_turns, 1) end end })"
+            )
+            for _ in range(runs):
+                changes, preview, applied, left = nvim.exec_lua(REWIND, files)
+                samples["changes"].append(changes)
+                samples["preview"].append(preview)
+                samples["applied"].append(applied)
+        finally:
+            nvim.close()
+    section = f"{SECTION} (rewind)"
+    note = f"a turn of {files} written files; {left} left after the rewind"
+    return [
+        *timing_rows(section, ":AgentChanges, turnDiff → tab open", samples["changes"], note),
+        *timing_rows(section, "rewind preview, dryRun → tab open", samples["preview"]),
+        *timing_rows(section, "rewind both → chat redrawn", samples["applied"]),
+    ]
+
+
 def run(quick: bool) -> list[Row]:
     try:
         import pynvim
@@ -309,7 +387,10 @@ def run(quick: bool) -> list[Row]:
         Row(SECTION, "Neovim CPU while streaming", 100 * cpu / wall, "%", f"{cpu:.2f} s CPU")
     )
     return (
-        rows + _long_session_rows(pynvim, nvim_path, quick) + _card_rows(pynvim, nvim_path, quick)
+        rows
+        + _long_session_rows(pynvim, nvim_path, quick)
+        + _card_rows(pynvim, nvim_path, quick)
+        + _rewind_rows(pynvim, nvim_path, quick)
     )
 
 

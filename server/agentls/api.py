@@ -394,11 +394,22 @@ class RewindParams(ParamsModel):
     what: RewindWhat
     # Overwrite files the user changed since the agent left them.
     force: bool = False
+    # Answer what the rewind would do and change nothing.
+    dry_run: bool = False
 
 
 class FileProblem(WireModel):
     path: str
     reason: str
+
+
+class FileChangeInfo(WireModel):
+    path: str
+    diff: str
+    added: int
+    removed: int
+    created: bool
+    deleted: bool
 
 
 class RewindResult(WireModel):
@@ -410,20 +421,13 @@ class RewindResult(WireModel):
     failed: list[FileProblem]
     messages_removed: int
     removed_message_ids: list[str]
+    # Each file that goes back: a diff from its current content to the restored one.
+    files: list[FileChangeInfo] = Field(default_factory=list)
 
 
 class TurnDiffParams(ParamsModel):
     session_id: str
     turn_id: str
-
-
-class FileChangeInfo(WireModel):
-    path: str
-    diff: str
-    added: int
-    removed: int
-    created: bool
-    deleted: bool
 
 
 class TurnDiffResult(WireModel):

@@ -548,6 +548,7 @@ export interface ResumeSessionResult {
 }
 
 export interface RewindParams {
+  dryRun?: boolean;
   force?: boolean;
   sessionId: string;
   turnId: string;
@@ -558,6 +559,7 @@ export interface RewindResult {
   conflicts: FileProblem[];
   deleted: string[];
   failed: FileProblem[];
+  files?: FileChangeInfo[];
   messagesRemoved: number;
   removedMessageIds: string[];
   restored: string[];

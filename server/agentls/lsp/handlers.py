@@ -345,10 +345,14 @@ class AgentHandlers(WorktreeHandlers):
         )
 
     async def rewind(self, p: api.RewindParams, client: Client) -> api.RewindResult:
-        # Restored files go to the editor the request came from, as the agent's edits do.
-        session = self.manager.attach(p.session_id, _link(client))
-        self.hub.attach(session.id, client)
-        done = await rewind(session, p.turn_id, p.what, p.force)
+        if p.dry_run:
+            # A preview changes nothing, not even which editor the session writes to.
+            session = self.manager.get(p.session_id)
+        else:
+            # Restored files go to the editor the request came from, as the agent's edits do.
+            session = self.manager.attach(p.session_id, _link(client))
+            self.hub.attach(session.id, client)
+        done = await rewind(session, p.turn_id, p.what, p.force, p.dry_run)
         return api.RewindResult(
             restored=[str(path) for path in done.restored],
             deleted=[str(path) for path in done.deleted],
@@ -356,6 +360,7 @@ class AgentHandlers(WorktreeHandlers):
             failed=[api.FileProblem(path=str(f), reason=r) for f, r in done.failed],
             messages_removed=len(done.removed_messages),
             removed_message_ids=done.removed_messages,
+            files=diff_result(done.changes).files,
         )
 
     async def turn_diff(self, p: api.TurnDiffParams, _client: Client) -> api.TurnDiffResult:

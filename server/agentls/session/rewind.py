@@ -48,6 +48,8 @@ class RewindOutcome:
     conflicts: list[tuple[Path, str]] = field(default_factory=list)
     failed: list[tuple[Path, str]] = field(default_factory=list)
     removed_messages: list[str] = field(default_factory=list)
+    # What the files go (or would go) back to: from their current content to the restored.
+    changes: list[FileChange] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +72,17 @@ class _Cut:
 
 
 async def rewind(
-    session: AgentSession, turn_id: str, what: RewindWhat, force: bool = False
+    session: AgentSession,
+    turn_id: str,
+    what: RewindWhat,
+    force: bool = False,
+    dry_run: bool = False,
 ) -> RewindOutcome:
-    """Files and/or conversation back to before `turn_id` (and every later turn)."""
+    """Files and/or conversation back to before `turn_id` (and every later turn).
+
+    With `dry_run`, the same outcome is computed and nothing changes: no file, no
+    history, no transcript record.
+    """
     _check_idle(session)
     records = await asyncio.to_thread(read_records, session.transcript.path)
     turns = _turns_from(records, turn_id)
@@ -81,6 +91,8 @@ async def rewind(
         cut = _conversation_cut(records, session.transcript.path, session.history, turn_id)
     # A turn may have started while the transcript was read.
     _check_idle(session)
+    if dry_run:
+        return _preview(session, turns, cut, what, force)
     outcome = RewindOutcome()
     record = Rewound(turn_id, what, len(cut.removed) if cut else 0)
     session.transcript.record_rewind(record, cut.history if cut else ())
@@ -92,10 +104,31 @@ async def rewind(
         session.events.last_stop = None
         outcome.removed_messages = cut.removed
     if what != "conversation":
-        await restore_files(session.checkpoints, session.workspace, turns, force, outcome)
+        await restore_files(
+            session.checkpoints, session.workspace, turns, force, outcome, session.cwd
+        )
     if cut is None and (outcome.restored or outcome.deleted):
         # The conversation still holds the changes the files no longer have.
         session.intake.note_user_action(_files_note(outcome, session.cwd))
+    return outcome
+
+
+def _preview(
+    session: AgentSession,
+    turns: Sequence[str],
+    cut: _Cut | None,
+    what: RewindWhat,
+    force: bool,
+) -> RewindOutcome:
+    """What a rewind would do, read from the checkpoints and the disk alone."""
+    outcome = RewindOutcome()
+    if cut is not None:
+        outcome.removed_messages = cut.removed
+    if what != "conversation":
+        plan = _restore_plan(session.checkpoints, session.workspace, turns, force, outcome)
+        outcome.changes = _plan_changes(plan, session.cwd)
+        outcome.restored = [step.path for step in plan if step.wanted is not None]
+        outcome.deleted = [step.path for step in plan if step.wanted is None]
     return outcome
 
 
@@ -132,14 +165,24 @@ def turn_diff(session: AgentSession, turn_id: str) -> list[FileChange]:
     return changes
 
 
-async def restore_files(
+@dataclass(frozen=True, slots=True)
+class _Restore:
+    """One file a rewind would put back: the checkpoint it goes back to, and its bytes."""
+
+    path: Path
+    blob: str | None
+    wanted: bytes | None
+    current: bytes | None
+
+
+def _restore_plan(
     store: CheckpointStore,
     workspace: WorkspaceView,
     turns: Sequence[str],
     force: bool,
     outcome: RewindOutcome,
-) -> None:
-    """Each file the turns changed back to its content before the first of them."""
+) -> list[_Restore]:
+    """The files the turns changed that would go back; conflicts noted in `outcome`."""
     rank = {turn: i for i, turn in enumerate(turns)}
     targets: dict[Path, tuple[int, str | None]] = {}
     left: dict[Path, str | None] = {}
@@ -150,38 +193,57 @@ async def restore_files(
             order = rank[entry.turn_id]
             if entry.path not in targets or order < targets[entry.path][0]:
                 targets[entry.path] = (order, entry.blob)
+    plan = []
     for path, (_order, blob) in targets.items():
+        wanted = store.content(blob)
+        current = workspace.current_bytes(path)
+        if current == wanted:
+            continue
         expected = left.get(path, blob)
-        await _restore(store, workspace, path, blob, expected, force, outcome)
+        if current != store.content(expected) and not force:
+            outcome.conflicts.append((path, _conflict_reason(current, expected)))
+            continue
+        plan.append(_Restore(path, blob, wanted, current))
+    return plan
+
+
+def _plan_changes(plan: Sequence[_Restore], cwd: Path) -> list[FileChange]:
+    """Each planned file's diff, from its current content to the one it goes back to."""
+    return [
+        file_change(step.path, step.current, step.wanted, display_path(step.path, cwd))
+        for step in plan
+    ]
+
+
+async def restore_files(
+    store: CheckpointStore,
+    workspace: WorkspaceView,
+    turns: Sequence[str],
+    force: bool,
+    outcome: RewindOutcome,
+    cwd: Path,
+) -> None:
+    """Each file the turns changed back to its content before the first of them."""
+    plan = _restore_plan(store, workspace, turns, force, outcome)
+    outcome.changes = _plan_changes(plan, cwd)
+    for step in plan:
+        await _restore(store, workspace, step, outcome)
 
 
 async def _restore(
-    store: CheckpointStore,
-    workspace: WorkspaceView,
-    path: Path,
-    blob: str | None,
-    expected: str | None,
-    force: bool,
-    outcome: RewindOutcome,
+    store: CheckpointStore, workspace: WorkspaceView, step: _Restore, outcome: RewindOutcome
 ) -> None:
-    wanted = store.content(blob)
-    current = workspace.current_bytes(path)
-    if current == wanted:
-        return
-    if current != store.content(expected) and not force:
-        outcome.conflicts.append((path, _conflict_reason(current, expected)))
-        return
     try:
-        if wanted is None:
-            await workspace.delete(path)
-            outcome.deleted.append(path)
+        if step.wanted is None:
+            await workspace.delete(step.path)
+            outcome.deleted.append(step.path)
         else:
-            await _write_back(workspace, path, wanted)
-            outcome.restored.append(path)
+            await _write_back(workspace, step.path, step.wanted)
+            outcome.restored.append(step.path)
     except (EditRejected, UnencodableText, OSError) as exc:
-        outcome.failed.append((path, str(exc)))
+        outcome.failed.append((step.path, str(exc)))
         return
-    store.add(Entry("restored", path, blob))
+    store.add(Entry("restored", step.path, step.blob))
 
 
 def _conflict_reason(current: bytes | None, expected: str | None) -> str:

@@ -84,8 +84,9 @@ def test_rewind_both_previews_then_restores_the_file_and_drops_the_messages(
     editor.nvim.command("AgentRewind")
     editor.wait(f"#vim.api.nvim_list_tabpages() == {tabs + 1}")
     listed = editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
-    assert listed[0] == "Rewind code and conversation to before this message:", listed
-    assert "  2 messages leave the conversation" in listed, listed
+    assert listed[:2] == ["Rewind code and conversation", "to before this message:"], listed
+    # The user message, two tool calls with their results, and the answer.
+    assert "  6 messages leave the conversation" in listed, listed
     assert "  1 file goes back" in listed, listed
     assert listed[-1] == "modified notes.txt  +1 −1", listed
     diff = editor.lua(

@@ -64,7 +64,7 @@ function M.open(opts)
     vim.keymap.set("n", lhs, function() key.fn(view) end, { buffer = list, desc = "agentls: " .. key.desc, nowait = true })
   end
   vim.api.nvim_set_current_win(list_win)
-  vim.api.nvim_win_set_width(list_win, math.min(60, math.floor(vim.o.columns / 3)))
+  vim.api.nvim_win_set_width(list_win, math.min(60, math.max(44, math.floor(vim.o.columns / 3))))
   if #opts.files > 0 then vim.api.nvim_win_set_cursor(list_win, { view.first_file, 0 }) end
   show(1)
   return view

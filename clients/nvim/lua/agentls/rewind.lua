@@ -71,16 +71,16 @@ end
 ---@return string[]
 function M.summary(what, result, root)
   local cards = require("agentls.cards")
-  local out = { ("Rewind %s to before this message:"):format(M.WHAT[what]:lower()) }
+  local out = { "Rewind " .. M.WHAT[what]:lower(), "to before this message:" }
   if what ~= "files" then table.insert(out, ("  %d %s the conversation"):format(result.messagesRemoved, result.messagesRemoved == 1 and "message leaves" or "messages leave")) end
   if what ~= "conversation" then
     local files = #(result.files or {})
     table.insert(out, ("  %d %s back"):format(files, files == 1 and "file goes" or "files go"))
   end
   for _, conflict in ipairs(result.conflicts or {}) do
-    table.insert(out, ("  ⚠ %s: %s (kept unless F)"):format(cards.relative(conflict.path, root), conflict.reason))
+    table.insert(out, ("  ⚠ %s: %s (kept; F overwrites it)"):format(cards.relative(conflict.path, root), conflict.reason))
   end
-  table.insert(out, "y rewinds · F rewinds over your changes too · q cancels")
+  table.insert(out, "y rewind · F over your changes · q cancel")
   table.insert(out, "")
   return out
 end
@@ -125,7 +125,7 @@ function M.preview(chat, message, what)
     end
     diff_tab.open({
       name = "rewind/" .. message.turn,
-      title = "rewind preview (nothing changed yet)",
+      title = "preview: nothing changed yet",
       root = chat.root,
       header = M.summary(what, result, chat.root),
       files = result.files or {},

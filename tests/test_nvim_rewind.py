@@ -113,6 +113,37 @@ def test_rewind_both_previews_then_restores_the_file_and_drops_the_messages(
     assert session_texts(editor, session) == ["say hello"]
 
 
+def test_a_file_the_user_changed_is_listed_kept_by_y_and_overwritten_by_f(
+    editor: Editor,
+) -> None:
+    two_turns(editor)
+    (editor.root / "notes.txt").write_text("edited by hand\n", encoding="utf-8")
+    tabs = editor.lua("return #vim.api.nvim_list_tabpages()")
+
+    def preview() -> list[str]:
+        picks(editor, "rewrite the notes", "Code only")
+        editor.nvim.command("AgentRewind")
+        editor.wait(f"#vim.api.nvim_list_tabpages() == {tabs + 1}")
+        listed: list[str] = editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+        return listed
+
+    listed = preview()
+    assert listed[:2] == ["Rewind code only", "to before this message:"], listed
+    warning = "  ⚠ notes.txt: changed since the agent last wrote it (kept; F overwrites it)"
+    assert warning in listed, listed
+    assert not any("messages leave" in line for line in listed), listed
+    editor.nvim.feedkeys("y", "x")
+    editor.wait(f"#vim.api.nvim_list_tabpages() == {tabs}")
+    assert (editor.root / "notes.txt").read_text(encoding="utf-8") == "edited by hand\n"
+    preview()
+    editor.nvim.feedkeys("F", "x")
+    editor.wait(f"#vim.api.nvim_list_tabpages() == {tabs}")
+    notes = editor.root / "notes.txt"
+    editor.wait(f"vim.fn.readfile('{notes}')[1] == 'mine'")
+    # Code only: the conversation keeps the turn.
+    assert "rewrite the notes" in editor.chat_text()
+
+
 def test_fork_from_a_user_message_opens_a_chat_without_it_and_its_text_in_the_prompt(
     editor: Editor,
 ) -> None:

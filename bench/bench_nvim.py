@@ -241,35 +241,25 @@ def _type_keys(nvim: Any, count: int, until_done: bool) -> list[float]:
     return latencies
 
 
-# One turn of `files` Writes, then its changes, a rewind preview and the rewind, timed.
-REWIND = """
-local files = ...
-local chat = require("agentls.chat").get(nil, true)
+# The chat's first user message (with its turn) and the history actions on it.
+REWIND_STEP = """
+local step = ...
 local rewind = require("agentls.rewind")
-local turns = #_G.bench_turns
-chat:send("write the files")
-vim.wait(60000, function() return #_G.bench_turns > turns end, 5)
-chat = require("agentls.chat").get()
+local chat = require("agentls.chat").get()
 local message = rewind.messages(chat)[1]
-local function timed(fn, until_fn)
-  local tabs = #vim.api.nvim_list_tabpages()
-  local started = vim.uv.hrtime()
-  fn()
-  vim.wait(60000, until_fn or function() return #vim.api.nvim_list_tabpages() > tabs end, 1)
-  local seconds = (vim.uv.hrtime() - started) / 1e9
-  if #vim.api.nvim_list_tabpages() > tabs then vim.cmd.tabclose() end
-  return seconds
-end
-local changes = timed(function() rewind.changes(chat, 1) end)
-local preview = timed(function() rewind.preview(chat, message, "both") end)
-local done = false
-vim.api.nvim_create_autocmd("User", {
-  pattern = "AgentlsRewound", once = true, callback = function() done = true end,
-})
-local applied = timed(function() rewind.apply(chat, message.turn, "both", false) end,
-  function() return done end)
-return { changes, preview, applied, #vim.fn.glob("f*.txt", false, true) }
+if step == "changes" then rewind.changes(chat, 1)
+elseif step == "preview" then rewind.preview(chat, message, "both")
+else rewind.apply(chat, message.turn, "both", false) end
 """
+
+
+def _timed(nvim: Any, step: str, done: str) -> float:
+    """Seconds from a step's start to `done` holding (polled over RPC: a few ms added)."""
+    started = time.perf_counter()
+    nvim.exec_lua(REWIND_STEP, step)
+    while not nvim.exec_lua(f"return {done}"):
+        time.sleep(0.002)
+    return time.perf_counter() - started
 
 
 def _rewind_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
@@ -299,11 +289,20 @@ def _rewind_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
                 "'AgentlsEvent', callback = function(a) if a.data.type == 'turn_completed' "
                 "then table.insert(_G.bench_turns, 1) end end })"
             )
-            for _ in range(runs):
-                changes, preview, applied, left = nvim.exec_lua(REWIND, files)
-                samples["changes"].append(changes)
-                samples["preview"].append(preview)
-                samples["applied"].append(applied)
+            for turn in range(1, runs + 1):
+                nvim.exec_lua("require('agentls.chat').get(nil, true):send('write the files')")
+                while nvim.exec_lua("return #_G.bench_turns") < turn:
+                    time.sleep(0.01)
+                for step in ("changes", "preview"):
+                    samples[step].append(_timed(nvim, step, "#vim.api.nvim_list_tabpages() > 1"))
+                    nvim.command("tabclose")
+                nvim.exec_lua(
+                    "_G.bench_rewound = false vim.api.nvim_create_autocmd('User', { pattern = "
+                    "'AgentlsRewound', once = true, callback = function() "
+                    "_G.bench_rewound = true end })"
+                )
+                samples["applied"].append(_timed(nvim, "apply", "_G.bench_rewound"))
+                left = len(list((root / "ws").glob("f*.txt")))
         finally:
             nvim.close()
     section = f"{SECTION} (rewind)"

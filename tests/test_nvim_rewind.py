@@ -42,6 +42,7 @@ def two_turns(editor: Editor) -> None:
         {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "notes.txt"}}]},
         {"tool_calls": [write("w", "notes.txt", "the agent's\n")]},
         {"text": "Rewritten."},
+        {"text": "Again."},
     ]
     start(editor, script)
     editor.lua(PICKER)
@@ -111,6 +112,10 @@ def test_rewind_both_previews_then_restores_the_file_and_drops_the_messages(
     assert "Rewritten." not in chat, chat
     session = editor.lua("return require('agentls.chat').get().session_id")
     assert session_texts(editor, session) == ["say hello"]
+    # The redrawn chat goes on.
+    editor.nvim.command("AgentAsk once more")
+    editor.turn_ended(3)
+    assert "Again." in editor.chat_text()
 
 
 def test_a_file_the_user_changed_is_listed_kept_by_y_and_overwritten_by_f(

@@ -262,20 +262,18 @@ def _timed(nvim: Any, step: str, done: str) -> float:
     return time.perf_counter() - started
 
 
-def _rewind_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
-    """:AgentChanges, a rewind preview and a rewind of a 50-file turn, with the daemon."""
-    runs, files = (2 if quick else 5), 50
+def _rewind_run(pynvim: Any, nvim_path: str, files: int) -> tuple[float, float, float, int]:
+    """One Neovim and daemon: a turn writes `files` files, then the three steps, timed."""
     writes = [
         {"id": f"w{i}", "name": "Write", "input": {"file_path": f"f{i}.txt", "content": "x\n"}}
         for i in range(files)
     ]
-    samples: dict[str, list[float]] = {"changes": [], "preview": [], "applied": []}
     with tempfile.TemporaryDirectory(prefix="agentls-bench-nvim-") as tmp:
         root = Path(tmp)
         (root / "ws" / ".git").mkdir(parents=True)
         script = root / "script.jsonl"
         turn = [json.dumps({"tool_calls": writes}), json.dumps({"text": "written"})]
-        script.write_text("\n".join(turn * runs) + "\n", encoding="utf-8")
+        script.write_text("\n".join(turn) + "\n", encoding="utf-8")
         env = daemon_env(root / "home", XDG_STATE_HOME=str(root / "state"))
         nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
         try:
@@ -285,26 +283,36 @@ def _rewind_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
             nvim.exec_lua(SETUP, str(PLUGIN), DAEMON, str(script))
             nvim.exec_lua(
                 "require('agentls.config').options.session.permissionMode = 'bypassPermissions' "
-                "_G.bench_turns = {} vim.api.nvim_create_autocmd('User', { pattern = "
-                "'AgentlsEvent', callback = function(a) if a.data.type == 'turn_completed' "
-                "then table.insert(_G.bench_turns, 1) end end })"
+                "require('agentls.chat').get(nil, true):send('write the files')"
             )
-            for turn in range(1, runs + 1):
-                nvim.exec_lua("require('agentls.chat').get(nil, true):send('write the files')")
-                while nvim.exec_lua("return #_G.bench_turns") < turn:
-                    time.sleep(0.01)
-                for step in ("changes", "preview"):
-                    samples[step].append(_timed(nvim, step, "#vim.api.nvim_list_tabpages() > 1"))
-                    nvim.command("tabclose")
-                nvim.exec_lua(
-                    "_G.bench_rewound = false vim.api.nvim_create_autocmd('User', { pattern = "
-                    "'AgentlsRewound', once = true, callback = function() "
-                    "_G.bench_rewound = true end })"
-                )
-                samples["applied"].append(_timed(nvim, "apply", "_G.bench_rewound"))
-                left = len(list((root / "ws").glob("f*.txt")))
+            while not nvim.exec_lua("return _G.bench.done"):
+                time.sleep(0.01)
+            steps = []
+            for step in ("changes", "preview"):
+                steps.append(_timed(nvim, step, "#vim.api.nvim_list_tabpages() > 1"))
+                nvim.command("tabclose")
+            nvim.exec_lua(
+                "_G.bench_rewound = false vim.api.nvim_create_autocmd('User', { pattern = "
+                "'AgentlsRewound', once = true, callback = function() "
+                "_G.bench_rewound = true end })"
+            )
+            steps.append(_timed(nvim, "apply", "_G.bench_rewound"))
+            left = len(list((root / "ws").glob("f*.txt")))
         finally:
             nvim.close()
+    return steps[0], steps[1], steps[2], left
+
+
+def _rewind_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
+    """:AgentChanges, a rewind preview and a rewind of a 50-file turn, with the daemon."""
+    runs, files = (2 if quick else 5), 50
+    samples: dict[str, list[float]] = {"changes": [], "preview": [], "applied": []}
+    left = 0
+    for _ in range(runs):
+        changes, preview, applied, left = _rewind_run(pynvim, nvim_path, files)
+        samples["changes"].append(changes)
+        samples["preview"].append(preview)
+        samples["applied"].append(applied)
     section = f"{SECTION} (rewind)"
     note = f"a turn of {files} written files; {left} left after the rewind"
     return [

@@ -18,10 +18,6 @@ Last, the cards of the power-user requests, drawn in Neovim without a daemon: a 
 plan highlighted by treesitter's markdown parser (parsed once, as extmarks), and the file
 list of a 100-file patch with its +/− counts; and an isolated agent's worktree card of 200
 files drawn in a chat buffer, then redrawn when worktree_resolved says it was merged.
-
-And the history actions on a turn that wrote 50 files (the real daemon): `:AgentChanges`
-(agent/turnDiff to its tab open), a rewind's preview (agent/rewind with dryRun to its tab
-open) and the rewind of code and conversation (to the chat redrawn without the turn).
 """
 
 from __future__ import annotations
@@ -241,87 +237,6 @@ def _type_keys(nvim: Any, count: int, until_done: bool) -> list[float]:
     return latencies
 
 
-# The chat's first user message (with its turn) and the history actions on it.
-REWIND_STEP = """
-local step = ...
-local rewind = require("agentls.rewind")
-local chat = require("agentls.chat").get()
-local message = rewind.messages(chat)[1]
-if step == "changes" then rewind.changes(chat, 1)
-elseif step == "preview" then rewind.preview(chat, message, "both")
-else rewind.apply(chat, message.turn, "both", false) end
-"""
-
-
-def _timed(nvim: Any, step: str, done: str) -> float:
-    """Seconds from a step's start to `done` holding (polled over RPC: a few ms added)."""
-    started = time.perf_counter()
-    nvim.exec_lua(REWIND_STEP, step)
-    while not nvim.exec_lua(f"return {done}"):
-        time.sleep(0.002)
-    return time.perf_counter() - started
-
-
-def _rewind_run(pynvim: Any, nvim_path: str, files: int) -> tuple[float, float, float, int]:
-    """One Neovim and daemon: a turn writes `files` files, then the three steps, timed."""
-    writes = [
-        {"id": f"w{i}", "name": "Write", "input": {"file_path": f"f{i}.txt", "content": "x\n"}}
-        for i in range(files)
-    ]
-    with tempfile.TemporaryDirectory(prefix="agentls-bench-nvim-") as tmp:
-        root = Path(tmp)
-        (root / "ws" / ".git").mkdir(parents=True)
-        script = root / "script.jsonl"
-        turn = [json.dumps({"tool_calls": writes}), json.dumps({"text": "written"})]
-        script.write_text("\n".join(turn) + "\n", encoding="utf-8")
-        env = daemon_env(root / "home", XDG_STATE_HOME=str(root / "state"))
-        nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
-        try:
-            nvim.exec_lua("for k, _ in pairs(vim.fn.environ()) do vim.env[k] = nil end")
-            nvim.exec_lua("for k, v in pairs(...) do vim.env[k] = v end", env)
-            nvim.command(f"cd {root / 'ws'}")
-            nvim.exec_lua(SETUP, str(PLUGIN), DAEMON, str(script))
-            nvim.exec_lua(
-                "require('agentls.config').options.session.permissionMode = 'bypassPermissions' "
-                "require('agentls.chat').get(nil, true):send('write the files')"
-            )
-            while not nvim.exec_lua("return _G.bench.done"):
-                time.sleep(0.01)
-            steps = []
-            for step in ("changes", "preview"):
-                steps.append(_timed(nvim, step, "#vim.api.nvim_list_tabpages() > 1"))
-                nvim.command("tabclose")
-            nvim.exec_lua(
-                "_G.bench_rewound = false vim.api.nvim_create_autocmd('User', { pattern = "
-                "'AgentlsRewound', once = true, callback = function() "
-                "_G.bench_rewound = true end })"
-            )
-            steps.append(_timed(nvim, "apply", "_G.bench_rewound"))
-            left = len(list((root / "ws").glob("f*.txt")))
-        finally:
-            nvim.close()
-    return steps[0], steps[1], steps[2], left
-
-
-def _rewind_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
-    """:AgentChanges, a rewind preview and a rewind of a 50-file turn, with the daemon."""
-    runs, files = (2 if quick else 5), 50
-    samples: dict[str, list[float]] = {"changes": [], "preview": [], "applied": []}
-    left = 0
-    for _ in range(runs):
-        changes, preview, applied, left = _rewind_run(pynvim, nvim_path, files)
-        samples["changes"].append(changes)
-        samples["preview"].append(preview)
-        samples["applied"].append(applied)
-    section = f"{SECTION} (rewind)"
-    note = f"a turn of {files} written files; {left} left after the rewind"
-    return [
-        *timing_rows(section, ":AgentChanges, turnDiff → tab open", samples["changes"], note),
-        *timing_rows(section, "rewind preview, dryRun → tab open", samples["preview"]),
-        *timing_rows(section, "rewind both → chat redrawn", samples["applied"]),
-    ]
-
-
 def run(quick: bool) -> list[Row]:
     try:
         import pynvim
@@ -394,10 +309,7 @@ def run(quick: bool) -> list[Row]:
         Row(SECTION, "Neovim CPU while streaming", 100 * cpu / wall, "%", f"{cpu:.2f} s CPU")
     )
     return (
-        rows
-        + _long_session_rows(pynvim, nvim_path, quick)
-        + _card_rows(pynvim, nvim_path, quick)
-        + _rewind_rows(pynvim, nvim_path, quick)
+        rows + _long_session_rows(pynvim, nvim_path, quick) + _card_rows(pynvim, nvim_path, quick)
     )
 
 

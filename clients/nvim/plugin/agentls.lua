@@ -45,6 +45,9 @@ command("AgentMode", function() agentls().mode() end, { desc = "agentls: pick th
 command("AgentContinue", function() agentls().continue() end, { desc = "agentls: go on after the turn limit" })
 command("AgentTasks", function() agentls().tasks() end, { desc = "agentls: background agents" })
 command("AgentWorktrees", function() agentls().worktrees() end, { desc = "agentls: view, merge or discard an isolated agent's worktree" })
+command("AgentRewind", function() agentls().rewind() end, { desc = "agentls: rewind code, conversation or both to before a message" })
+command("AgentFork", function() agentls().fork() end, { desc = "agentls: fork a new chat from before a message" })
+command("AgentChanges", function(cmd) agentls().changes(tonumber(cmd.args)) end, { nargs = "?", desc = "agentls: the files a turn changed" })
 command("AgentPlugins", function() agentls().plugins() end, { desc = "agentls: the installed plugins" })
 command("AgentCompact", function(cmd) agentls().compact(cmd.args) end, { nargs = "*", desc = "agentls: compact the context" })
 command("AgentPermission", function(cmd) agentls().permission(cmd.args) end, {

@@ -57,6 +57,8 @@ local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 ---@field worktree_cards? table<string, { mark: integer, count: integer, worktree: table }>  agent id -> its card
 ---@field drawn? table<string, boolean>  after a re-attach: message ids its history drew
 ---@field older_cursor? string  messages before the ones shown remain: agent/getMessages's `before`
+---@field user_messages table<string, { mark: integer, text: string }>  user message id -> where it is drawn, its text
+---@field turn_of table<string, string>  user message id -> the turn it began (from turn_started; a resumed history has none)
 local Chat = {}
 Chat.__index = Chat
 
@@ -146,6 +148,8 @@ local function session_opened(root, client, result)
     messages = {},
     tools = {},
     permissions = {},
+    user_messages = {},
+    turn_of = {},
   }, Chat)
   by_session[chat.session_id] = chat
   shown[root] = chat
@@ -158,6 +162,7 @@ local function session_opened(root, client, result)
     local now = shown[root]
     return (now and now.buffer.bufnr == bufnr) and now or chat
   end)
+  require("agentls.rewind").keymaps(chat, bufnr)
   chat:load_commands()
   return chat
 end
@@ -186,6 +191,19 @@ function M.resume(root, session_id)
   local chat = session_opened(root, client, result)
   for _, message in ipairs(result.messages) do chat:history(message) end
   earlier.set_cursor(chat, result.messagesCursor)
+  return chat
+end
+
+--- A new session with the history of `session_id` up to `message_id` (agent/forkSession:
+--- at a user message the copy ends just before it), drawn in the root's chat.
+---@param root string
+---@param session_id string
+---@param message_id string
+---@return agentls.Chat
+function M.fork(root, session_id, message_id)
+  local result, client = open_request(root, "agent/forkSession", { sessionId = session_id, messageId = message_id })
+  local chat = session_opened(root, client, result)
+  for _, message in ipairs(result.messages) do chat:history(message) end
   return chat
 end
 
@@ -279,6 +297,8 @@ end
 
 function Chat:on_turn_started(event)
   self.running = event.turnId
+  -- A turn of its own user message: rewind and changes name it by that message.
+  if not event.continued and event.userMessageId then self.turn_of[event.userMessageId] = event.turnId end
   self:spinner(true)
   if config.options.reattach then require("agentls.reattach").running(self, event.seq - 1) end
 end
@@ -302,7 +322,11 @@ function Chat:on_message_completed(event)
   if not quote then return end
   -- Who speaks is virtual text above each part, so the buffer holds only the conversation.
   local row = self.buffer:block(quote)
-  self.buffer:mark(row, 0, { virt_lines_above = true, virt_lines = lines.USER_HEADER })
+  local header = self.buffer:mark(row, 0, { virt_lines_above = true, virt_lines = lines.USER_HEADER })
+  if event.messageId then
+    local text = vim.tbl_map(function(line) return (line:gsub("^> ?", "")) end, vim.list_slice(quote, 1, #quote - 1))
+    self.user_messages[event.messageId] = { mark = header, text = table.concat(text, "\n") }
+  end
   local answer = self.buffer:tail()
   self.buffer:mark(answer, 0, { virt_lines_above = true, virt_lines = lines.AGENT_HEADER, right_gravity = false })
 end
@@ -705,7 +729,7 @@ end
 ---@param message { role: string, content: table[] }
 function Chat:history(message)
   if message.role == "user" then
-    self:on_message_completed({ role = "user", content = message.content })
+    self:on_message_completed({ role = "user", content = message.content, messageId = message.messageId })
     for _, block in ipairs(message.content) do
       local tool = block.type == "tool_result" and self.tools[block.toolUseId]
       if tool then

@@ -58,6 +58,11 @@ M.defaults = {
     reject_always = "d",
     view_diff = "v",
     abort = "<C-c>",
+    -- In the chat buffer, on a user message (or the answer under it): rewind to before it,
+    -- fork a new chat from it, show the files its turn changed.
+    rewind = "<leader>ar",
+    fork = "<leader>af",
+    changes = "<leader>ac",
   },
 }
 

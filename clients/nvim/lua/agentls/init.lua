@@ -236,6 +236,22 @@ function M.worktrees()
   require("agentls.worktrees").pick(chat_of(nil, true))
 end
 
+--- :AgentRewind: code, conversation or both back to before a user message (previewed first).
+function M.rewind()
+  require("agentls.rewind").rewind(chat_of(nil, true))
+end
+
+--- :AgentFork: a new chat from just before a user message, its text in the prompt.
+function M.fork()
+  require("agentls.rewind").fork(chat_of(nil, true))
+end
+
+--- :AgentChanges [n]: the files a turn changed (the cursor's, the Nth, else the last).
+---@param number? integer
+function M.changes(number)
+  require("agentls.rewind").changes(chat_of(nil, true), number)
+end
+
 --- :AgentPlugins: the session's installed plugins and what each provides.
 ---@return integer bufnr  the list's buffer
 function M.plugins()

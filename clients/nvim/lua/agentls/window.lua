@@ -213,6 +213,21 @@ function M.focus_prompt(root)
   end
 end
 
+--- Put `text` in the root's prompt to edit and send (a fork's "edit and resend"); the
+--- prompt is one line, so the text's lines are joined by spaces.
+---@param root string
+---@param text string
+function M.set_prompt(root, text)
+  local prompt = prompt_buffer(root)
+  local line = vim.fn.prompt_getprompt(prompt) .. text:gsub("\n", " ")
+  vim.api.nvim_buf_set_lines(prompt, -2, -1, false, { line })
+  local win = vim.fn.win_findbuf(prompt)[1]
+  if win then
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(prompt), #line })
+  end
+end
+
 local group = vim.api.nvim_create_augroup("agentls-window", { clear = true })
 -- A resized window lays its pending permission's choices out again.
 vim.api.nvim_create_autocmd({ "WinResized", "VimResized" }, {

@@ -13,63 +13,16 @@ the removed messages, as the daemon's history does.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
-import pytest
+from vscode_daemon_driver import run_driver
 
-ROOT = Path(__file__).resolve().parent.parent
-CLIENT = ROOT / "clients" / "vscode"
 ORIGINAL = 'PORT = 8000\nHOST = "x"\n'
 EDITED = 'PORT = 9000\nHOST = "x"\n'
 
 
-def _git(cwd: Path, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    identity = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
-    subprocess.run(["git", *identity, *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
-def _run(tmp_path: Path) -> tuple[Path, dict[str, dict[str, Any]]]:
-    node = shutil.which("node")
-    if node is None or not (CLIENT / "node_modules").is_dir():
-        pytest.skip("the extension's npm packages are missing: run `npm ci` in clients/vscode")
-    built = subprocess.run(
-        [node, "scripts/build.mjs", "--tests"], cwd=CLIENT, capture_output=True, text=True
-    )
-    assert built.returncode == 0, built.stderr
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "app.py").write_text(ORIGINAL, encoding="utf-8")
-    _git(workspace, "init", "-q", "-b", "main")
-    _git(workspace, "add", "-A")
-    _git(workspace, "commit", "-q", "-m", "start")
-    env = {**os.environ, "AGENTLS_HOME": str(tmp_path / "home")}
-    done = subprocess.run(
-        [node, "dist-test/rewind-daemon.js", sys.executable, str(workspace)],
-        cwd=CLIENT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    steps: dict[str, dict[str, Any]] = {}
-    for line in done.stdout.splitlines():
-        if line.startswith("{"):
-            step = json.loads(line)
-            steps[step["step"]] = step
-    assert "error" not in steps, steps["error"]
-    assert done.returncode == 0, done.stdout + done.stderr
-    return workspace, steps
-
-
 def test_rewind_fork_and_changes_from_the_panels_user_messages(tmp_path: Path) -> None:
-    workspace, steps = _run(tmp_path)
+    workspace, steps = run_driver(tmp_path, "rewind-daemon", ORIGINAL)
     turns = steps["turns"]
     # Both user messages know their turn: Rewind… and Changes are offered on them.
     assert [u["text"] for u in turns["users"]] == ["change the port", "anything else?"]

@@ -36,6 +36,11 @@ command("AgentAsk", function(cmd)
   end
   agentls().ask(text, { range = range })
 end, { nargs = "*", range = true, desc = "agentls: send a message (a range attaches those lines)" })
+command("AgentEdit", function(cmd) require("agentls.inline").command(cmd.args, cmd.line1, cmd.line2) end, {
+  nargs = "*",
+  range = true,
+  desc = "agentls: change the selected lines as told, reviewed hunk by hunk in the buffer",
+})
 command("AgentAbort", function() agentls().abort() end, { desc = "agentls: stop the turn" })
 command("AgentNew", function() agentls().new() end, { desc = "agentls: a new session" })
 command("AgentSessions", function() agentls().sessions() end, { desc = "agentls: resume a session" })

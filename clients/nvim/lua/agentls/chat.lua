@@ -490,6 +490,8 @@ function Chat:on_permission_request(event)
   self.permissions[event.requestId] = permission
   self.last_permission = event.requestId
   self:layout_permission(permission)
+  -- An inline edit's change is reviewed in its file's buffer, hunk by hunk, not from here.
+  if event.inlineEdit and require("agentls.inline_review").open(self, permission) then return end
   if not self:visible() or self.opened_for_permission then
     -- The change is seen before it is allowed: a hidden chat opens beside the source (the
     -- cursor stays there), and while the user has not gone to it the choices come through

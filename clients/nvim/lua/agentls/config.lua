@@ -63,6 +63,10 @@ M.defaults = {
     rewind = "<leader>ar",
     fork = "<leader>af",
     changes = "<leader>ac",
+    -- Visual mode: :AgentEdit on the selection (an instruction asked for).
+    inline_edit = "<leader>ae",
+    -- In a buffer reviewing an inline edit's proposal (see :help agentls-inline-edit).
+    inline_review = { accept = "ca", reject = "cr", accept_all = "cA", reject_all = "cR", next = "]h", prev = "[h" },
   },
 }
 

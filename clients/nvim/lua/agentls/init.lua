@@ -47,6 +47,9 @@ function M.setup(opts)
     vim.keymap.set("n", keys.ask, function() window().focus_prompt() end, { desc = "agentls: ask" })
     vim.keymap.set("x", keys.ask, ":AgentAsk<CR>", { desc = "agentls: ask about the selection" })
   end
+  if keys.inline_edit then
+    vim.keymap.set("x", keys.inline_edit, ":AgentEdit<CR>", { desc = "agentls: edit the selection inline" })
+  end
 end
 
 --- Send a message; `opts.range` ({first, last} lines, 1-based) attaches those lines of the

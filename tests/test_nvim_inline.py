@@ -94,6 +94,17 @@ def open_source(editor: Editor, script: list[dict[str, Any]]) -> Path:
     return source
 
 
+def review_opened(editor: Editor) -> dict[str, Any]:
+    """The inline review that opened (the chat in the message when none did)."""
+    try:
+        editor.wait("#_G.inline_opened == 1")
+    except AssertionError as timeout:
+        chat = editor.lua("local c = require('agentls.chat').get() return c and c.buffer:text()")
+        raise AssertionError(f"no inline review opened; the chat:\n{chat}") from timeout
+    opened: dict[str, Any] = editor.lua("return _G.inline_opened[1]")
+    return opened
+
+
 def marks(editor: Editor) -> dict[str, Any]:
     found: dict[str, Any] = editor.lua(MARKS)
     return found
@@ -103,8 +114,7 @@ def test_hunks_accepted_one_by_one_land_on_disk_and_the_turn_rewinds(editor: Edi
     source = open_source(editor, TWO_HUNKS)
     screen = Screen.attach(editor.nvim, 100, 24)
     keys(editor, "ggVjj:AgentEdit make a and c ten times bigger<CR>")
-    editor.wait("#_G.inline_opened == 1")
-    [opened] = editor.lua("return _G.inline_opened")
+    opened = review_opened(editor)
     assert opened["path"] == str(source) and opened["hunks"] == 2, opened
     # In app.py's own buffer, not in the chat or a tab: nothing asked through a picker.
     assert editor.lua("return vim.api.nvim_buf_get_name(0)") == str(source)
@@ -143,8 +153,9 @@ def test_hunks_accepted_one_by_one_land_on_disk_and_the_turn_rewinds(editor: Edi
     for expected in ("make a and c ten times bigger", "→ Allow once", "Made a and c ten"):
         assert expected in chat, chat
     # The model is told what was applied: its proposal less the rejected hunk.
-    [result] = [r for r in tool_results(editor.log) if r["toolUseId"] == "e"]
-    assert "c = 3" in str(result["content"]), result
+    result = [r for r in tool_results(editor.log) if r["tool_use_id"] == "e"][-1]
+    assert "applied it with revisions" in result["content"], result
+    assert "-c = 30" in result["content"] and "+c = 3" in result["content"], result
     # :AgentRewind takes the inline turn back like any other.
     editor.lua("_G.agentls_picks = ...", ["make a and c", "Code and conversation"])
     tabs = editor.lua("return #vim.api.nvim_list_tabpages()")
@@ -166,7 +177,7 @@ def test_the_keymap_asks_for_the_instruction_and_reject_all_leaves_the_file(
     )
     # <leader> is the default backslash.
     keys(editor, "ggVjj\\ae")
-    editor.wait("#_G.inline_opened == 1")
+    review_opened(editor)
     assert editor.lua("return _G.inline_prompts") == ["agentls edit: "]
     # ]h and [h move between the hunks, wrapping around.
     keys(editor, "]h")

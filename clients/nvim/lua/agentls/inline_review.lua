@@ -172,19 +172,22 @@ end
 ---@param decision "accepted"|"rejected"
 ---@param all? boolean
 local function decide(review, decision, all)
+  local index = current(review) or 1
   if all then
     for _, hunk in ipairs(review.hunks) do
       hunk.decision = hunk.decision or decision
     end
   else
-    local index = current(review)
-    if not index then return end
     review.hunks[index].decision = decision
   end
   if hunks_mod.all_decided(review.hunks) then return finish(review) end
   draw(review)
-  local index = current(review)
-  if index then go(review, index) end
+  -- On to the next hunk still open after this one (wrapping around).
+  local count = #review.hunks
+  for offset = 1, count do
+    local next_index = (index - 1 + offset) % count + 1
+    if not review.hunks[next_index].decision then return go(review, next_index) end
+  end
 end
 
 --- Move to the next (step 1) or previous (-1) hunk from the cursor, wrapping around.

@@ -12,7 +12,19 @@ local M = {}
 
 local ns = vim.api.nvim_create_namespace("agentls-inline-review")
 
-M.HINT = "ca accept · cr reject · cA/cR all · ]h/[h next/prev"
+--- What the keys do, with the keys as configured (a key set to false is left out).
+---@param k table<string, string|false>
+---@return string
+function M.hint(k)
+  local parts = {}
+  for _, pair in ipairs({
+    { k.accept, "accept" }, { k.reject, "reject" }, { k.accept_all, "accept all" },
+    { k.reject_all, "reject all" }, { k.next, "next" }, { k.prev, "prev" },
+  }) do
+    if pair[1] then table.insert(parts, pair[1] .. " " .. pair[2]) end
+  end
+  return table.concat(parts, " · ")
+end
 
 -- The keys on a reviewed buffer, configurable through keymaps.inline_review.
 M.DEFAULT_KEYS = { accept = "ca", reject = "cr", accept_all = "cA", reject_all = "cR", next = "]h", prev = "[h" }
@@ -72,7 +84,7 @@ end
 
 local function label(review, index)
   local hunk = review.hunks[index]
-  local state = hunk.decision == "accepted" and "accepted" or hunk.decision == "rejected" and "rejected" or M.HINT
+  local state = hunk.decision == "accepted" and "accepted" or hunk.decision == "rejected" and "rejected" or M.hint(review.keys)
   return (" agentls hunk %d/%d: %s "):format(index, #review.hunks, state)
 end
 
@@ -263,7 +275,7 @@ function M.open(chat, permission)
   draw(review)
   set_keys(review)
   if #hunks > 0 then go(review, 1) end
-  vim.api.nvim_echo({ { ("agentls: inline edit, %d hunk%s: %s"):format(#hunks, #hunks == 1 and "" or "s", M.HINT), "AgentlsReviewHint" } }, false, {})
+  vim.api.nvim_echo({ { ("agentls: inline edit, %d hunk%s: %s"):format(#hunks, #hunks == 1 and "" or "s", M.hint(review.keys)), "AgentlsReviewHint" } }, false, {})
   emit("AgentlsInlineReviewOpen", { requestId = event.requestId, path = diff.path, hunks = #hunks })
   -- A proposal that changes nothing has no hunk to decide: answered as a rejection.
   if #hunks == 0 then finish(review) end

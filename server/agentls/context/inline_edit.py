@@ -40,15 +40,17 @@ def inline_edit_block(edit: InlineEdit, text: str, cwd: Path, tools: str) -> str
     lines = f"{first}-{last}" if last != first else str(first)
     rules = (
         f"The user selected lines {lines} of {shown} in the editor (the region between the "
-        "`>>> selection` marks below) and asks for the change in their message. Change only "
+        "`selection starts` and `selection ends` marks below) and asks for the change in "
+        "their message. Change only "
         "that region of that file, with Edit or MultiEdit; the file below counts as read, so "
         "no Read call is needed first. The user reviews each change in the editor, hunk by "
         "hunk. When you are done, answer in one short sentence. Tools in this turn: "
         f"{tools}."
     )
+    # The code as it is, not XML-escaped: the model copies Edit strings from it.
     listing = _numbered(text, edit.range)
     head = f"<inlineEdit path={quoteattr(shown)} lines={quoteattr(lines)}>"
-    return f"{head}\n{escape(rules)}\n<file>\n{escape(listing)}\n</file>\n</inlineEdit>"
+    return f"{head}\n{escape(rules)}\n<file>\n{listing}\n</file>\n</inlineEdit>"
 
 
 def _numbered(text: str, region: Range) -> str:
@@ -65,18 +67,23 @@ def _numbered(text: str, region: Range) -> str:
     out = [f"… lines 1-{low} not shown (Read them if needed)"] if low else []
     for index in range(low, high):
         if index == start.line:
-            out.append(f">>> selection starts (line {index + 1}, column {start.character + 1})")
+            out.append(_mark("starts", index, start.character))
         line = lines[index].removesuffix("\r")
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + " [... line truncated]"
         out.append(f"{index + 1:>6}\t{line}")
         if index == end.line:
-            out.append(f">>> selection ends (line {index + 1}, column {end.character + 1})")
+            out.append(_mark("ends", index, end.character))
     # A region at the very end of the file (after its last newline).
     if start.line >= len(lines):
-        out.append(f">>> selection starts (line {start.line + 1}, column {start.character + 1})")
+        out.append(_mark("starts", start.line, start.character))
     if end.line >= len(lines):
-        out.append(f">>> selection ends (line {end.line + 1}, column {end.character + 1})")
+        out.append(_mark("ends", end.line, end.character))
     if high < len(lines):
         out.append(f"… lines {high + 1}-{len(lines)} not shown (Read them if needed)")
     return "\n".join(out)
+
+
+def _mark(which: str, line: int, character: int) -> str:
+    """A line of its own marking where the selection starts or ends (1-based)."""
+    return f"----- selection {which} (line {line + 1}, column {character + 1}) -----"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from agent_client import AgentClient, read_requests
@@ -214,3 +215,23 @@ async def test_bad_params_name_their_field(client: AgentClient, tmp_path: Path) 
     # Nothing ran: no turn started.
     await asyncio.sleep(0)
     assert not client.events.of_type("turn_started")
+
+
+async def test_cancelling_the_inline_edit_request_aborts_its_turn(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    session, _log = await client.scripted_session(tmp_path, SCRIPT)
+    request = {
+        "sessionId": session,
+        "uri": values(tmp_path).as_uri(),
+        "range": RANGE,
+        "instruction": "bump lines 2 and 10",
+    }
+    result = await client.protocol.send_request_async(
+        "agent/inlineEdit", request, msg_id="inline-1"
+    )
+    await client.events.wait_for(lambda e: e["type"] == "permission_request")
+    client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="inline-1"))
+    done = await client.events.turn_completed(result["turnId"])
+    assert done["stopReason"] == "aborted"
+    assert values(tmp_path).read_text(encoding="utf-8") == OLD

@@ -185,6 +185,18 @@ export interface ImageBlock {
   width?: number;
 }
 
+export interface InlineEditParams {
+  instruction: string;
+  range: WireRange;
+  sessionId: string;
+  uri: string;
+}
+
+export interface InlineEditTarget {
+  range: TextRange;
+  uri: string;
+}
+
 export interface ListCommandsResult {
   commands: CommandInfoParam[];
 }
@@ -391,6 +403,7 @@ export interface PermissionRequest {
   agentId?: string;
   diff?: FileDiff;
   diffs?: FileDiff[];
+  inlineEdit?: boolean;
   input: Record<string, unknown>;
   options: PermissionOption[];
   parentToolCallId?: string;
@@ -719,6 +732,16 @@ export interface TextDeltaEvent {
   type: "text_delta";
 }
 
+export interface TextPosition {
+  character: number;
+  line: number;
+}
+
+export interface TextRange {
+  end: TextPosition;
+  start: TextPosition;
+}
+
 export interface ThinkingBlock {
   encryptedContent?: string;
   signature?: string;
@@ -830,6 +853,7 @@ export interface TurnLimitReached {
 export interface TurnStarted {
   agentId?: string;
   continued?: boolean;
+  inlineEdit?: InlineEditTarget;
   parentToolCallId?: string;
   seq: number;
   sessionId: string;
@@ -873,6 +897,7 @@ export interface WirePosition {
   line: number;
 }
 
+/** An LSP range; its columns are in the connection's negotiated position encoding. */
 export interface WireRange {
   end: WirePosition;
   start: WirePosition;
@@ -944,6 +969,7 @@ export interface Requests {
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
   "agent/getMessages": { params: GetMessagesParams; result: GetMessagesResult };
+  "agent/inlineEdit": { params: InlineEditParams; result: SubmitMessageResult };
   "agent/listCommands": { params: SessionParams; result: ListCommandsResult };
   "agent/listMcpServers": { params: SessionParams; result: ListMcpServersResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };

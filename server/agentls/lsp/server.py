@@ -401,7 +401,7 @@ def _register_request(server: AgentServer, method: str) -> None:
         msg_id = server.protocol.msg_id
         handlers = await server.handlers()
         result = await handlers.dispatch(method, params, server)
-        if method == "agent/submitMessage" and msg_id is not None:
+        if method in ("agent/submitMessage", "agent/inlineEdit") and msg_id is not None:
             protocol = server.protocol
             assert isinstance(protocol, AgentProtocol)
             protocol.remember_turn(msg_id, params["sessionId"], result["turnId"])

@@ -275,7 +275,10 @@ function M.open(chat, permission)
   draw(review)
   set_keys(review)
   if #hunks > 0 then go(review, 1) end
-  vim.api.nvim_echo({ { ("agentls: inline edit, %d hunk%s: %s"):format(#hunks, #hunks == 1 and "" or "s", M.hint(review.keys)), "AgentlsReviewHint" } }, false, {})
+  local said = ("agentls: inline edit, %d hunk%s: %s"):format(#hunks, #hunks == 1 and "" or "s", M.hint(review.keys))
+  -- One screen line: a longer echo would stop at a hit-enter prompt.
+  if vim.fn.strdisplaywidth(said) > vim.o.columns - 12 then said = vim.fn.strcharpart(said, 0, vim.o.columns - 13) .. "…" end
+  vim.api.nvim_echo({ { said, "AgentlsReviewHint" } }, false, {})
   emit("AgentlsInlineReviewOpen", { requestId = event.requestId, path = diff.path, hunks = #hunks })
   -- A proposal that changes nothing has no hunk to decide: answered as a rejection.
   if #hunks == 0 then finish(review) end

@@ -84,9 +84,9 @@ def keys(editor: Editor, typed: str) -> None:
     editor.nvim.feedkeys(editor.nvim.replace_termcodes(typed), "x")
 
 
-def open_source(editor: Editor, script: list[dict[str, Any]]) -> Path:
+def open_source(editor: Editor, script: list[dict[str, Any]], text: str = SOURCE) -> Path:
     source = editor.root / "app.py"
-    source.write_text(SOURCE, encoding="utf-8")
+    source.write_text(text, encoding="utf-8")
     start(editor, script)
     editor.lua(PICKER)
     editor.lua(RECORD)
@@ -156,6 +156,16 @@ def test_hunks_accepted_one_by_one_land_on_disk_and_the_turn_rewinds(editor: Edi
     result = [r for r in tool_results(editor.log) if r["tool_use_id"] == "e"][-1]
     assert "applied it with revisions" in result["content"], result
     assert "-c = 30" in result["content"] and "+c = 3" in result["content"], result
+    # The transcript holds the turn: the instruction, the selection attached.
+    user = editor.lua(
+        "local chat = require('agentls.chat').get() "
+        "local result = require('agentls.client').request_sync(chat:client(), "
+        "'agent/getMessages', { sessionId = chat.session_id }) "
+        "for _, m in ipairs(result.messages) do if m.role == 'user' then return m end end"
+    )
+    texts = [block.get("text", "") for block in user["content"]]
+    assert "make a and c ten times bigger" in texts, texts
+    assert any('<attachment path="app.py" lines="1-3">' in text for text in texts), texts
     # :AgentRewind takes the inline turn back like any other.
     editor.lua("_G.agentls_picks = ...", ["make a and c", "Code and conversation"])
     tabs = editor.lua("return #vim.api.nvim_list_tabpages()")
@@ -198,14 +208,29 @@ def test_the_keymap_asks_for_the_instruction_and_reject_all_leaves_the_file(
 
 
 def test_ctrl_c_in_the_buffer_stops_the_inline_turn(editor: Editor) -> None:
-    open_source(editor, [{"text": "Thinking about it", "hang": True}])
+    # The last selected line is not ASCII: its end is sent in the negotiated encoding, here
+    # UTF-16 (the only one this Neovim offers).
     editor.lua(
-        "_G.inline_sent = {} vim.api.nvim_create_autocmd('User', { pattern = "
-        "'AgentlsInlineEditSent', callback = function(a) "
-        "table.insert(_G.inline_sent, a.data) end })"
+        "local make = vim.lsp.protocol.make_client_capabilities "
+        "vim.lsp.protocol.make_client_capabilities = function() local c = make() "
+        "c.general.positionEncodings = { 'utf-16' } return c end"
+    )
+    open_source(editor, [{"text": "Thinking about it", "hang": True}], "a = 1\nb = 2\nç = 'é'\n")
+    editor.lua(
+        "_G.inline_sent, _G.inline_started = {}, {} "
+        "vim.api.nvim_create_autocmd('User', { pattern = 'AgentlsInlineEditSent', "
+        "callback = function(a) table.insert(_G.inline_sent, a.data) end }) "
+        "vim.api.nvim_create_autocmd('User', { pattern = 'AgentlsEvent', callback = function(a) "
+        "if a.data.type == 'turn_started' then table.insert(_G.inline_started, a.data) end end })"
     )
     editor.nvim.command("2,3AgentEdit swap them")
     editor.wait("#_G.inline_sent == 1")
+    [started] = editor.wait("#_G.inline_started == 1 and _G.inline_started")
+    assert editor.lua("return require('agentls.chat').get():client().offset_encoding") == "utf-16"
+    assert started["inlineEdit"]["range"] == {
+        "start": {"line": 1, "character": 0},
+        "end": {"line": 2, "character": 7},
+    }, started
     working = editor.lua(
         "local ns = vim.api.nvim_get_namespaces()['agentls-inline-edit'] "
         "local m = vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true })[1] "

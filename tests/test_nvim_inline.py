@@ -280,3 +280,18 @@ def test_accepted_text_keeps_only_the_accepted_hunks(editor: Editor) -> None:
         3,
         "a\nc",
     ], cases
+
+
+def test_answered_from_the_chat_the_review_leaves_the_buffer(editor: Editor) -> None:
+    source = open_source(editor, TWO_HUNKS)
+    editor.nvim.command("1,3AgentEdit make a and c ten times bigger")
+    review_opened(editor)
+    assert marks(editor)["deleted"] == [0, 2]
+    # y from any window (as in the chat) takes the whole proposal.
+    editor.nvim.command("AgentPermission y")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn", editor.chat_text()
+    assert source.read_text(encoding="utf-8") == "a = 10\nb = 2\nc = 30\nd = 4\n"
+    assert marks(editor) == {"deleted": [], "added": [], "labels": []}
+    assert editor.lua("return vim.fn.maparg('cr', 'n', false, true).buffer") is None
+    assert editor.lua("return _G.inline_answered") == []

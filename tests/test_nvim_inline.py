@@ -132,6 +132,8 @@ def test_hunks_accepted_one_by_one_land_on_disk_and_the_turn_rewinds(editor: Edi
         )
     )
     assert "a = 10" in grid and "hunk 2/2" in grid, grid
+    # The turn still works (it waits for the answer): said under the selection's first line.
+    assert "agentls working: make a and c ten times bigger" in grid, grid
     # The cursor starts on the first hunk: accept it, then reject the second.
     assert editor.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 1
     keys(editor, "ca")
@@ -295,3 +297,18 @@ def test_answered_from_the_chat_the_review_leaves_the_buffer(editor: Editor) -> 
     assert marks(editor) == {"deleted": [], "added": [], "labels": []}
     assert editor.lua("return vim.fn.maparg('cr', 'n', false, true).buffer") is None
     assert editor.lua("return _G.inline_answered") == []
+
+
+def test_a_line_added_above_the_first_one_is_in_sight(editor: Editor) -> None:
+    header = {"file_path": "app.py", "old_string": "a = 1", "new_string": "# values\na = 1"}
+    script = [{"tool_calls": [{"id": "e", "name": "Edit", "input": header}]}, {"text": "Done."}]
+    source = open_source(editor, script)
+    screen = Screen.attach(editor.nvim, 100, 12)
+    editor.nvim.command("1AgentEdit add a comment on top")
+    assert review_opened(editor)["hunks"] == 1
+    grid = screen.capture()
+    # Neovim shows lines above the first one only when scrolled to them: the review does.
+    assert grid[0].strip() == "# values", grid
+    keys(editor, "ca")
+    editor.turn_ended()
+    assert source.read_text(encoding="utf-8") == "# values\n" + SOURCE

@@ -46,7 +46,8 @@ local function set_working(edit, row, state)
   edit.mark = vim.api.nvim_buf_set_extmark(edit.bufnr, ns, row, 0, {
     id = edit.mark,
     virt_lines = { working_line(edit, state) },
-    virt_lines_above = true,
+    -- Above the selection, except above the first line, where Neovim shows none.
+    virt_lines_above = row > 0,
   })
 end
 

@@ -88,6 +88,15 @@ local function label(review, index)
   return (" agentls hunk %d/%d: %s "):format(index, #review.hunks, state)
 end
 
+--- Show `count` virtual lines above the buffer's first line in the windows at its top.
+local function scroll_to_top_fill(bufnr, count)
+  for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+    vim.api.nvim_win_call(win, function()
+      if vim.fn.line("w0") == 1 then vim.fn.winrestview({ topline = 1, topfill = count }) end
+    end)
+  end
+end
+
 --- Draw every hunk as it stands: an undecided or accepted one shows its diff, a rejected one
 --- only its label.
 ---@param review agentls.InlineReview
@@ -119,6 +128,8 @@ local function draw(review)
           virt_lines = added_lines(hunk.new_lines, width),
           virt_lines_above = above,
         })
+        -- Lines above the first one show only when the window is scrolled to them.
+        if above then scroll_to_top_fill(bufnr, #hunk.new_lines) end
       end
     end
   end

@@ -14,9 +14,8 @@ whole and with its last 200 messages (`history.message_page`, the `messageLimit`
 plugin asks for), and a page of 200 earlier ones drawn above with `:AgentEarlier`: the
 time from the request to the chat drawn, and the chat's lines.
 
-Then an inline edit's review in the source buffer, without a daemon: a 2,000-line file whose
-proposal changes every tenth line (200 hunks) shown as extmarks, one hunk decided by `ca`
-(every hunk is redrawn), and `cA` answering with the accepted text.
+Then inline edit (nvim_inline_rows.py): `:AgentEdit` against the daemon, and a large
+proposal's review in the source buffer.
 
 Last, the cards of the power-user requests, drawn in Neovim without a daemon: a 200-line
 plan highlighted by treesitter's markdown parser (parsed once, as extmarks), and the file
@@ -37,6 +36,7 @@ from typing import Any
 
 from bench_resume import write_transcript
 from harness import DAEMON, Row, daemon_env, summarize, timing_rows
+from nvim_inline_rows import inline_rows
 
 SECTION = "12 nvim"
 PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
@@ -189,63 +189,6 @@ return { drawn, redrawn, count }
 """
 
 
-INLINE_REVIEW = """
-local path, lines = ...
-local old, new = {}, {}
-for i = 1, lines do
-  old[i] = ("line %d = %d"):format(i, i)
-  new[i] = i % 10 == 5 and ("line %d = %d  -- changed"):format(i, i * 2) or old[i]
-end
-vim.fn.writefile(old, path)
-vim.cmd.edit(vim.fn.fnameescape(path))
-local answered = {}
-local chat = { respond = function(_, _, option, text) answered = { option, text and #text } end }
-local event = { requestId = "r" .. vim.uv.hrtime(), options = {}, inlineEdit = true,
-  diff = { path = path, oldText = table.concat(old, "\\n") .. "\\n",
-    newText = table.concat(new, "\\n") .. "\\n" } }
-local review = require("agentls.inline_review")
-local started = vim.uv.hrtime()
-review.open(chat, { event = event, state = "pending" })
-local shown = (vim.uv.hrtime() - started) / 1e9
-local hunks = #review.get(event.requestId).hunks
-started = vim.uv.hrtime()
-vim.api.nvim_feedkeys("ca", "x", false)
-local decided = (vim.uv.hrtime() - started) / 1e9
-started = vim.uv.hrtime()
-vim.api.nvim_feedkeys("cA", "x", false)
-local finished = (vim.uv.hrtime() - started) / 1e9
-vim.cmd("bwipeout!")
-return { shown, decided, finished, hunks, answered[1] }
-"""
-
-
-def _inline_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
-    """An inline edit's 200 hunks drawn in a 2,000-line buffer, one decided, all accepted."""
-    runs = 5 if quick else 20
-    shown: list[float] = []
-    decided: list[float] = []
-    finished: list[float] = []
-    nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
-    try:
-        nvim.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
-        with tempfile.TemporaryDirectory(prefix="agentls-bench-inline-") as tmp:
-            for _ in range(runs):
-                drawn, one, answered, hunks, option = nvim.exec_lua(
-                    INLINE_REVIEW, str(Path(tmp) / "big.py"), 2000
-                )
-                shown.append(drawn)
-                decided.append(one)
-                finished.append(answered)
-    finally:
-        nvim.close()
-    section = f"{SECTION} (inline edit)"
-    return [
-        *timing_rows(section, "2,000 lines, 200 hunks shown", shown, f"{hunks} hunks"),
-        *timing_rows(section, "one hunk decided (ca, all redrawn)", decided),
-        *timing_rows(section, "the rest accepted (cA) and answered", finished, str(option)),
-    ]
-
-
 def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
     """A long plan highlighted and a large patch listed, in a Neovim without a daemon."""
     runs = 5 if quick else 20
@@ -372,7 +315,7 @@ def run(quick: bool) -> list[Row]:
     return (
         rows
         + _long_session_rows(pynvim, nvim_path, quick)
-        + _inline_rows(pynvim, nvim_path, quick)
+        + inline_rows(pynvim, nvim_path, quick)
         + _card_rows(pynvim, nvim_path, quick)
     )
 

@@ -210,6 +210,7 @@ async def test_bad_params_name_their_field(client: AgentClient, tmp_path: Path) 
         *BAD_PARAMS,
         ({"uri": (tmp_path / "elsewhere.py").as_uri()}, "uri"),
         ({"uri": (tmp_path / "ws" / "blob.bin").as_uri()}, "uri"),
+        ({"uri": (tmp_path / "ws" / "gone.py").as_uri()}, "uri"),
         ({"uri": (tmp_path / "ws" / "emoji.py").as_uri(), "range": EMOJI_LINE_PAST_END}, "range"),
     ]
     for params, field in cases:

@@ -1,4 +1,5 @@
-"""The daemon over stdio: submit → first `text_delta` latency, and events per second.
+"""The daemon over stdio: submit → first `text_delta` latency, an inline edit's way to
+its review, and events per second.
 
 Both drive a real `agentls --stdio` with the minimal client in `harness.py`, on the
 scripted provider with an inline script (delay 0). Event times are taken when the client
@@ -22,6 +23,7 @@ from bench_loop import SessionDriver, loop_deps
 from harness import DaemonClient, Row, daemon_env, scratch, timing_rows
 
 LATENCY = "2 submit → first text_delta (stdio)"
+INLINE = "2 inline edit → its review (stdio)"
 THROUGHPUT = "4 events per second"
 ANSWER = "The port is 8000; it is set in app.py and read by the server at startup."
 
@@ -63,6 +65,57 @@ async def _timed_turn(client: DaemonClient, session: str, text: str) -> tuple[fl
         if event["type"] == "turn_completed":
             assert first is not None, "a turn without text_delta"
             return acked - start, first - start, stamp - start
+
+
+async def inline_edit_latency(rounds: int) -> list[Row]:
+    """agent/inlineEdit → the change's permission_request (one model call: the file comes
+    as read) against agent/submitMessage whose model must Read then Edit (two calls)."""
+    inline_ask, submit_ask = [], []
+    with scratch() as (home, workspace):
+        app = workspace / "app.py"
+        client = await DaemonClient.start(daemon_env(home), workspace)
+        try:
+            await client.initialize(workspace)
+            script: list[dict[str, Any]] = []
+            for n in range(2 * rounds):
+                edit = {"file_path": "app.py", "old_string": f"PORT = {8000 + n}"}
+                edit["new_string"] = f"PORT = {8001 + n}"
+                if n % 2:
+                    script.append(
+                        {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]}
+                    )
+                script.append({"tool_calls": [{"name": "Edit", "input": edit}]})
+                script.append({"text": "Done."})
+            session = await client.new_session(workspace, provider="scripted", script=script)
+            region = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 11}}
+            for n in range(2 * rounds):
+                start = time.perf_counter()
+                if n % 2:
+                    await client.submit(session, "bump the port")
+                else:
+                    params = {"uri": app.as_uri(), "range": region, "instruction": "bump it"}
+                    await client.request("agent/inlineEdit", {"sessionId": session, **params})
+                asked = await _answer_review(client, session)
+                (submit_ask if n % 2 else inline_ask).append(asked - start)
+                await client.until_turn_completed()
+        finally:
+            await client.close()
+    ratio = statistics.median(submit_ask) / statistics.median(inline_ask)
+    return [
+        *timing_rows(INLINE, "inlineEdit → permission_request", inline_ask, "1 model call"),
+        *timing_rows(INLINE, "submitMessage → permission_request", submit_ask, "Read, Edit"),
+        Row(INLINE, "submitMessage / inlineEdit, to the review", ratio, "x"),
+    ]
+
+
+async def _answer_review(client: DaemonClient, session: str) -> float:
+    """Wait for the file change's permission_request, allow it; when it came."""
+    while True:
+        stamp, event = await client.next_event()
+        if event["type"] == "permission_request":
+            answer = {"requestId": event["requestId"], "optionId": "allow_once"}
+            await client.request("agent/respondPermission", {"sessionId": session, **answer})
+            return stamp
 
 
 def streamed_entry(chars: int, chunk: int) -> dict[str, Any]:
@@ -206,6 +259,7 @@ def run(quick: bool) -> list[Row]:
     chunks = (1,) if quick else (1, 4)
 
     async def both() -> list[Row]:
-        return [*await first_delta_latency(turns), *await throughput(deltas, repeats, chunks)]
+        latency = [*await first_delta_latency(turns), *await inline_edit_latency(turns)]
+        return [*latency, *await throughput(deltas, repeats, chunks)]
 
     return asyncio.run(both())

@@ -7,7 +7,8 @@
 Sections: 1 startup (spawn → initialize vs interpreter and bare-pygls floors, spawn → core
 ready and → first anthropic session, what is imported when, and `agentls --stdio` relayed to
 the warm daemon with the daemon up and not), 2 submit → first text_delta
-over stdio, 3 per-turn loop overhead in process, 4 events per second (in process vs stdio),
+over stdio (and agent/inlineEdit → its permission_request against a Read-then-Edit
+message), 3 per-turn loop overhead in process, 4 events per second (in process vs stdio),
 5 memory (import floors vs session peaks, scripted and the real SDKs against a local replay
 server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history (Anthropic,
 Chat Completions, Responses), 7 resuming

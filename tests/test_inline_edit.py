@@ -37,9 +37,13 @@ SCRIPT = [
 ]
 
 
+# A line of 8 UTF-16 code units and 7 code points.
+EMOJI = "s = '\U0001f600'\nt = 1\n"
+
+
 @pytest.fixture
 def workspace_files() -> dict[str, str | bytes]:
-    return {"values.py": OLD}
+    return {"values.py": OLD, "blob.bin": b"\x00\x01\x02binary", "emoji.py": EMOJI}
 
 
 def values(tmp_path: Path) -> Path:
@@ -177,6 +181,9 @@ async def test_an_inline_edit_waits_behind_a_running_turn(
     await client.events.turn_completed(queued["turnId"])
 
 
+# Columns in UTF-16, the encoding the test client negotiates (by announcing none).
+EMOJI_LINE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 8}}
+EMOJI_LINE_PAST_END = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 9}}
 BAD_PARAMS = [
     ({"uri": "untitled:Untitled-1"}, "uri"),
     ({"uri": "file:///nowhere/at/all.py"}, "uri"),
@@ -199,7 +206,13 @@ BAD_PARAMS = [
 async def test_bad_params_name_their_field(client: AgentClient, tmp_path: Path) -> None:
     session, _log = await client.scripted_session(tmp_path, SCRIPT)
     (tmp_path / "elsewhere.py").write_text("x = 1\n", encoding="utf-8")
-    cases = [*BAD_PARAMS, ({"uri": (tmp_path / "elsewhere.py").as_uri()}, "uri")]
+    cases = [
+        *BAD_PARAMS,
+        ({"uri": (tmp_path / "elsewhere.py").as_uri()}, "uri"),
+        ({"uri": (tmp_path / "ws" / "blob.bin").as_uri()}, "uri"),
+        ({"uri": (tmp_path / "ws" / "gone.py").as_uri()}, "uri"),
+        ({"uri": (tmp_path / "ws" / "emoji.py").as_uri(), "range": EMOJI_LINE_PAST_END}, "range"),
+    ]
     for params, field in cases:
         with pytest.raises(JsonRpcException) as caught:
             await inline_edit(client, session, tmp_path, **params)
@@ -235,3 +248,19 @@ async def test_cancelling_the_inline_edit_request_aborts_its_turn(
     done = await client.events.turn_completed(result["turnId"])
     assert done["stopReason"] == "aborted"
     assert values(tmp_path).read_text(encoding="utf-8") == OLD
+
+
+async def test_the_range_is_read_in_the_negotiated_encoding(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    session, log = await client.scripted_session(tmp_path, [{"text": "Nothing to change."}])
+    uri = (tmp_path / "ws" / "emoji.py").as_uri()
+    result = await inline_edit(client, session, tmp_path, uri=uri, range=EMOJI_LINE)
+    await client.events.turn_completed(result["turnId"])
+    context = read_requests(log)[0]["messages"][-1]["content"][0]["text"]
+    # UTF-16 column 8 is after the emoji: code point 7, shown 1-based.
+    assert "----- selection ends (line 1, column 8) -----" in context
+    started = next(
+        e for e in client.events.of_turn(result["turnId"]) if e["type"] == "turn_started"
+    )
+    assert started["inlineEdit"] == {"uri": uri, "range": EMOJI_LINE}

@@ -450,6 +450,12 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
         "script": [{"text": "hi"}],
         "requestLog": "/tmp/requests.jsonl",
     },
+    "agent/inlineEdit": {
+        "sessionId": "sess_1",
+        "uri": "file:///w/a.py",
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 4}},
+        "instruction": "rename x to count",
+    },
     "agent/submitMessage": {
         "sessionId": "sess_1",
         "text": "hi",
@@ -514,6 +520,7 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         ),
     ),
     "agent/submitMessage": api.SubmitMessageResult(turn_id="turn_1", queued=True),
+    "agent/inlineEdit": api.SubmitMessageResult(turn_id="turn_2", queued=False),
     "agent/abort": api.AbortResult(aborted=False),
     "agent/respondPermission": api.EmptyResult(),
     "agent/closeSession": api.EmptyResult(),
@@ -791,6 +798,7 @@ def test_invalid_params_fail_the_schema_as_they_fail_the_daemon() -> None:
         "agent/setModel": {"sessionId": "s", "model": ""},
         "agent/newSession": {"maxTurns": -2},
         "agent/abort": {"turnId": "turn_1"},
+        "agent/inlineEdit": {"sessionId": "s", "uri": "file:///a", "range": {}, "instruction": ""},
     }
     for method, params in cases.items():
         assert not _accepts(api.REQUESTS[method][0], params), (method, params)

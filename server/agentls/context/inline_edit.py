@@ -41,11 +41,10 @@ def inline_edit_block(edit: InlineEdit, text: str, cwd: Path, tools: str) -> str
     rules = (
         f"The user selected lines {lines} of {shown} in the editor (the region between the "
         "`selection starts` and `selection ends` marks below) and asks for the change in "
-        "their message. Change only "
-        "that region of that file, with Edit or MultiEdit; the file below counts as read, so "
-        "no Read call is needed first. The user reviews each change in the editor, hunk by "
-        "hunk. When you are done, answer in one short sentence. Tools in this turn: "
-        f"{tools}."
+        "their message. Change only that region of that file, with Edit or MultiEdit; the "
+        "file below counts as read, so no Read call is needed first. The user reviews each "
+        "change in the editor, hunk by hunk. When you are done, answer in one short "
+        f"sentence. Tools in this turn: {tools}."
     )
     # The code as it is, not XML-escaped: the model copies Edit strings from it.
     listing = _numbered(text, edit.range)

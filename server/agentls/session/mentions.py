@@ -19,8 +19,8 @@ from agentls.context.prompt import (
     UserAttachment,
 )
 from agentls.messages import Message, TextBlock, ToolUseBlock, is_id
-from agentls.session.store import LoadedSession, transcript_path
-from agentls.session.transcript_map import load_tail
+from agentls.session.store import SessionMeta, read_meta, transcript_path
+from agentls.session.transcript_map import display_page
 from agentls.tools.base import display_path
 from agentls.tools.editor import open_files, problems_report
 from agentls.workspace.view import WorkspaceView
@@ -45,7 +45,7 @@ class MentionResolver:
             if isinstance(att, DiagnosticsMention):
                 resolved.append(await self._diagnostics(att.path))
             elif isinstance(att, SessionMention):
-                resolved.append(await asyncio.to_thread(self._session, att.session_id))
+                resolved.append(await asyncio.to_thread(session_mention, self.home, att.session_id))
             else:
                 resolved.append(att)
         return resolved
@@ -64,27 +64,32 @@ class MentionResolver:
             return Mention(uri, "No files are open in the editor.")
         return Mention(uri, await problems_report(intel, paths, self.cwd), path=shown)
 
-    def _session(self, session_id: str) -> Mention:
-        uri = f"agentls:session/{session_id}"
-        path = transcript_path(self.home, session_id)
-        if not is_id(session_id, "sess") or not path.is_file():
-            return Mention(uri, error=f"no saved session {session_id}")
-        try:
-            loaded = load_tail(path, SESSION_MESSAGES)
-        except (OSError, ValueError) as exc:
-            log.warning("session %s could not be read for a mention: %s", session_id, exc)
-            return Mention(uri, error=f"the session {session_id} cannot be read")
-        return Mention(uri, session_text(loaded))
+
+def session_mention(home: Path, session_id: str) -> Mention:
+    """`agentls:session/<id>`: the saved session's title and last words, or why not."""
+    uri = f"agentls:session/{session_id}"
+    path = transcript_path(home, session_id)
+    if not is_id(session_id, "sess") or not path.is_file():
+        return Mention(uri, error=f"no saved session {session_id}")
+    try:
+        # Only the last messages are parsed, whatever the session's length.
+        page, start = display_page(path, None, SESSION_MESSAGES)
+    except (OSError, ValueError) as exc:
+        log.warning("session %s could not be read for a mention: %s", session_id, exc)
+        return Mention(uri, error=f"the session {session_id} cannot be read")
+    meta = read_meta(path) or SessionMeta(session_id, "")
+    return Mention(uri, session_text(meta, page.messages, start > 0))
 
 
-def session_text(loaded: LoadedSession) -> str:
-    """A session's title, then the text of its last messages, newest kept when cut."""
-    meta = loaded.meta
+def session_text(meta: SessionMeta, messages: list[Message], earlier: bool) -> str:
+    """A session's title, then the text of its last messages (`earlier`: more came before
+    them), newest kept when cut; at most SESSION_CHARS in all."""
     head = f"Session {meta.session_id}: {meta.title or '(untitled)'} ({meta.turns} turns)"
-    room = SESSION_CHARS - len(head)
+    note = "… (earlier messages left out)"
+    room = SESSION_CHARS - len(head) - len(note) - 4
     kept: list[str] = []
-    cut = loaded.display_start > 0
-    for message in reversed(loaded.display):
+    cut = earlier
+    for message in reversed(messages):
         said = _said(message)
         if not said:
             continue
@@ -95,7 +100,7 @@ def session_text(loaded: LoadedSession) -> str:
             break
         kept.append(said)
         room -= len(said) + 2
-    lines = [head, *(["… (earlier messages left out)"] if cut else []), *reversed(kept)]
+    lines = [head, *([note] if cut else []), *reversed(kept)]
     return "\n\n".join(lines)
 
 

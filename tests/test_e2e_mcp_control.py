@@ -121,3 +121,17 @@ async def test_an_unknown_server_is_invalid_params(client: AgentClient, tmp_path
         with pytest.raises(JsonRpcException) as raised:
             await client.request(method, {"sessionId": session, "name": "nope", **extra})
         assert raised.value.code == -32602 and raised.value.data == {"field": "name"}
+
+
+async def test_a_server_restarted_while_it_starts_comes_up(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    settings(tmp_path, permissions={"allow": ["mcp__fx"]})
+    script = [call("mcp__fx__echo", text="up"), {"text": "ok"}]
+    session, log = await client.scripted_session(tmp_path, script, mcpServers=SERVERS)
+    await client.request("agent/restartMcpServer", {"sessionId": session, "name": "fx"})
+    await ready(client, session)
+    _turn, done = await client.run_turn(session, "echo")
+    assert done["stopReason"] == "end_turn"
+    assert text_of(results(read_requests(log)[1])["c1"]) == "echo: up"
+    assert (await listed(client, session))["status"] == "ready"

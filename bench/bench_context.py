@@ -1,5 +1,6 @@
 """8 editor state: the cost of <userContext> when the client sends an enormous editor state;
-and skills: what 50 of them add to the first request, and what finding them costs.
+skills: what 50 of them add to the first request, and what finding them costs; and
+mentions (bench_mentions): an attached folder's listing and another session's words.
 
 A 10 MB unsaved active buffer selected whole (plus 1,000 more selections) and 5,000 open
 documents: how long building the user context takes, and how large it is, against the
@@ -27,6 +28,7 @@ from agentls.subagents.types import agent_types
 from agentls.tools.registry import default_tools, tool_spec
 from agentls.tools.task import TaskTool
 from agentls.workspace.view import EditorState, OpenDocument, Position, Range, WorkspaceView
+from bench_mentions import mention_rows
 from harness import Row, timing_rows
 
 SECTION = "8 editor state in <userContext>"
@@ -110,6 +112,7 @@ def run(quick: bool) -> list[Row]:
         empty, empty_size = _time(WorkspaceView([root]), root, runs)
         huge, huge_size = _time(_huge_view(root), root, runs)
         skill_rows = _skill_rows(root, runs)
+        mentions = mention_rows(root / "mentions", runs)
     return [
         *timing_rows(SECTION, "user context, no editor state", empty),
         *timing_rows(SECTION, "user context, 10 MB buffer + 5,000 documents", huge),
@@ -122,4 +125,5 @@ def run(quick: bool) -> list[Row]:
             f"editor budget {EDITOR_BUDGET_CHARS:,}",
         ),
         *skill_rows,
+        *mentions,
     ]

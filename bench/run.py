@@ -13,7 +13,7 @@ message), 3 per-turn loop overhead in process, 4 events per second (in process v
 server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history (Anthropic,
 Chat Completions, Responses), 7 resuming
 a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession over stdio), 8
-<userContext> with an enormous editor state, 9 abort while Bash runs children, 10 `agentls
+<userContext> (an enormous editor state; mentions), 9 abort while Bash runs children, 10 `agentls
 run` start → first model request, a 3-call and a 20-call task, each extra model call, last
 model request → exit and peak RSS, in process and through the warm daemon (with the
 scripted model, and with the Anthropic SDK against a local replay server),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentls.context.inline_edit import InlineEdit
-from agentls.context.prompt import UserAttachment
+from agentls.context.prompt import SubmittedAttachment
 from agentls.loop.guards import Budget
 from agentls.names import Delivery
 from agentls.permissions.rules import Rule
@@ -23,7 +23,7 @@ class Submission:
     text: str
     data: Any = None
     intent: str | None = None
-    attachments: Sequence[UserAttachment] = ()
+    attachments: Sequence[SubmittedAttachment] = ()
     delivery: Delivery = "queue"
     budget: Budget | None = None
     allowed: Sequence[Rule] = ()
@@ -43,7 +43,7 @@ class Turn:
     text: str
     data: Any = None
     intent: str | None = None
-    attachments: Sequence[UserAttachment] = ()
+    attachments: Sequence[SubmittedAttachment] = ()
     # This turn's budget over the session's; None: the settings' budget.
     budget: Budget | None = None
     # Started by agent/continueTurn: the model goes on from the history, no new message.

@@ -22,6 +22,7 @@ from agentls.session.conversation import Conversation
 from agentls.session.events_out import SessionEvents
 from agentls.session.inbox import Inbox
 from agentls.session.inline_turn import inline_context
+from agentls.session.mentions import MentionResolver
 from agentls.session.store import Transcript, title_from
 from agentls.session.turn import Turn
 from agentls.tools.read_cache import FileReadCache
@@ -44,6 +45,7 @@ class TurnOpening:
     # The session's current ones (/clear replaces the read cache; MCP changes the tools).
     read_cache: Callable[[], FileReadCache]
     registry: Callable[[], ToolRegistry]
+    mentions: MentionResolver
 
     def continuation(self, turn: Turn) -> None:
         """agent/continueTurn: the model answers the history's last user message (tool
@@ -76,6 +78,7 @@ class TurnOpening:
             read_cache, tools = self.read_cache(), self.registry()
             block = await inline_context(self.workspace, read_cache, inline, self.cwd, tools)
             notes = [*notes, block]
+        attachments = await self.mentions.resolve(turn.attachments)
         context = await asyncio.to_thread(
             user_context,
             self.workspace,
@@ -83,15 +86,13 @@ class TurnOpening:
             first=first,
             data=turn.data,
             intent=turn.intent,
-            attachments=turn.attachments,
+            attachments=attachments,
             recap=recap,
             user_actions=actions,
             hook_context=hooked.context,
             notes=notes,
         )
-        images = await asyncio.to_thread(
-            attachment_images, self.workspace, self.cwd, turn.attachments
-        )
+        images = await asyncio.to_thread(attachment_images, self.workspace, self.cwd, attachments)
         self._add(
             Message("user", (TextBlock(context), TextBlock(turn.text), *images), user_id), turn
         )

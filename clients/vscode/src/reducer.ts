@@ -666,6 +666,8 @@ function history(messages: DisplayMessage[]): Item[] {
     // The schema types resumed content loosely; the protocol says it is message_completed's.
     const content = message.content as unknown as ContentBlock[];
     state = completed(state, message.messageId, message.role, content);
+    // A resumed user message that began a turn keeps it: Rewind… and Changes are offered.
+    if (message.role === "user" && message.turnId) state = withTurn(state, message.messageId, message.turnId);
     for (const block of content) {
       if (block.type === "tool_use") {
         state = upsert(state, {

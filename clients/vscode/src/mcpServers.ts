@@ -28,6 +28,8 @@ export function lookOf(status: string): Look {
 export function serverRow(entry: McpServerEntry): { label: string; description: string; tooltip: string } {
   const count = entry.tools.length;
   const parts = [lookOf(entry.status).label, entry.transport, `${count} tool${count === 1 ? "" : "s"}`];
+  // Restarts (and retries) show: a server that keeps failing is seen at a glance.
+  if (entry.attempts > 1) parts.push(`${entry.attempts} starts`);
   const lines = [
     `${entry.name}${entry.serverVersion ? ` v${entry.serverVersion}` : ""} (${entry.transport})`,
     `from ${entry.source}`,
@@ -37,12 +39,11 @@ export function serverRow(entry: McpServerEntry): { label: string; description: 
   return { label: entry.name, description: parts.join(" · "), tooltip: lines.join("\n") };
 }
 
-/** A tool's row: its own name (the model's `mcp__server__tool` in the tooltip), marked read-only. */
+/** A tool's row: the name its server gives it (the model's `mcp__server__tool` in the
+ * tooltip), marked read-only. */
 export function toolRow(tool: McpToolEntry): { label: string; description: string; tooltip: string; readOnly: boolean } {
-  const prefix = `mcp__${tool.serverName}__`;
-  const short = tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name;
   return {
-    label: short,
+    label: tool.serverName || tool.name,
     description: tool.readOnly ? "read-only" : "",
     tooltip: `${tool.name}${tool.readOnly ? " (read-only: the server says it changes nothing; it still asks)" : ""}\n${tool.description}`,
     readOnly: tool.readOnly,

@@ -61,6 +61,8 @@ export class RulesView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     if (node.kind === "group") {
       const count = node.group.rules.length;
       const item = new vscode.TreeItem(node.group.label, count ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      // A group that gets its first rule is a new item to VS Code, so it opens expanded.
+      item.id = `rules:${node.group.behavior}:${count ? "some" : "none"}`;
       item.description = count ? `${count}` : "none";
       item.tooltip = node.group.detail;
       item.contextValue = "permissionRuleGroup";

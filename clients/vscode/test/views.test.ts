@@ -43,8 +43,8 @@ const FX: McpServerEntry = {
   attempts: 1,
   serverVersion: "1.2.3",
   tools: [
-    { name: "mcp__fx__echo", serverName: "fx", description: "Says the text back.", readOnly: true },
-    { name: "mcp__fx__add", serverName: "fx", description: "Adds two integers.", readOnly: false },
+    { name: "mcp__fx__echo", serverName: "echo", description: "Says the text back.", readOnly: true },
+    { name: "mcp__fx__add", serverName: "add", description: "Adds two integers.", readOnly: false },
   ],
   resources: [],
   prompts: [],
@@ -56,8 +56,10 @@ function status(fields: Partial<McpStatusEvent>): McpStatusEvent {
 
 test("a server's row: status, transport and tool count; its tools by their own names", () => {
   assert.equal(serverRow(FX).description, "ready · stdio · 2 tools");
+  assert.equal(serverRow({ ...FX, attempts: 3 }).description, "ready · stdio · 2 tools · 3 starts");
   assert.match(serverRow({ ...FX, error: "boom" }).tooltip, /error: boom/);
   const [echo, add] = FX.tools.map(toolRow);
+  assert.match(echo?.tooltip ?? "", /^mcp__fx__echo/);
   assert.deepEqual([echo?.label, echo?.description, add?.label, add?.description], ["echo", "read-only", "add", ""]);
   assert.equal(serverRow({ ...FX, status: "awaiting_approval" }).description.split(" · ")[0], "awaiting approval");
   assert.equal(lookOf("someday").label, "someday");

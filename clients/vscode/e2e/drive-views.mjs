@@ -1,5 +1,6 @@
 // A real VS Code (code-server): the agentls sidebar's Permission Rules and MCP Servers
-// views. A message opens a session; "Add Permission Rule…" (rule, behavior, scope from the
+// views, and Rewind… on a resumed chat. A message opens a session, closed and resumed from
+// History: its message offers Rewind… and Changes. "Add Permission Rule…" (rule, behavior, scope from the
 // quick inputs) lists the rule under Allow and writes it to .agentls/settings.local.json; a
 // malformed rule is refused with the daemon's message in a notification; the rule's trash
 // icon removes it from view and file. The MCP Servers view shows the user's fixture server
@@ -62,6 +63,23 @@ await step("session", async () => {
   await chat().locator("#input").fill("Hello");
   await chat().locator("#input").press("Enter");
   await chat().locator(".assistant", { hasText: "Hello from the scripted model" }).waitFor({ timeout: 60_000 });
+});
+
+await step("resumed rewind", async () => {
+  // Closed and resumed from the daemon's transcript: the history names the turn the user
+  // message began, so Rewind… and Changes are offered on it as on a message sent here.
+  await command("agentls: Close Session");
+  await chat().locator(".item").first().waitFor({ state: "detached", timeout: 20_000 });
+  await chat().locator("#history").click();
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Hello" }).first().click();
+  const user = chat().locator(".user", { hasText: "Hello" }).first();
+  await user.waitFor({ timeout: 20_000 });
+  await user.hover();
+  await user.locator('[data-action="turn-changes"]').waitFor({ timeout: 10_000 });
+  await user.locator('[data-action="rewind"]').click();
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Code and conversation" }).waitFor({ timeout: 20_000 });
+  await shot("views-00-resumed-rewind");
+  await page.keyboard.press("Escape");
 });
 
 await step("rule added", async () => {

@@ -270,12 +270,6 @@ export interface McpServerParams {
   sessionId: string;
 }
 
-export interface SetMcpServerEnabledParams {
-  enabled: boolean;
-  name: string;
-  sessionId: string;
-}
-
 /** The `mcp_status` event. */
 export interface McpStatusEvent {
   agentId?: string;
@@ -285,7 +279,7 @@ export interface McpStatusEvent {
   seq: number;
   server: string;
   sessionId: string;
-  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped";
+  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped" | "disabled";
   toolCount?: number;
   transport: "stdio" | "http";
   turnId?: string;
@@ -612,6 +606,12 @@ export interface SessionInfo {
 }
 
 export interface SessionParams {
+  sessionId: string;
+}
+
+export interface SetMcpServerEnabledParams {
+  enabled: boolean;
+  name: string;
   sessionId: string;
 }
 

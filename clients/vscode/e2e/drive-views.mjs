@@ -49,7 +49,11 @@ const addRule = async (rule, behavior, scope) => {
 /** Run a server's action from its row's context menu. */
 const serverAction = async (name, label) => {
   await row("MCP Servers", name).click({ button: "right" });
-  await page.locator(".context-view .action-label", { hasText: label }).first().click();
+  const menu = page.locator(".context-view .monaco-menu");
+  await menu.waitFor({ timeout: 10_000 });
+  await menu.locator(".action-label", { hasText: label }).first().click();
+  // A menu that opened as the tree redrew may take the click as a hover: Enter picks the item.
+  await menu.waitFor({ state: "detached", timeout: 2_000 }).catch(() => page.keyboard.press("Enter"));
 };
 
 await step("workbench", async () => {

@@ -2,14 +2,15 @@
 in a real VS Code (code-server, driven in Chromium by `clients/vscode/e2e/drive-views.mjs`).
 
 A message opens a session; closed and resumed from History, its user message offers
-Rewind… (the quick pick of what goes back opens) and Changes. "agentls: Add Permission Rule…" asks for the rule, what it does
-and where it is kept (quick inputs): the rule is listed under Allow and written to the
-project's `.agentls/settings.local.json`; a malformed rule is refused with the daemon's
-message in a notification; the rule's trash icon removes it from the view and the file.
-The MCP Servers view shows the user's fixture server (tests/mcp_fixture_server.py) ready
-over stdio, with its tools (the read-only one marked); Restart brings it back ready,
-Disable shows it disabled and remembers it in the project's `disabledMcpServers`, Enable
-starts it again. Screenshots (`views-00-resumed-rewind.png`, `views-01-rules.png`, `views-03-mcp.png`,
+Rewind… (the quick pick of what goes back opens) and Changes. "agentls: Add Permission
+Rule…" asks for the rule, what it does and where it is kept (quick inputs): the rule is
+listed under Allow and written to the project's `.agentls/settings.local.json`; a
+malformed rule is refused with the daemon's message in a notification; the rule's trash
+icon removes it from the view and the file. The MCP Servers view shows the user's fixture
+server (tests/mcp_fixture_server.py) ready over stdio, with its tools (the read-only one
+marked); Restart brings it back ready (its second start on the row), Disable shows it
+disabled and remembers it in the project's `disabledMcpServers`, Enable starts it again.
+Screenshots (`views-00-resumed-rewind.png`, `views-01-rules.png`, `views-03-mcp.png`,
 `views-04-mcp-disabled.png`) stay in `clients/vscode/e2e/.work/views/artifacts`.
 Skipped, naming what is missing, without the toolchain of `clients/vscode/e2e/setup.sh`.
 """

@@ -144,3 +144,28 @@ const cutMs = performance.now() - cutStart;
 if (cut.items.length !== 1501) throw new Error(`the rewind kept ${cut.items.length} items`);
 console.log(`rewind in the panel: ${chat.items.length} items, ${removed.length} messages removed`);
 console.log(`  ${cutMs.toFixed(2)} ms`);
+
+// A resumed page of 200 messages (100 user, 100 assistant) opened with and without the turn
+// each user message began (DisplayMessage.turnId, which offers Rewind… and Changes on them).
+const page = (withTurns: boolean): DisplayMessage[] =>
+  Array.from({ length: 200 }, (_, i) => ({
+    messageId: `p${i}`,
+    role: i % 2 ? ("assistant" as const) : ("user" as const),
+    ...(withTurns && i % 2 === 0 ? { turnId: `t${i}` } : {}),
+    content: [{ type: "text" as const, text: `message ${i}: ${line}` }],
+  }));
+const OPENS = 50;
+const openMs = (messages: DisplayMessage[]): number => {
+  const t0 = performance.now();
+  for (let i = 0; i < OPENS; i++) reduce(initialState(), { type: "session", sessionId: "p", messages });
+  return (performance.now() - t0) / OPENS;
+};
+const plainPage = page(false);
+const turnPage = page(true);
+openMs(turnPage);
+const plainMs = openMs(plainPage);
+const turnMs = openMs(turnPage);
+const opened200 = reduce(initialState(), { type: "session", sessionId: "p", messages: turnPage });
+if (opened200.items.filter((i) => i.kind === "user" && i.turnId).length !== 100) throw new Error("the resumed turns were not kept");
+console.log(`resumed page of 200 messages, with the turns of its 100 user messages and without`);
+console.log(`  ${turnMs.toFixed(2)} ms with, ${plainMs.toFixed(2)} ms without (×${(turnMs / plainMs).toFixed(2)})`);

@@ -17,6 +17,7 @@ if (tests) {
   await build({ ...common, entryPoints: ["test/daemon/reload.ts"], outfile: "dist-test/reload-daemon.js", platform: "node", format: "cjs" });
   await build({ ...common, entryPoints: ["test/daemon/worktree.ts"], outfile: "dist-test/worktree-daemon.js", platform: "node", format: "cjs" });
   await build({ ...common, entryPoints: ["test/daemon/rewind.ts"], outfile: "dist-test/rewind-daemon.js", platform: "node", format: "cjs" });
+  await build({ ...common, entryPoints: ["test/daemon/views.ts"], outfile: "dist-test/views-daemon.js", platform: "node", format: "cjs" });
 } else {
   // The panel draws VS Code's own icons: the codicon font and its stylesheet, next to panel.css.
   mkdirSync("media/codicons", { recursive: true });

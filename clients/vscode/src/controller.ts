@@ -51,7 +51,7 @@ interface ParkedChat {
 }
 
 export class ChatController {
-  private sessionId: string | null = null;
+  private shown: string | null = null;
   private model = "";
   private mode = "default";
   private creating: Promise<string> | undefined;
@@ -64,6 +64,19 @@ export class ChatController {
   /** The panel's welcome (first-run view, empty state) may have changed: a session could
    * not start for want of a provider, or an empty chat is shown again. */
   onWelcomeStale: () => void = () => undefined;
+  /** The chat shows another session, or none (the rules and MCP views follow it). */
+  onSessionChanged: (sessionId: string | null) => void = () => undefined;
+
+  /** The session of the chat shown; every change of it is told through onSessionChanged. */
+  private get sessionId(): string | null {
+    return this.shown;
+  }
+
+  private set sessionId(sessionId: string | null) {
+    if (sessionId === this.shown) return;
+    this.shown = sessionId;
+    this.onSessionChanged(sessionId);
+  }
 
   constructor(
     private readonly client: AgentClient,

@@ -9,10 +9,12 @@ import { DIFF_SCHEME, DiffContent } from "./diffs";
 import { DiscoveryError } from "./discovery";
 import { EditorStateTracker } from "./editorState";
 import { FirstRun, askApiKey } from "./firstRun";
+import { McpView } from "./mcpView";
 import { ChatPanel, VIEW_ID } from "./panel";
 import { RunningNotes } from "./reattach";
 import { returnToRunningTurn } from "./returning";
 import { Reviews } from "./review";
+import { RulesView } from "./rulesView";
 import { ServerNotFound } from "./server";
 import { readSettings, settingsChange } from "./settings";
 import { StatusBar } from "./statusBar";
@@ -31,10 +33,14 @@ export function activate(context: vscode.ExtensionContext): void {
   let firstRun: FirstRun;
   // The running turn's session and seq, kept across a reload of the window.
   const notes = new RunningNotes(context.workspaceState);
+  // eslint-disable-next-line prefer-const
+  let views: { rules: RulesView; mcp: McpView };
   const client = new AgentClient(context, log, {
     onEvent: (event) => {
       void notes.observe(event);
       controller.onEvent(event);
+      views.rules.onEvent(event);
+      views.mcp.onEvent(event);
     },
     onStateChange: (running, message) => {
       if (running) {
@@ -49,6 +55,11 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   });
   controller = new ChatController(client, panel, statusBar, diffs, reviews);
+  views = { rules: new RulesView((method, params) => client.request(method, params)), mcp: new McpView((method, params) => client.request(method, params)) };
+  controller.onSessionChanged = (sessionId) => {
+    views.rules.setSession(sessionId);
+    views.mcp.setSession(sessionId);
+  };
   const failed = (message: string) => firstRun.startFailed(message);
   const started = () => returnToRunningTurn(notes, controller, () => panel.reveal(), log);
   const restart = () => start(client, log, statusBar, "restart", failed, started);
@@ -88,6 +99,8 @@ export function activate(context: vscode.ExtensionContext): void {
     log,
     statusBar,
     client,
+    views.rules,
+    views.mcp,
     editorState,
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),

@@ -648,7 +648,7 @@ export function combinedDiff(tools: readonly ToolItem[]): FileDiff {
   return { path: first?.path ?? "", ...(old === undefined ? {} : { oldText: old }), newText: last?.newText ?? "" };
 }
 
-function completed(state: ViewState, id: string, role: "user" | "assistant", content: ContentBlock[]): ViewState {
+function completed(state: ViewState, id: string, role: "user" | "assistant", content: ContentBlock[], turnId?: string): ViewState {
   if (role === "assistant") {
     const text = textOf(content);
     const thinking = content.flatMap((b) => (b.type === "thinking" ? [b.thinking] : [])).join("");
@@ -657,7 +657,7 @@ function completed(state: ViewState, id: string, role: "user" | "assistant", con
   }
   // A tool-results message is shown through its tool cards; only typed text is a user item.
   const text = userText(content);
-  return text ? append(state, { kind: "user", id, text }) : state;
+  return text ? append(state, { kind: "user", id, text, ...(turnId ? { turnId } : {}) }) : state;
 }
 
 function history(messages: DisplayMessage[]): Item[] {
@@ -665,7 +665,8 @@ function history(messages: DisplayMessage[]): Item[] {
   for (const message of messages) {
     // The schema types resumed content loosely; the protocol says it is message_completed's.
     const content = message.content as unknown as ContentBlock[];
-    state = completed(state, message.messageId, message.role, content);
+    // A resumed user message that began a turn keeps it: Rewind… and Changes are offered.
+    state = completed(state, message.messageId, message.role, content, message.turnId ?? undefined);
     for (const block of content) {
       if (block.type === "tool_use") {
         state = upsert(state, {

@@ -9,6 +9,7 @@ import { DIFF_SCHEME, DiffContent } from "./diffs";
 import { DiscoveryError } from "./discovery";
 import { EditorStateTracker } from "./editorState";
 import { FirstRun, askApiKey } from "./firstRun";
+import { InlineEdits } from "./inlineEdit";
 import { ChatPanel, VIEW_ID } from "./panel";
 import { RunningNotes } from "./reattach";
 import { returnToRunningTurn } from "./returning";
@@ -35,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): void {
     onEvent: (event) => {
       void notes.observe(event);
       controller.onEvent(event);
+      inlineEdits.onEvent(event);
     },
     onStateChange: (running, message) => {
       if (running) {
@@ -49,6 +51,7 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   });
   controller = new ChatController(client, panel, statusBar, diffs, reviews);
+  const inlineEdits = new InlineEdits(client, () => controller.currentSession());
   const failed = (message: string) => firstRun.startFailed(message);
   const started = () => returnToRunningTurn(notes, controller, () => panel.reveal(), log);
   const restart = () => start(client, log, statusBar, "restart", failed, started);
@@ -92,6 +95,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
     reviews,
+    inlineEdits,
     vscode.commands.registerCommand("agentls.review.accept", () => answerReview(reviews, controller, "allow_once")),
     vscode.commands.registerCommand("agentls.review.reject", () => answerReview(reviews, controller, "reject_once")),
     vscode.commands.registerCommand("agentls.review.revertHunk", (uri?: vscode.Uri, line?: number) => {

@@ -109,3 +109,19 @@ export function lineEdits(current: string, target: string): TextEdit[] {
 export function blockAt(blocks: readonly HunkBlock[], line: number): HunkBlock | undefined {
   return blocks.find((b) => line >= b.removedStart && line < Math.max(b.end, b.removedStart + 1)) ?? blocks.find((b) => b.removedStart >= line);
 }
+
+/** The buffer after the user typed in it during the review (`current`, from the shown
+ * `layout`): their text kept, the proposed lines of each hunk they did not touch taken out. */
+export function withoutProposals(shown: Layout, current: string): string {
+  const edits = hunks(shown.text, current);
+  const lines = splitLines(current);
+  const drop = new Set<number>();
+  for (const block of shown.blocks) {
+    const touched = edits.some((e) => e.oldStart < Math.max(block.end, block.removedStart + 1) && e.oldEnd > block.removedStart - (e.oldStart === e.oldEnd ? 1 : 0));
+    if (touched) continue;
+    const before = edits.filter((e) => e.oldEnd <= block.removedStart);
+    const shift = before.reduce((n, e) => n + (e.newEnd - e.newStart) - (e.oldEnd - e.oldStart), 0);
+    for (let line = block.addedStart; line < block.end; line++) drop.add(line + shift);
+  }
+  return lines.filter((_, i) => !drop.has(i)).join("");
+}

@@ -100,6 +100,8 @@ export interface PermissionItem {
   answer?: string;
   /** For a file change: the file now and what the call would make it. */
   diff?: FileDiff;
+  /** An inline edit's change: reviewed in the editor, so the card shows no diff or answers. */
+  inlineEdit?: true;
   /** That change as the diff lines the card shows with the request. */
   preview?: DiffPreview;
   /** For ExitPlanMode: the plan (markdown) the user approves; the options are the plan's. */
@@ -441,7 +443,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         options: event.options,
         state: "pending",
         // A patch is listed file by file (its one-file `diff` is for clients without that).
-        ...(event.diffs ? { diffs: event.diffs, files: patchFiles(event.diffs) } : event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
+        ...(event.inlineEdit ? { inlineEdit: true } : event.diffs ? { diffs: event.diffs, files: patchFiles(event.diffs) } : event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
         ...(event.plan !== undefined ? { plan: event.plan } : {}),
         ...(event.sandboxEscalation ? { sandboxEscalation: event.sandboxEscalation } : {}),
         ...pluginTrust(event.toolCallId, event.input),

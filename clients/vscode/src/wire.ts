@@ -120,6 +120,18 @@ export interface EditorStateParams {
   visibleRanges?: WireRange[] | null;
 }
 
+export interface InlineEditParams {
+  instruction: string;
+  range: WireRange;
+  sessionId: string;
+  uri: string;
+}
+
+export interface InlineEditTarget {
+  range: WireRange;
+  uri: string;
+}
+
 export interface EmptyResult {
 }
 
@@ -391,6 +403,7 @@ export interface PermissionRequest {
   agentId?: string;
   diff?: FileDiff;
   diffs?: FileDiff[];
+  inlineEdit?: boolean;
   input: Record<string, unknown>;
   options: PermissionOption[];
   parentToolCallId?: string;
@@ -830,6 +843,7 @@ export interface TurnLimitReached {
 export interface TurnStarted {
   agentId?: string;
   continued?: boolean;
+  inlineEdit?: InlineEditTarget;
   parentToolCallId?: string;
   seq: number;
   sessionId: string;
@@ -941,6 +955,7 @@ export interface Requests {
   "agent/abort": { params: AbortParams; result: AbortResult };
   "agent/closeSession": { params: SessionParams; result: EmptyResult };
   "agent/compact": { params: CompactParams; result: CompactResult };
+  "agent/inlineEdit": { params: InlineEditParams; result: SubmitMessageResult };
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
   "agent/getMessages": { params: GetMessagesParams; result: GetMessagesResult };

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { acceptedText, answerOf, blockAt, decide, decideRest, layout, lineEdits, startReview } from "../src/inlineDiff";
+import { acceptedText, answerOf, blockAt, decide, decideRest, layout, lineEdits, startReview, withoutProposals } from "../src/inlineDiff";
 
 const OLD = "def f(x):\n    return x\n\n\ndef g(y):\n    return y\n";
 const NEW = "def f(x):\n    return x + 1\n\n\ndef g(y):\n    return y * 2\n";
@@ -85,4 +85,12 @@ test("the block at a line is the hunk that holds it, else the next one", () => {
   assert.equal(blockAt(blocks, 2)?.index, 0);
   assert.equal(blockAt(blocks, 4)?.index, 1);
   assert.equal(blockAt(blocks, 9), undefined);
+});
+
+test("text the user typed during the review stays; the proposals they did not touch go", () => {
+  const shown = layout(startReview(OLD, NEW));
+  // A line typed at the top, and the second proposal's line edited by hand.
+  const typed = `# mine\n${shown.text.replace("    return y * 2\n", "    return y * 3\n")}`;
+  assert.equal(withoutProposals(shown, typed), "# mine\ndef f(x):\n    return x\n\n\ndef g(y):\n    return y\n    return y * 3\n");
+  assert.equal(withoutProposals(shown, shown.text), OLD);
 });

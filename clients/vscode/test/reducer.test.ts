@@ -229,6 +229,19 @@ test("a file change's request comes with its diff preview, before any click", ()
   assert.equal(preview.added, 1);
 });
 
+test("an inline edit's request is marked as reviewed in the editor, with no diff on its card", () => {
+  const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
+  const state = run(
+    numbered([
+      { type: "permission_request", turnId: "t1", requestId: "p1", toolCallId: "c1", title: "Edit app.py", input: {}, options: [], diff, inlineEdit: true },
+    ]),
+  );
+  const card = pendingPermissions(state)[0];
+  assert.equal(card?.inlineEdit, true);
+  assert.equal(card?.preview, undefined);
+  assert.equal(card?.diff, undefined);
+});
+
 test("a file change's request carries the change to review", () => {
   const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
   const state = run(

@@ -13,6 +13,9 @@ from pydantic import Field
 from agentls import methods
 from agentls.api_base import ParamsModel as ParamsModel
 from agentls.api_base import WireModel as WireModel
+from agentls.api_base import WirePosition as WirePosition
+from agentls.api_base import WireRange as WireRange
+from agentls.api_inline import InlineEditParams as InlineEditParams
 from agentls.api_plugins import PluginInfo as PluginInfo
 from agentls.api_worktrees import (
     ListWorktreesResult as ListWorktreesResult,
@@ -30,16 +33,6 @@ from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope, Sandbo
 from agentls.names import PermissionMode as PermissionModeName
 from agentls.wire_paths import PathText
 from agentls.wire_paths import unnameable as unnameable
-
-
-class WirePosition(ParamsModel):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
-
-
-class WireRange(ParamsModel):
-    start: WirePosition
-    end: WirePosition
 
 
 class AttachmentParam(ParamsModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from agentls.json_text import is_unicode
@@ -28,3 +28,15 @@ class ParamsModel(WireModel):
         if not is_unicode(data):
             raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode")
         return data
+
+
+class WirePosition(ParamsModel):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class WireRange(ParamsModel):
+    """An LSP range; its columns are in the connection's negotiated position encoding."""
+
+    start: WirePosition
+    end: WirePosition

@@ -23,11 +23,35 @@ PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "rej
 
 
 @dataclass(frozen=True, slots=True)
+class TextPosition:
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextRange:
+    """A range as the client sent it (columns in its negotiated position encoding)."""
+
+    start: TextPosition
+    end: TextPosition
+
+
+@dataclass(frozen=True, slots=True)
+class InlineEditTarget:
+    """The region an agent/inlineEdit turn changes: the client's own URI and range."""
+
+    uri: str
+    range: TextRange
+
+
+@dataclass(frozen=True, slots=True)
 class TurnStarted:
     turn_id: str
     user_message_id: str
     # True for a turn agent/continueTurn started: no new user message, the model goes on.
     continued: bool | None = None
+    # Set for an agent/inlineEdit turn: the file and region it was asked to change.
+    inline_edit: InlineEditTarget | None = None
     type: Literal["turn_started"] = "turn_started"
 
 
@@ -201,6 +225,8 @@ class PermissionRequest:
     plan: str | None = None
     # For a Bash command to run outside the sandbox (options: SANDBOX_ESCALATION_OPTIONS).
     sandbox_escalation: SandboxEscalation | None = None
+    # True for a file change of an agent/inlineEdit turn: reviewed in the editor, not the chat.
+    inline_edit: bool | None = None
     type: Literal["permission_request"] = "permission_request"
 
 

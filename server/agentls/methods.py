@@ -20,6 +20,7 @@ class Method(NamedTuple):
 REQUESTS: dict[str, Method] = {
     "agent/newSession": Method("NewSessionParams", "NewSessionResult", "new_session"),
     "agent/submitMessage": Method("SubmitMessageParams", "SubmitMessageResult", "submit_message"),
+    "agent/inlineEdit": Method("InlineEditParams", "SubmitMessageResult", "inline_edit"),
     "agent/abort": Method("AbortParams", "AbortResult", "abort"),
     "agent/respondPermission": Method(
         "RespondPermissionParams", "EmptyResult", "respond_permission"

@@ -23,6 +23,7 @@ from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.editor_intel import LspEditorIntel
 from agentls.lsp.editor_values import attachment, editor_range
 from agentls.lsp.hub import Hub
+from agentls.lsp.inline_handlers import InlineEditHandlers
 from agentls.lsp.mcp_entries import mcp_server_entry
 from agentls.lsp.paths import uri_path
 from agentls.lsp.provider_status import status_before_session
@@ -50,7 +51,7 @@ Handler = Callable[[Any, "Client"], Awaitable[BaseModel]]
 Client = AgentServer
 
 
-class AgentHandlers(WorktreeHandlers):
+class AgentHandlers(WorktreeHandlers, InlineEditHandlers):
     """One per daemon: the SessionManager and a handler per agent/* request."""
 
     def __init__(self, hub: Hub) -> None:

@@ -51,6 +51,7 @@ class TurnIntake:
             return running.turn_id, False
         turn = Turn(new_id("turn"), text, data, intent, message.attachments, message.budget)
         turn.allowed, turn.model, turn.skill = tuple(message.allowed), message.model, message.skill
+        turn.inline_edit = message.inline_edit
         return self._enqueue(turn, front=message.delivery == "interrupt")
 
     def submit_local(

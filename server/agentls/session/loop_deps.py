@@ -27,6 +27,7 @@ from agentls.names import PermissionMode
 from agentls.output_limits import output_limit_for
 from agentls.permissions.asking import PermissionPrompter
 from agentls.permissions.gate import PermissionGate
+from agentls.permissions.inline_edit import InlineEditGate
 from agentls.permissions.plugin_trust import PluginTrust
 from agentls.permissions.scoped import TurnGate
 from agentls.plugins.loaded import SessionPlugins
@@ -37,6 +38,7 @@ from agentls.sandbox import READ_ONLY_WRITES, Sandbox
 from agentls.session.checkpoints import CheckpointStore
 from agentls.session.events_out import SessionEvents
 from agentls.session.inbox import Inbox
+from agentls.session.inline_turn import inline_registry
 from agentls.session.skills import SessionSkills
 from agentls.session.store import Transcript
 from agentls.session.subagents import BackgroundTasks, SubagentLimits, SubagentRunner
@@ -153,9 +155,13 @@ def loop_deps(session: SessionParts, turn: Turn | None) -> LoopDeps:
         _start_skill(session, turn)
     if turn is not None and (turn.allowed or session.skills.tool is not None):
         gate = TurnGate(session.gate, turn.allowed, cwd=session.cwd, skill=session.skills.active)
+    registry = session.registry
+    if turn is not None and turn.inline_edit is not None:
+        registry = inline_registry(registry)
+        gate = InlineEditGate(session.gate, cwd=session.cwd)
     deps = LoopDeps(
         provider=session.provider,
-        registry=session.registry,
+        registry=registry,
         tool_context=context,
         gate=gate,
         prompter=session.answers,

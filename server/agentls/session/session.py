@@ -181,6 +181,8 @@ class AgentSession:
             self.answers,
             self.workspace,
             self.cwd,
+            lambda: self.read_cache,
+            lambda: self.registry,
         )
         return TurnRunner(
             opening,

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentls.context.inline_edit import InlineEdit
 from agentls.context.prompt import UserAttachment
 from agentls.loop.guards import Budget
 from agentls.names import Delivery
@@ -28,6 +29,8 @@ class Submission:
     allowed: Sequence[Rule] = ()
     model: str | None = None
     skill: str | None = None
+    # An agent/inlineEdit's region: the turn changes only it, each change reviewed.
+    inline_edit: InlineEdit | None = None
 
 
 # A local slash command's work, given its turn id; returns what it says to the user.
@@ -53,6 +56,8 @@ class Turn:
     model: str | None = None
     # The skill the turn starts in (a skill's slash command); the Skill tool may change it.
     skill: str | None = None
+    # An agent/inlineEdit turn's region (its tools, prompt and reviews differ).
+    inline_edit: InlineEdit | None = None
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when its turn_completed went out: a turn ends exactly once, whatever fails.
     ended: bool = False

@@ -9,6 +9,7 @@ needs to know whether the turn may go on to the model.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +21,11 @@ from agentls.permissions.asking import PermissionPrompter
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import SessionEvents
 from agentls.session.inbox import Inbox
+from agentls.session.inline_turn import inline_context
 from agentls.session.store import Transcript, title_from
 from agentls.session.turn import Turn
+from agentls.tools.read_cache import FileReadCache
+from agentls.tools.registry import ToolRegistry
 from agentls.workspace.view import WorkspaceView
 
 GO_ON_TEXT = "The user asked you to go on: continue the task from where you stopped."
@@ -37,6 +41,9 @@ class TurnOpening:
     answers: PermissionPrompter
     workspace: WorkspaceView
     cwd: Path
+    # The session's current ones (/clear replaces the read cache; MCP changes the tools).
+    read_cache: Callable[[], FileReadCache]
+    registry: Callable[[], ToolRegistry]
 
     def continuation(self, turn: Turn) -> None:
         """agent/continueTurn: the model answers the history's last user message (tool
@@ -54,7 +61,9 @@ class TurnOpening:
         """Add the turn's user message (False: hooks refused it, or the turn was aborted
         while they ran, and the turn has ended)."""
         user_id = new_id("msg")
-        self.events.emit(TurnStarted(turn.turn_id, user_id), turn.turn_id)
+        inline = turn.inline_edit
+        target = inline.target if inline is not None else None
+        self.events.emit(TurnStarted(turn.turn_id, user_id, inline_edit=target), turn.turn_id)
         hooked = await self._prompt_hooks(turn)
         if hooked is None:
             return False
@@ -63,6 +72,10 @@ class TurnOpening:
         self.transcript.touch(title=title_from(turn.text))
         recap = self.conversation.take_recap()
         actions, notes = self.inbox.take_for_message()
+        if inline is not None:
+            read_cache, tools = self.read_cache(), self.registry()
+            block = await inline_context(self.workspace, read_cache, inline, self.cwd, tools)
+            notes = [*notes, block]
         context = await asyncio.to_thread(
             user_context,
             self.workspace,

@@ -20,6 +20,7 @@ from agentls.loop.run import QueryState, drive_turn
 from agentls.mcp_servers.servers import McpServers
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import SessionEvents
+from agentls.session.inline_turn import marked_for_review
 from agentls.session.records import TurnBegan
 from agentls.session.store import Transcript
 from agentls.session.turn import LocalAction, Turn
@@ -146,7 +147,10 @@ class TurnRunner:
         if mcp is not None:
             await mcp.wait_started(self.mcp_wait())
         state = QueryState(turn.turn_id, self.conversation.history)
-        await drive_turn(state, self.loop_deps(turn), lambda event: self.events.send(event, turn))
+        deps = self.loop_deps(turn)
+        await drive_turn(
+            state, deps, lambda event: self.events.send(marked_for_review(event, turn), turn)
+        )
 
     async def _run_local(self, turn: Turn, action: LocalAction) -> None:
         """A local command's turn: its output, then its end; no message, no model call."""

@@ -120,18 +120,6 @@ export interface EditorStateParams {
   visibleRanges?: WireRange[] | null;
 }
 
-export interface InlineEditParams {
-  instruction: string;
-  range: WireRange;
-  sessionId: string;
-  uri: string;
-}
-
-export interface InlineEditTarget {
-  range: WireRange;
-  uri: string;
-}
-
 export interface EmptyResult {
 }
 
@@ -195,6 +183,18 @@ export interface ImageBlock {
   name?: string;
   type: "image";
   width?: number;
+}
+
+export interface InlineEditParams {
+  instruction: string;
+  range: WireRange;
+  sessionId: string;
+  uri: string;
+}
+
+export interface InlineEditTarget {
+  range: TextRange;
+  uri: string;
 }
 
 export interface ListCommandsResult {
@@ -732,6 +732,16 @@ export interface TextDeltaEvent {
   type: "text_delta";
 }
 
+export interface TextPosition {
+  character: number;
+  line: number;
+}
+
+export interface TextRange {
+  end: TextPosition;
+  start: TextPosition;
+}
+
 export interface ThinkingBlock {
   encryptedContent?: string;
   signature?: string;
@@ -887,6 +897,7 @@ export interface WirePosition {
   line: number;
 }
 
+/** An LSP range; its columns are in the connection's negotiated position encoding. */
 export interface WireRange {
   end: WirePosition;
   start: WirePosition;
@@ -955,10 +966,10 @@ export interface Requests {
   "agent/abort": { params: AbortParams; result: AbortResult };
   "agent/closeSession": { params: SessionParams; result: EmptyResult };
   "agent/compact": { params: CompactParams; result: CompactResult };
-  "agent/inlineEdit": { params: InlineEditParams; result: SubmitMessageResult };
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
   "agent/getMessages": { params: GetMessagesParams; result: GetMessagesResult };
+  "agent/inlineEdit": { params: InlineEditParams; result: SubmitMessageResult };
   "agent/listCommands": { params: SessionParams; result: ListCommandsResult };
   "agent/listMcpServers": { params: SessionParams; result: ListMcpServersResult };
   "agent/listModels": { params: ListModelsParams; result: ListModelsResult };

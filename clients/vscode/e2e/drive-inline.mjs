@@ -53,6 +53,8 @@ await step("selection", async () => {
 });
 
 await step("instruction", async () => {
+  // The daemon is up: the status bar names the model.
+  await page.locator(".statusbar-item", { hasText: "scripted" }).first().waitFor({ timeout: 90_000 });
   await command("agentls: Edit Selection…");
   const box = page.locator(".quick-input-widget input");
   await page.locator(".quick-input-widget", { hasText: "values.py, lines 2-10" }).waitFor({ timeout: 30_000 });

@@ -87,8 +87,15 @@ export class InlineEdits implements vscode.Disposable {
       validateInput: (text) => (text.length > MAX_INSTRUCTION ? `At most ${MAX_INSTRUCTION} characters.` : undefined),
     });
     if (!instruction?.trim()) return;
-    const sessionId = await this.session();
-    const result = await this.client.request("agent/inlineEdit", { sessionId, uri: editor.document.uri.toString(), range: wireRange(range), instruction });
+    let result: { turnId: string };
+    let sessionId: string;
+    try {
+      sessionId = await this.session();
+      result = await this.client.request("agent/inlineEdit", { sessionId, uri: editor.document.uri.toString(), range: wireRange(range), instruction });
+    } catch (error) {
+      void vscode.window.showErrorMessage(`agentls: the inline edit could not start: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
     this.turn = { sessionId, turnId: result.turnId, uri: editor.document.uri, range, instruction, reviewed: false };
     await vscode.commands.executeCommand("setContext", RUNNING_KEY, true);
     this.markProgress();
@@ -100,28 +107,22 @@ export class InlineEdits implements vscode.Disposable {
     if (turn) await this.client.request("agent/abort", { sessionId: turn.sessionId, turnId: turn.turnId });
   }
 
-  /** Every agent/event: the inline turn's review opens, closes and ends here. */
+  /** Every agent/event: an inline change's review opens and closes here (one this window
+   * did not start too: after a reload, or from another window), and the turn ends here. */
   onEvent(event: AgentEvent): void {
-    const turn = this.turn;
-    if (!turn || event.sessionId !== turn.sessionId) return;
-    if (event.type === "permission_request" && event.inlineEdit && event.diff) void this.openReview(turn, event);
+    if (event.type === "permission_request" && event.inlineEdit && event.diff) void this.openReview(event);
     else if (event.type === "permission_resolved" && event.requestId === this.review?.requestId) void this.closeReview();
-    else if (event.type === "turn_completed" && event.turnId === turn.turnId) void this.ended(turn, event.stopReason);
+    else if (event.type === "turn_completed" && this.turn && event.sessionId === this.turn.sessionId && event.turnId === this.turn.turnId) void this.ended(this.turn, event.stopReason);
   }
 
-  /** Whether a request is an inline edit's, reviewed in the editor (the chat does not ask). */
-  static isInline(request: PermissionRequest): boolean {
-    return request.inlineEdit === true;
-  }
-
-  private async openReview(turn: InlineTurn, request: PermissionRequest): Promise<void> {
+  private async openReview(request: PermissionRequest): Promise<void> {
     const diff = request.diff;
     if (!diff) return;
     await this.closeReview();
-    turn.reviewed = true;
+    if (this.turn?.sessionId === request.sessionId) this.turn.reviewed = true;
     this.clearProgress();
     const document = await vscode.workspace.openTextDocument(vscode.Uri.file(diff.path));
-    const answer = (a: InlineAnswer) => this.respond(turn.sessionId, request.requestId, a);
+    const answer = (a: InlineAnswer) => this.respond(request.sessionId, request.requestId, a);
     const review = new InlineReviewInEditor(request.requestId, document, diff.oldText ?? "", diff.newText, document.isDirty, answer, () => this.lensesChanged.fire());
     this.review = review;
     await vscode.commands.executeCommand("setContext", REVIEWING_KEY, true);

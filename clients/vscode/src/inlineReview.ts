@@ -48,7 +48,10 @@ export class InlineReviewInEditor {
     await this.show(layout(this.review));
     const first = this.shown.blocks[0];
     const editor = await vscode.window.showTextDocument(this.document, { preview: false });
-    if (first) editor.revealRange(new vscode.Range(first.removedStart, 0, first.end, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    if (!first) return;
+    // The cursor goes to the first change: the selection the instruction was about is done.
+    editor.selection = new vscode.Selection(first.removedStart, 0, first.removedStart, 0);
+    editor.revealRange(new vscode.Range(first.removedStart, 0, first.end, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }
 
   get blocks(): Layout["blocks"] {

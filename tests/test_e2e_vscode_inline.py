@@ -8,7 +8,8 @@ proposed one, with Accept / Reject CodeLenses and Accept All / Reject All. The f
 is accepted and the second rejected: only the first lands on disk (through the daemon's
 write lane, the buffer saved), the model is told what was left out, and the chat shows
 the turn (the instruction, the answer) without the review. Rewind… on the turn's message
-(code only) then puts the file back.
+(code only) then puts the file back. A second inline edit, stopped with Escape while
+its change is shown, leaves the buffer and the file as they were.
 
 Checked on the editor, the disk, the panel and the daemon's transcript. The inline diff's
 screenshot is `inline-diff.png` in `clients/vscode/e2e/.work/inline/artifacts`.
@@ -53,6 +54,7 @@ def test_an_inline_edit_is_reviewed_hunk_by_hunk_in_the_editor_and_rewound(vsix:
         "chat",
         "daemon transcript",
         "rewind",
+        "escape stops it",
     )
     for step in steps:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]

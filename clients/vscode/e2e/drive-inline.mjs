@@ -4,7 +4,8 @@
 // its proposed one, with Accept / Reject CodeLenses. The first hunk is accepted, the
 // second rejected: only the first lands on disk, the model is told of the revision, and
 // the chat shows the turn (the instruction, the answer) but no review. Then the turn is
-// rewound from the panel (Rewind… on its message, code only) and the file is back.
+// rewound from the panel (Rewind… on its message, code only) and the file is back. Last, a
+// second inline edit is stopped with Escape while its change is shown: nothing is left.
 //
 //   node drive-inline.mjs --url URL --workspace DIR --artifacts DIR --home AGENTLS_HOME
 
@@ -122,10 +123,31 @@ await step("rewind", async () => {
   await box.press("Enter");
   await page.locator(".quick-input-widget", { hasText: "Rewind preview" }).waitFor({ timeout: 30_000 });
   await box.fill("Rewind");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: /^\s*Rewind\s*$/ }).or(page.locator(".quick-input-list .monaco-list-row .label-name", { hasText: /^Rewind$/ })).first().waitFor({ timeout: 20_000 });
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Rewind" }).first().waitFor({ timeout: 20_000 });
   await box.press("Enter");
   await until(() => onDisk() === OLD, () => `values.py after the rewind: ${JSON.stringify(onDisk())}`);
   await shot("inline-05-rewound");
+});
+
+await step("escape stops it", async () => {
+  // A second inline edit, stopped with Escape while its change waits in the editor: the
+  // turn is aborted, the proposed lines go, and the buffer is the file again, saved.
+  await line("line5 = 5").click();
+  await command("agentls: Edit Selection…");
+  await page.locator(".quick-input-widget", { hasText: "values.py, line 5" }).waitFor({ timeout: 30_000 });
+  await page.locator(".quick-input-widget input").fill("make it 50");
+  await page.locator(".quick-input-widget input").press("Enter");
+  await line("line5 = 50").waitFor({ timeout: 60_000 });
+  await lens("Accept").first().waitFor({ timeout: 20_000 });
+  await line("line1 = 1").click();
+  await page.keyboard.press("Escape");
+  await line("line5 = 50").waitFor({ state: "detached", timeout: 20_000 });
+  await lens("Accept").first().waitFor({ state: "detached", timeout: 20_000 });
+  await page.locator(".tab.dirty").waitFor({ state: "detached", timeout: 20_000 });
+  if (onDisk() !== OLD) throw new Error(`values.py after Escape: ${JSON.stringify(onDisk())}`);
+  await command("agentls: Focus Chat");
+  await chat().locator(".user .bubble", { hasText: "make it 50" }).waitFor({ timeout: 20_000 });
+  await shot("inline-06-stopped");
 });
 
 await browser.close();

@@ -2,7 +2,7 @@
 # An inline edit in the packaged extension in code-server, driven by drive-inline.mjs:
 # lines of values.py selected, "agentls: Edit Selection…", the scripted model's one Edit
 # (two hunks) reviewed in the editor, one hunk accepted and one rejected, then the turn
-# rewound from the panel.
+# rewound from the panel; a second one stopped with Escape during its review.
 #   e2e/run-inline.sh VSIX WORK_DIR
 # e2e/setup.sh installs what it runs. Everything the run writes stays under WORK_DIR;
 # code-server runs in its own process group, killed on every exit path.
@@ -17,6 +17,8 @@ new=${new/line10 = 10\\n/line10 = 100\\n}
 cat > "$work/script.jsonl" <<JSONL
 {"tool_calls": [{"id": "e1", "name": "Edit", "input": {"file_path": "values.py", "old_string": "$old", "new_string": "$new"}}]}
 {"text": "Bumped lines 2 and 10."}
+{"tool_calls": [{"id": "e2", "name": "Edit", "input": {"file_path": "values.py", "old_string": "line5 = 5\\n", "new_string": "line5 = 50\\n"}}]}
+{"text": "Made it 50."}
 JSONL
 write_settings '"security.workspace.trust.enabled": false,
   "agentls.provider": "scripted",

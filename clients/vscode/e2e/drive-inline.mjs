@@ -100,6 +100,7 @@ await step("chat", async () => {
   await command("agentls: Focus Chat");
   await chat().locator(".assistant .markdown", { hasText: "Bumped lines 2 and 10." }).waitFor({ timeout: 60_000 });
   await chat().locator(".user .bubble", { hasText: INSTRUCTION }).waitFor({ timeout: 10_000 });
+  await chat().locator(".user .inline-target", { hasText: "Inline edit · values.py:2-10" }).waitFor({ timeout: 10_000 });
   // The chat shows no diff or answer buttons for it: that review was the editor's.
   if (await chat().locator(".permission .diff-preview, .permission button[data-option]").count()) throw new Error("the chat shows the inline review");
   await shot("inline-04-chat");

@@ -7,7 +7,8 @@ far apart) is asked about, and shown in the editor itself: each hunk's old line 
 proposed one, with Accept / Reject CodeLenses and Accept All / Reject All. The first hunk
 is accepted and the second rejected: only the first lands on disk (through the daemon's
 write lane, the buffer saved), the model is told what was left out, and the chat shows
-the turn (the instruction, the answer) without the review. Rewind… on the turn's message
+the turn (the instruction, the answer) without the review. The answer's second Edit
+is reviewed next and accepted with Ctrl+Enter. Rewind… on the turn's message
 (code only) then puts the file back. A second inline edit, stopped with Escape while
 its change is shown, leaves the buffer and the file as they were.
 
@@ -51,6 +52,7 @@ def test_an_inline_edit_is_reviewed_hunk_by_hunk_in_the_editor_and_rewound(vsix:
         "inline diff",
         "accept one hunk",
         "reject the other",
+        "second edit by key",
         "chat",
         "daemon transcript",
         "rewind",

@@ -3,7 +3,8 @@
 // hunks) is still asked about, and shown in the editor itself: each hunk's old line above
 // its proposed one, with Accept / Reject CodeLenses. The first hunk is accepted, the
 // second rejected: only the first lands on disk, the model is told of the revision, and
-// the chat shows the turn (the instruction, the answer) but no review. Then the turn is
+// the chat shows the turn (the instruction, the answer) but no review. The answer's second
+// Edit is reviewed next and accepted with Ctrl+Enter. Then the turn is
 // rewound from the panel (Rewind… on its message, code only) and the file is back. Last, a
 // second inline edit is stopped with Escape while its change is shown: nothing is left.
 //
@@ -20,6 +21,7 @@ const home = arg("--home");
 
 const OLD = Array.from({ length: 12 }, (_, i) => `line${i + 1} = ${i + 1}\n`).join("");
 const FIRST_HUNK = OLD.replace("line2 = 2\n", "line2 = 20\n");
+const BOTH_EDITS = FIRST_HUNK.replace("line12 = 12\n", "line12 = 120\n");
 const INSTRUCTION = "bump lines 2 and 10";
 
 const { browser, page, shot, step, command, chat } = await openWorkbench(artifacts);
@@ -91,9 +93,19 @@ await step("reject the other", async () => {
   await until(() => onDisk() === FIRST_HUNK, () => `values.py on disk: ${JSON.stringify(onDisk())}`);
   await line("line10 = 100").waitFor({ state: "detached", timeout: 20_000 });
   await line("line2 = 20").waitFor({ timeout: 10_000 });
-  await lens("Accept").first().waitFor({ state: "detached", timeout: 20_000 });
-  await page.locator(".tab.dirty").waitFor({ state: "detached", timeout: 20_000 });
   await shot("inline-03-answered");
+});
+
+await step("second edit by key", async () => {
+  // The same answer's second Edit is reviewed next, once the first is written.
+  await line("line12 = 120").waitFor({ timeout: 30_000 });
+  await lens("Accept").first().waitFor({ timeout: 20_000 });
+  if (onDisk() !== FIRST_HUNK) throw new Error(`values.py while the second edit waits: ${JSON.stringify(onDisk())}`);
+  await line("line1 = 1").click();
+  await page.keyboard.press("Control+Enter");
+  await until(() => onDisk() === BOTH_EDITS, () => `values.py after Ctrl+Enter: ${JSON.stringify(onDisk())}`);
+  await line("line12 = 12").waitFor({ state: "detached", timeout: 20_000 });
+  await page.locator(".tab.dirty").waitFor({ state: "detached", timeout: 20_000 });
 });
 
 await step("chat", async () => {
@@ -134,7 +146,8 @@ await step("escape stops it", async () => {
   // A second inline edit, stopped with Escape while its change waits in the editor: the
   // turn is aborted, the proposed lines go, and the buffer is the file again, saved.
   await line("line5 = 5").click();
-  await command("agentls: Edit Selection…");
+  // Its key this time: Ctrl+Shift+I, with the cursor on the line and nothing selected.
+  await page.keyboard.press("Control+Shift+I");
   await page.locator(".quick-input-widget", { hasText: "values.py, line 5" }).waitFor({ timeout: 30_000 });
   await page.locator(".quick-input-widget input").fill("make it 50");
   await page.locator(".quick-input-widget input").press("Enter");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An inline edit in the packaged extension in code-server, driven by drive-inline.mjs:
 # lines of values.py selected, "agentls: Edit Selection…", the scripted model's one Edit
-# (two hunks) reviewed in the editor, one hunk accepted and one rejected, then the turn
+# (two hunks) reviewed in the editor, one hunk accepted and one rejected, its second Edit
+# reviewed next and accepted with Ctrl+Enter, then the turn
 # rewound from the panel; a second one stopped with Escape during its review.
 #   e2e/run-inline.sh VSIX WORK_DIR
 # e2e/setup.sh installs what it runs. Everything the run writes stays under WORK_DIR;
@@ -15,7 +16,7 @@ new=${old/line2 = 2\\n/line2 = 20\\n}
 new=${new/line10 = 10\\n/line10 = 100\\n}
 # No Read first: the inline edit gives the model the file as read.
 cat > "$work/script.jsonl" <<JSONL
-{"tool_calls": [{"id": "e1", "name": "Edit", "input": {"file_path": "values.py", "old_string": "$old", "new_string": "$new"}}]}
+{"tool_calls": [{"id": "e1", "name": "Edit", "input": {"file_path": "values.py", "old_string": "$old", "new_string": "$new"}}, {"id": "e1b", "name": "Edit", "input": {"file_path": "values.py", "old_string": "line12 = 12\\n", "new_string": "line12 = 120\\n"}}]}
 {"text": "Bumped lines 2 and 10."}
 {"tool_calls": [{"id": "e2", "name": "Edit", "input": {"file_path": "values.py", "old_string": "line5 = 5\\n", "new_string": "line5 = 50\\n"}}]}
 {"text": "Made it 50."}

@@ -36,6 +36,10 @@ interface InlineTurn {
 export class InlineEdits implements vscode.Disposable {
   private turn: InlineTurn | undefined;
   private review: InlineReviewInEditor | undefined;
+  /** Inline requests that came while another was under review: shown one at a time. */
+  private waiting: PermissionRequest[] = [];
+  /** A review is being opened: a request that comes meanwhile waits. */
+  private opening = false;
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   private readonly disposables: { dispose(): unknown }[];
 
@@ -112,29 +116,50 @@ export class InlineEdits implements vscode.Disposable {
   onEvent(event: AgentEvent): void {
     if (event.type === "permission_request" && event.inlineEdit && event.diff) void this.openReview(event);
     else if (event.type === "permission_resolved" && event.requestId === this.review?.requestId) void this.closeReview();
+    else if (event.type === "permission_resolved") this.waiting = this.waiting.filter((r) => r.requestId !== event.requestId);
     else if (event.type === "turn_completed" && this.turn && event.sessionId === this.turn.sessionId && event.turnId === this.turn.turnId) void this.ended(this.turn, event.stopReason);
   }
 
   private async openReview(request: PermissionRequest): Promise<void> {
     const diff = request.diff;
     if (!diff) return;
-    await this.closeReview();
-    if (this.turn?.sessionId === request.sessionId) this.turn.reviewed = true;
-    this.clearProgress();
-    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(diff.path));
-    const answer = (a: InlineAnswer) => this.respond(request.sessionId, request.requestId, a);
-    const review = new InlineReviewInEditor(request.requestId, document, diff.oldText ?? "", diff.newText, document.isDirty, answer, () => this.lensesChanged.fire());
-    this.review = review;
-    await vscode.commands.executeCommand("setContext", REVIEWING_KEY, true);
-    await review.open();
+    if (this.review || this.opening) {
+      this.waiting.push(request);
+      return;
+    }
+    this.opening = true;
+    try {
+      if (this.turn?.sessionId === request.sessionId) this.turn.reviewed = true;
+      this.clearProgress();
+      const refusal = diff.oldText === undefined ? NEW_FILE : undefined;
+      const document = refusal ? undefined : await vscode.workspace.openTextDocument(vscode.Uri.file(diff.path));
+      const stale = document && document.getText() !== diff.oldText ? CHANGED_FILE : undefined;
+      if (!document || stale) {
+        const message = refusal ?? stale ?? NEW_FILE;
+        void vscode.window.showWarningMessage(`agentls: ${message}`);
+        await this.client.request("agent/respondPermission", { sessionId: request.sessionId, requestId: request.requestId, optionId: "reject_once", message });
+        this.opening = false;
+        await this.showNext();
+        return;
+      }
+      const answer = (a: InlineAnswer) => this.respond(request.sessionId, request.requestId, a);
+      const review = new InlineReviewInEditor(request.requestId, document, diff.oldText ?? "", diff.newText, document.isDirty, answer, () => this.lensesChanged.fire());
+      this.review = review;
+      await vscode.commands.executeCommand("setContext", REVIEWING_KEY, true);
+      await review.open();
+    } finally {
+      this.opening = false;
+    }
   }
 
   private async respond(sessionId: string, requestId: string, answer: InlineAnswer): Promise<void> {
-    await this.closeReview();
+    await this.closeReview(false);
     await this.client.request("agent/respondPermission", { sessionId, requestId, ...answer });
+    await this.showNext();
   }
 
-  private async closeReview(): Promise<void> {
+  /** Take the review out of the editor; `next`: then show the next one waiting. */
+  private async closeReview(next = true): Promise<void> {
     const review = this.review;
     if (!review) return;
     this.review = undefined;
@@ -142,6 +167,12 @@ export class InlineEdits implements vscode.Disposable {
     await review.abandon();
     review.decorate(vscode.window.visibleTextEditors);
     this.lensesChanged.fire();
+    if (next) await this.showNext();
+  }
+
+  private async showNext(): Promise<void> {
+    const next = this.waiting.shift();
+    if (next) await this.openReview(next);
   }
 
   private async ended(turn: InlineTurn, stopReason: string): Promise<void> {
@@ -209,6 +240,9 @@ export class InlineEdits implements vscode.Disposable {
 }
 
 const MAX_INSTRUCTION = 20_000;
+/** Why an inline change is refused without a review (the model reads it). */
+const NEW_FILE = "an inline edit changes the selected file only; a new file was not created.";
+const CHANGED_FILE = "the file changed after the change was proposed, so it was not applied; read it again.";
 
 /** The selection, or the cursor's line when nothing is selected. */
 function selectedLines(editor: vscode.TextEditor): vscode.Range {

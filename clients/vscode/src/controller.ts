@@ -97,7 +97,8 @@ export class ChatController {
     }
     this.dispatch({ type: "event", event });
     if (event.type === "usage") this.statusBar.usage(event.contextTokens, event.contextWindow, this.state.usage?.costUsd);
-    if (event.type === "permission_request" && !this.view.visible) void this.askInNotification(event);
+    // An inline edit's change is reviewed in the editor (src/inlineEdit.ts), not asked here.
+    if (event.type === "permission_request" && !event.inlineEdit && !this.view.visible) void this.askInNotification(event);
     if (event.type === "permission_resolved") void this.reviews.close(event.requestId);
     if (event.type === "permission_mode_changed") {
       // An approved plan (or another window, or /mode) switched the session's mode.
@@ -155,6 +156,11 @@ export class ChatController {
     this.state = initialState();
     this.view.post({ type: "snapshot", state: this.state });
     this.onWelcomeStale();
+  }
+
+  /** The shown chat's session, opened if there is none (an inline edit runs in it). */
+  currentSession(): Promise<string> {
+    return this.session();
   }
 
   async abort(): Promise<void> {
@@ -486,7 +492,7 @@ export class ChatController {
     if (!chat) return;
     chat.state = reduce(chat.state, { type: "event", event });
     if (event.type === "permission_resolved") void this.reviews.close(event.requestId);
-    if (event.type !== "permission_request") return;
+    if (event.type !== "permission_request" || event.inlineEdit) return;
     const names = event.options.map((o) => o.name);
     const sessionId = event.sessionId;
     void vscode.window.showInformationMessage(`agentls (${titleOf(chat.state)}): ${event.title}`, "Show", ...names).then(async (picked) => {

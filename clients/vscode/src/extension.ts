@@ -10,6 +10,7 @@ import { DiscoveryError } from "./discovery";
 import { EditorStateTracker } from "./editorState";
 import { FirstRun, askApiKey } from "./firstRun";
 import { McpView } from "./mcpView";
+import { InlineEdits } from "./inlineEdit";
 import { ChatPanel, VIEW_ID } from "./panel";
 import { RunningNotes } from "./reattach";
 import { returnToRunningTurn } from "./returning";
@@ -41,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
       controller.onEvent(event);
       views.rules.onEvent(event);
       views.mcp.onEvent(event);
+      inlineEdits.onEvent(event);
     },
     onStateChange: (running, message) => {
       if (running) {
@@ -60,6 +62,7 @@ export function activate(context: vscode.ExtensionContext): void {
     views.rules.setSession(sessionId);
     views.mcp.setSession(sessionId);
   };
+  const inlineEdits = new InlineEdits(client, () => controller.currentSession());
   const failed = (message: string) => firstRun.startFailed(message);
   const started = () => returnToRunningTurn(notes, controller, () => panel.reveal(), log);
   const restart = () => start(client, log, statusBar, "restart", failed, started);
@@ -105,6 +108,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
     reviews,
+    inlineEdits,
     vscode.commands.registerCommand("agentls.review.accept", () => answerReview(reviews, controller, "allow_once")),
     vscode.commands.registerCommand("agentls.review.reject", () => answerReview(reviews, controller, "reject_once")),
     vscode.commands.registerCommand("agentls.review.revertHunk", (uri?: vscode.Uri, line?: number) => {

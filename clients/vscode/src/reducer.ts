@@ -13,6 +13,7 @@ import type {
   AgentEvent,
   DisplayMessage,
   FileDiff,
+  InlineEditTarget,
   Location,
   MessageCompleted,
   NewSessionResult,
@@ -38,6 +39,8 @@ export interface UserItem {
   /** The turn this message began (from `turn_started` or its `message_completed`): what
    * Rewind takes back. Unknown for a message shown from a resumed session's history. */
   turnId?: string;
+  /** For an inline edit's instruction: the lines it was about ("app.py:3-5"). */
+  inlineEdit?: string;
 }
 
 export interface AssistantItem {
@@ -100,6 +103,8 @@ export interface PermissionItem {
   answer?: string;
   /** For a file change: the file now and what the call would make it. */
   diff?: FileDiff;
+  /** An inline edit's change: reviewed in the editor, so the card shows no diff or answers. */
+  inlineEdit?: true;
   /** That change as the diff lines the card shows with the request. */
   preview?: DiffPreview;
   /** For ExitPlanMode: the plan (markdown) the user approves; the options are the plan's. */
@@ -217,6 +222,8 @@ export interface ViewState {
   /** The session's slash commands (`available_commands`), for completion in the input. */
   commands: SlashCommand[];
   lastUserText: string;
+  /** The inline edit whose turn started and whose instruction is not shown yet. */
+  inlineTurn: { turnId: string; label: string } | null;
   /** Older messages of a resumed session were left out: agent/getMessages's `before`. */
   olderCursor: string | null;
   /** After a re-attach, until the running turn ends: the messages the history drew, whose
@@ -286,6 +293,7 @@ export function initialState(): ViewState {
     plan: [],
     commands: [],
     lastUserText: "",
+    inlineTurn: null,
     olderCursor: null,
     drawn: null,
   };
@@ -404,6 +412,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         limitReached: null,
         runningTurn: event.turnId,
         queued: state.queued.filter((q) => q.turnId !== event.turnId),
+        inlineTurn: event.inlineEdit ? { turnId: event.turnId, label: inlineLabel(event.inlineEdit) } : state.inlineTurn,
       };
       return withTurn(started, event.userMessageId, event.turnId);
     }
@@ -441,7 +450,7 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         options: event.options,
         state: "pending",
         // A patch is listed file by file (its one-file `diff` is for clients without that).
-        ...(event.diffs ? { diffs: event.diffs, files: patchFiles(event.diffs) } : event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
+        ...(event.inlineEdit ? { inlineEdit: true } : event.diffs ? { diffs: event.diffs, files: patchFiles(event.diffs) } : event.diff ? { diff: event.diff, preview: diffPreview(event.diff) } : {}),
         ...(event.plan !== undefined ? { plan: event.plan } : {}),
         ...(event.sandboxEscalation ? { sandboxEscalation: event.sandboxEscalation } : {}),
         ...pluginTrust(event.toolCallId, event.input),
@@ -600,7 +609,20 @@ function turnCompleted(state: ViewState, turnId: string, stopReason: string, err
 
 /** The user message `messageId` began `turnId`. */
 function withTurn(state: ViewState, messageId: string, turnId: string): ViewState {
-  return updateItem(state, "user", messageId, (u) => (u.turnId === turnId ? u : { ...u, turnId }));
+  const inline = state.inlineTurn?.turnId === turnId ? state.inlineTurn.label : undefined;
+  const marked = updateItem(state, "user", messageId, (u) => (u.turnId === turnId && !inline ? u : { ...u, turnId, ...(inline ? { inlineEdit: inline } : {}) }));
+  // Once its message is shown, the inline edit is told apart by the message itself.
+  return inline && marked !== state ? { ...marked, inlineTurn: null } : marked;
+}
+
+/** An inline edit's lines as the chat names them: the file's name and 1-based lines (a
+ * selection that ends at the start of a line ends on the line before). */
+export function inlineLabel(target: InlineEditTarget): string {
+  const name = decodeURIComponent(target.uri.split("/").pop() ?? target.uri);
+  const first = target.range.start.line + 1;
+  const { line, character } = target.range.end;
+  const last = Math.max(first, character === 0 && line > target.range.start.line ? line : line + 1);
+  return `${name}:${first === last ? first : `${first}-${last}`}`;
 }
 
 /** The chat after a rewind of the conversation: from the first removed message on, nothing

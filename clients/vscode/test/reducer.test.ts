@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { type Action, type Item, MAX_EARLY, initialState, pendingPermissions, reduce, sessionOpened } from "../src/reducer";
+import { type Action, type Item, MAX_EARLY, initialState, inlineLabel, pendingPermissions, reduce, sessionOpened } from "../src/reducer";
 import type { AgentEvent, DisplayMessage } from "../src/wire";
 
 const SESSION = "sess_1";
@@ -227,6 +227,42 @@ test("a file change's request comes with its diff preview, before any click", ()
     ["removed PORT = 8000", "added PORT = 9000"],
   );
   assert.equal(preview.added, 1);
+});
+
+test("an inline edit's instruction is shown with the lines it is about, and Rewind knows its turn", () => {
+  const range = { start: { line: 1, character: 0 }, end: { line: 9, character: 11 } };
+  const state = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1", inlineEdit: { uri: "file:///w/my%20values.py", range } },
+      { type: "message_completed", turnId: "t1", messageId: "u1", role: "user", content: [{ type: "text", text: "bump them" }] },
+    ]),
+  );
+  const user = state.items.find((i) => i.kind === "user");
+  assert.deepEqual(user, { kind: "user", id: "u1", text: "bump them", turnId: "t1", inlineEdit: "my values.py:2-10" });
+  assert.equal(state.inlineTurn, null);
+  // An ordinary turn after it is not marked.
+  const next = run(numbered([...TURN], 3), state);
+  assert.equal(next.items.filter((i) => i.kind === "user" && i.inlineEdit).length, 1);
+});
+
+test("an inline edit's lines: one line, and a selection that ends at a line's start", () => {
+  const at = (sl: number, sc: number, el: number, ec: number) => inlineLabel({ uri: "file:///w/a.py", range: { start: { line: sl, character: sc }, end: { line: el, character: ec } } });
+  assert.equal(at(4, 0, 4, 9), "a.py:5");
+  assert.equal(at(4, 0, 4, 0), "a.py:5");
+  assert.equal(at(1, 0, 3, 0), "a.py:2-3");
+});
+
+test("an inline edit's request is marked as reviewed in the editor, with no diff on its card", () => {
+  const diff = { path: "/w/app.py", oldText: "PORT = 8000\n", newText: "PORT = 9000\n" };
+  const state = run(
+    numbered([
+      { type: "permission_request", turnId: "t1", requestId: "p1", toolCallId: "c1", title: "Edit app.py", input: {}, options: [], diff, inlineEdit: true },
+    ]),
+  );
+  const card = pendingPermissions(state)[0];
+  assert.ok(card?.inlineEdit);
+  assert.equal(card.preview, undefined);
+  assert.equal(card.diff, undefined);
 });
 
 test("a file change's request carries the change to review", () => {

@@ -49,6 +49,11 @@ export function drawPermission(target: HTMLElement, item: PermissionItem, toolKi
     target.replaceChildren(head);
     return;
   }
+  if (item.inlineEdit) {
+    // Reviewed where it is, in the editor: the chat only says so.
+    target.replaceChildren(head, element("div", "inline-review", "Shown in the editor: accept or reject each change there (Esc stops the edit)."));
+    return;
+  }
   target.tabIndex = 0;
   target.setAttribute("role", "group");
   target.onkeydown = (event) => onCardKey(event, item, actions);
@@ -170,7 +175,7 @@ function onCardKey(event: KeyboardEvent, item: PermissionItem, actions: Permissi
 
 /** Give a new request's card the focus, once, unless the user is writing a message. */
 export function focusNewCard(target: HTMLElement, item: PermissionItem, input: HTMLTextAreaElement): void {
-  if (item.state !== "pending" || tookFocusAt.has(item.id)) return;
+  if (item.state !== "pending" || item.inlineEdit || tookFocusAt.has(item.id)) return;
   if (document.activeElement === input && input.value.trim() !== "") return;
   tookFocusAt.set(item.id, Date.now());
   // A new card is drawn before it is placed in the transcript: focus it once it is there.

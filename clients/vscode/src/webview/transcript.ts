@@ -102,7 +102,7 @@ export class Transcript {
     target.dataset.id = item.id;
     switch (item.kind) {
       case "user":
-        target.replaceChildren(element("div", "bubble", item.text), this.userActions(item));
+        target.replaceChildren(...(item.inlineEdit ? [element("div", "inline-target", `Inline edit · ${item.inlineEdit}`)] : []), element("div", "bubble", item.text), this.userActions(item));
         return;
       case "assistant":
         drawAssistant(target, item);

@@ -38,6 +38,8 @@ export interface UserItem {
   /** The turn this message began (from `turn_started` or its `message_completed`): what
    * Rewind takes back. Unknown for a message shown from a resumed session's history. */
   turnId?: string;
+  /** The labels of what it was sent with (`@` mentions, attachments), drawn as chips. */
+  mentions?: string[];
 }
 
 export interface AssistantItem {
@@ -222,6 +224,8 @@ export interface ViewState {
   /** After a re-attach, until the running turn ends: the messages the history drew, whose
    * events sent again are skipped. */
   drawn: Record<string, true> | null;
+  /** Mentions sent with a turn whose user message is not in the chat yet, by turn id. */
+  mentionsByTurn: Record<string, string[]>;
 }
 
 export type SlashCommand = Extract<AgentEvent, { type: "available_commands" }>["commands"][number];
@@ -241,7 +245,7 @@ export type Action =
       notice?: { level: "info"; message: string };
     }
   | { type: "older"; sessionId: string; messages: DisplayMessage[]; cursor: string | null }
-  | { type: "submitted"; text: string; turnId: string; queued: boolean }
+  | { type: "submitted"; text: string; turnId: string; queued: boolean; mentions?: string[] }
   | { type: "undone"; toolCallIds: string[] }
   /** An applied agent/rewind of the conversation: its removed messages leave the chat. */
   | { type: "rewound"; removedMessageIds: string[]; message: string }
@@ -288,6 +292,7 @@ export function initialState(): ViewState {
     lastUserText: "",
     olderCursor: null,
     drawn: null,
+    mentionsByTurn: {},
   };
 }
 
@@ -301,7 +306,7 @@ export function reduce(state: ViewState, action: Action): ViewState {
       if (action.sessionId !== state.sessionId) return state;
       return { ...state, items: [...history(action.messages), ...state.items], olderCursor: action.cursor };
     case "submitted":
-      return submitted(state, action.text, action.turnId, action.queued);
+      return withMentions(submitted(state, action.text, action.turnId, action.queued), action.turnId, action.mentions);
     case "event":
       return receive(state, action.event);
     case "rewound":
@@ -598,9 +603,23 @@ function turnCompleted(state: ViewState, turnId: string, stopReason: string, err
   };
 }
 
-/** The user message `messageId` began `turnId`. */
+/** The user message `messageId` began `turnId` (and takes the mentions it was sent with). */
 function withTurn(state: ViewState, messageId: string, turnId: string): ViewState {
-  return updateItem(state, "user", messageId, (u) => (u.turnId === turnId ? u : { ...u, turnId }));
+  const mentions = state.mentionsByTurn[turnId];
+  const marked = updateItem(state, "user", messageId, (u) =>
+    u.turnId === turnId && !mentions ? u : { ...u, turnId, ...(mentions ? { mentions } : {}) },
+  );
+  if (!mentions || marked === state) return marked;
+  const waiting = Object.entries(marked.mentionsByTurn).filter(([turn]) => turn !== turnId);
+  return { ...marked, mentionsByTurn: Object.fromEntries(waiting) };
+}
+
+/** A turn's mentions go on its user message, or wait for it (its events may come first). */
+function withMentions(state: ViewState, turnId: string, mentions: string[] | undefined): ViewState {
+  if (!mentions?.length) return state;
+  const shown = state.items.find((i) => i.kind === "user" && i.turnId === turnId);
+  if (!shown) return { ...state, mentionsByTurn: { ...state.mentionsByTurn, [turnId]: mentions } };
+  return updateItem(state, "user", shown.id, (u) => ({ ...u, mentions }));
 }
 
 /** The chat after a rewind of the conversation: from the first removed message on, nothing

@@ -1,0 +1,113 @@
+// A real VS Code (code-server) serving the daemon's navigation and the `@` menu: with
+// main.ts open and its TypeScript loaded, the scripted model calls GoToDefinition on
+// `greet`; the editor answers through its own definition provider and the tool result in
+// the daemon's transcript names src/util.ts. Then `@` in the message box offers the
+// problems of the active file, a folder (src/) and a symbol (greet, from the editor's
+// workspace symbols); the two picked show as chips in the box and on the sent message, and
+// the daemon's transcript shows the message carried them as attachments.
+//
+//   node drive-mentions.mjs --url URL --workspace DIR --artifacts DIR --home AGENTLS_HOME
+
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { arg, openWorkbench } from "./workbench.mjs";
+
+const url = arg("--url");
+const workspace = arg("--workspace");
+const artifacts = arg("--artifacts");
+const home = arg("--home");
+
+const { browser, page, shot, step, command, chat } = await openWorkbench(artifacts);
+
+/** The daemon's transcript, its JSON string escapes undone, so quotes read as written. */
+function transcript() {
+  const sessions = path.join(home, "sessions");
+  const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
+  if (files.length !== 1) throw new Error(`transcripts: ${files.join(", ")}`);
+  return readFileSync(path.join(sessions, files[0]), "utf8").replaceAll('\\"', '"');
+}
+
+await step("workbench", async () => {
+  await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+});
+
+await step("typescript loaded", async () => {
+  // Quick Open main.ts; its deliberate error, underlined, says TypeScript has the project.
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").fill("main.ts");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "main.ts" }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press("Enter");
+  await page.locator(".tab", { hasText: "main.ts" }).waitFor({ timeout: 30_000 });
+  await page.locator(".monaco-editor .squiggly-error").first().waitFor({ timeout: 120_000 });
+});
+
+await step("definition", async () => {
+  await command("agentls: Focus Chat");
+  const input = chat().locator("#input");
+  await input.waitFor({ timeout: 60_000 });
+  await input.fill("Where is greet defined?");
+  await input.press("Enter");
+  await chat().locator(".assistant .markdown", { hasText: "greet is defined in src/util.ts." }).waitFor({ timeout: 90_000 });
+  await shot("mentions-01-definition");
+  // The editor's answer: `greet`'s name in src/util.ts, line 1, column 17 (1-based).
+  const records = transcript();
+  if (!records.includes("src/util.ts:1:17: export function greet")) {
+    throw new Error(`no definition from the editor in the transcript: ${records.slice(-3000)}`);
+  }
+});
+
+await step("problems offered", async () => {
+  const input = chat().locator("#input");
+  await input.click();
+  await input.pressSequentially("@Prob");
+  const offer = chat().locator(".completion", { hasText: "Problems in main.ts" });
+  await offer.waitFor({ timeout: 30_000 });
+  await offer.locator(".completion-tag", { hasText: "problems" }).waitFor({ timeout: 10_000 });
+  await offer.locator(".completion-detail", { hasText: "1 error" }).waitFor({ timeout: 10_000 });
+  await input.fill("");
+});
+
+await step("folder mention", async () => {
+  const input = chat().locator("#input");
+  await input.pressSequentially("Explain @sr");
+  const offer = chat().locator(".completion", { hasText: "src/" }).filter({ has: chat().locator(".completion-tag", { hasText: "folder" }) });
+  await offer.waitFor({ timeout: 30_000 });
+  await shot("mentions-02-folder-offered");
+  await offer.click();
+  await chat().locator("#attachments .chip.folder", { hasText: "src/" }).waitFor({ timeout: 10_000 });
+  const value = await input.inputValue();
+  if (value !== "Explain @src/ ") throw new Error(`the box holds ${JSON.stringify(value)}`);
+});
+
+await step("symbol mention", async () => {
+  const input = chat().locator("#input");
+  await input.pressSequentially("and @greet");
+  const offer = chat().locator(".completion", { hasText: "greet" }).filter({ has: chat().locator(".completion-tag", { hasText: "symbol" }) });
+  await offer.first().waitFor({ timeout: 60_000 });
+  await offer.locator(".completion-detail", { hasText: "src/util.ts:1" }).first().waitFor({ timeout: 10_000 });
+  await chat().locator("#completions").screenshot({ path: path.join(artifacts, "mention-menu.png") });
+  await offer.first().click();
+  await chat().locator("#attachments .chip.symbol", { hasText: "greet" }).waitFor({ timeout: 10_000 });
+});
+
+await step("sent with mentions", async () => {
+  await chat().locator("#input").press("Enter");
+  await chat().locator(".assistant .markdown", { hasText: "I see the folder and the symbol." }).waitFor({ timeout: 90_000 });
+  const chips = chat().locator(".item.user .mentions .chip");
+  await chips.first().waitFor({ timeout: 10_000 });
+  const labels = await chips.allTextContents();
+  // VS Code's TypeScript names a function with its parentheses.
+  if (labels.join(", ") !== "src/, greet()") throw new Error(`the sent message shows ${labels.join(", ")}`);
+  if (await chat().locator("#attachments .chip").count()) throw new Error("the box kept its chips after sending");
+  await chat().locator(".item.user").last().screenshot({ path: path.join(artifacts, "sent-mentions.png") });
+});
+
+await step("daemon transcript", async () => {
+  const records = transcript();
+  // The folder and the symbol (its file, the symbol's lines) reached the model's context.
+  if (!/<attachment path="src\/?"/.test(records)) throw new Error("the folder is not among the message's attachments");
+  if (!records.includes('<attachment path="src/util.ts" lines="1-')) throw new Error("the symbol is not among the message's attachments");
+});
+
+await browser.close();

@@ -19,12 +19,28 @@ const home = arg("--home");
 
 const { browser, page, shot, step, command, chat } = await openWorkbench(artifacts);
 
-/** The daemon's transcript, its JSON string escapes undone, so quotes read as written. */
-function transcript() {
+function transcriptFile() {
   const sessions = path.join(home, "sessions");
   const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
   if (files.length !== 1) throw new Error(`transcripts: ${files.join(", ")}`);
-  return readFileSync(path.join(sessions, files[0]), "utf8").replaceAll('\\"', '"');
+  return readFileSync(path.join(sessions, files[0]), "utf8");
+}
+
+/** The daemon's transcript, its JSON string escapes undone, so quotes read as written. */
+function transcript() {
+  return transcriptFile().replaceAll('\\"', '"');
+}
+
+function transcriptRecords() {
+  return transcriptFile().trim().split("\n").map((line) => JSON.parse(line));
+}
+
+/** Milliseconds from typing to an offer drawn (a figure for the report, not a check). */
+async function offeredAfter(typed, offer) {
+  const start = Date.now();
+  await typed();
+  await offer.waitFor({ timeout: 60_000 });
+  return Date.now() - start;
 }
 
 await step("workbench", async () => {
@@ -51,10 +67,14 @@ await step("definition", async () => {
   await chat().locator(".assistant .markdown", { hasText: "greet is defined in src/util.ts." }).waitFor({ timeout: 90_000 });
   await shot("mentions-01-definition");
   // The editor's answer: `greet`'s name in src/util.ts, line 1, column 17 (1-based).
-  const records = transcript();
-  if (!records.includes("src/util.ts:1:17: export function greet")) {
-    throw new Error(`no definition from the editor in the transcript: ${records.slice(-3000)}`);
+  const text = transcript();
+  if (!text.includes("src/util.ts:1:17: export function greet")) {
+    throw new Error(`no definition from the editor in the transcript: ${text.slice(-3000)}`);
   }
+  // A figure for the report, not a check: the call's message to its result, as recorded.
+  const records = transcriptRecords();
+  const at = (part) => records.find((r) => r.type === "message" && r.message.content.some((b) => b.type === part))?.ts;
+  console.log(`figure: GoToDefinition call → result ${Math.round(1000 * (at("tool_result") - at("tool_use")))} ms`);
 });
 
 await step("problems offered", async () => {
@@ -70,9 +90,9 @@ await step("problems offered", async () => {
 
 await step("folder mention", async () => {
   const input = chat().locator("#input");
-  await input.pressSequentially("Explain @sr");
   const offer = chat().locator(".completion", { hasText: "src/" }).filter({ has: chat().locator(".completion-tag", { hasText: "folder" }) });
-  await offer.waitFor({ timeout: 30_000 });
+  const took = await offeredAfter(() => input.pressSequentially("Explain @sr"), offer);
+  console.log(`figure: "Explain @sr" typed → folder offered ${took} ms`);
   await shot("mentions-02-folder-offered");
   await offer.click();
   await chat().locator("#attachments .chip.folder", { hasText: "src/" }).waitFor({ timeout: 10_000 });
@@ -82,9 +102,9 @@ await step("folder mention", async () => {
 
 await step("symbol mention", async () => {
   const input = chat().locator("#input");
-  await input.pressSequentially("and @greet");
   const offer = chat().locator(".completion", { hasText: "greet" }).filter({ has: chat().locator(".completion-tag", { hasText: "symbol" }) });
-  await offer.first().waitFor({ timeout: 60_000 });
+  const took = await offeredAfter(() => input.pressSequentially("and @greet"), offer.first());
+  console.log(`figure: "and @greet" typed → symbol offered ${took} ms`);
   await offer.locator(".completion-detail", { hasText: "src/util.ts:1" }).first().waitFor({ timeout: 10_000 });
   await chat().locator("#completions").screenshot({ path: path.join(artifacts, "mention-menu.png") });
   await offer.first().click();

@@ -47,7 +47,7 @@ export async function findMentions(query: string, context: MentionContext): Prom
 async function files(safe: string): Promise<Attachment[]> {
   const found = await vscode.workspace.findFiles(`**/*${safe}*`, EXCLUDE, FILE_SCAN);
   return found
-    .map((uri) => ({ uri: uri.toString(), label: vscode.workspace.asRelativePath(uri) }))
+    .map((uri): Attachment => ({ uri: uri.toString(), label: vscode.workspace.asRelativePath(uri), group: "file" }))
     .sort((a, b) => a.label.length - b.label.length || a.label.localeCompare(b.label));
 }
 

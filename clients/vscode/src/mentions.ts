@@ -124,3 +124,9 @@ export function sameAttachment(a: Attachment, b: Attachment): boolean {
 export function mentionText(offer: Attachment): string {
   return `@${offer.label} `;
 }
+
+/** The attachments still wanted: an `@` mention whose text was taken out of the box goes
+ * with it; dropped files and pasted images (no group) stay until their chip is removed. */
+export function keptMentions(attachments: readonly Attachment[], text: string): Attachment[] {
+  return attachments.filter((a) => a.group === undefined || text.includes(mentionText(a).trimEnd()));
+}

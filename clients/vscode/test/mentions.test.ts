@@ -8,6 +8,7 @@ import type { Attachment } from "../src/bridge";
 import {
   GROUP_CAPS,
   ancestorFolders,
+  keptMentions,
   arrangeMentions,
   diagnosticsUri,
   foldersMatching,
@@ -103,6 +104,17 @@ test("two symbols of one name are two attachments; one file twice is one", () =>
   const a = { uri: "file:///a.ts", range: range(1), name: "run", label: "run" };
   assert.ok(!sameAttachment(a, { ...a, range: range(7) }));
   assert.ok(sameAttachment({ uri: "file:///a.ts", label: "a.ts" }, { uri: "file:///a.ts", label: "a.ts" }));
+});
+
+test("a mention whose text left the box is dropped; dropped files and pasted images stay", () => {
+  const folder = { uri: `${ROOT}/src`, label: "src/", group: "folder" as const };
+  const file = { uri: `${ROOT}/a.ts`, label: "a.ts", group: "file" as const };
+  const dropped = { uri: `${ROOT}/b.ts`, label: "b.ts" };
+  const image = { uri: "data:image/png;base64,AAAA", label: "pasted image 1.png", name: "pasted image 1.png" };
+  const all = [folder, file, dropped, image];
+  assert.deepEqual(keptMentions(all, "Explain @src/ and @a.ts"), all);
+  assert.deepEqual(keptMentions(all, "Explain @src and @a.ts"), [file, dropped, image]);
+  assert.deepEqual(keptMentions(all, "nothing"), [dropped, image]);
 });
 
 const SESSION = "sess_1";

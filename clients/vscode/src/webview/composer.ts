@@ -6,7 +6,7 @@
 // view state as the transcript.
 
 import type { Attachment, ContextChip, FromWebview } from "../bridge";
-import { mentionText, sameAttachment } from "../mentions";
+import { keptMentions, mentionText, sameAttachment } from "../mentions";
 import type { ViewState } from "../reducer";
 import { commandTag, matchCommands, shortcutHint, slashQuery } from "../slash";
 import { plural } from "../words";
@@ -143,6 +143,7 @@ export class Composer {
   private listen(): void {
     const { input, send, stop, newSession, history, includeContext } = this.ui;
     input.addEventListener("input", () => {
+      this.dropDeletedMentions();
       this.updateCompletion();
       this.updateHint();
     });
@@ -213,6 +214,14 @@ export class Composer {
     this.attachments = [];
     this.renderAttachments();
     this.updateHint();
+  }
+
+  /** A mention whose `@text` was deleted from the box loses its chip too. */
+  private dropDeletedMentions(): void {
+    const kept = keptMentions(this.attachments, this.ui.input.value);
+    if (kept.length === this.attachments.length) return;
+    this.attachments = kept;
+    this.renderAttachments();
   }
 
   /** The `!` and `#` shortcuts say what they will do before the message goes. */

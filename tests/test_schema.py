@@ -487,6 +487,8 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "agent/forkSession": {"sessionId": "sess_1", "messageId": "msg_1"},
     "agent/listTasks": {"sessionId": "sess_1"},
     "agent/listMcpServers": {"sessionId": "sess_1"},
+    "agent/restartMcpServer": {"sessionId": "sess_1", "name": "docs"},
+    "agent/setMcpServerEnabled": {"sessionId": "sess_1", "name": "docs", "enabled": False},
     "agent/listShells": {"sessionId": "sess_1"},
     "agent/stopTask": {"sessionId": "sess_1", "agentId": "agent_1"},
     "agent/listPermissionRules": {"sessionId": "sess_1"},
@@ -517,6 +519,8 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
     "agent/abort": api.AbortResult(aborted=False),
     "agent/respondPermission": api.EmptyResult(),
     "agent/closeSession": api.EmptyResult(),
+    "agent/restartMcpServer": api.EmptyResult(),
+    "agent/setMcpServerEnabled": api.EmptyResult(),
     "agent/respondAskUser": api.EmptyResult(),
     "agent/listSessions": api.ListSessionsResult(
         sessions=[
@@ -535,7 +539,10 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
         session_id="sess_1",
         messages=[
             api.DisplayMessage(
-                message_id="msg_1", role="user", content=[{"type": "text", "text": "hi"}]
+                message_id="msg_1",
+                role="user",
+                content=[{"type": "text", "text": "hi"}],
+                turn_id="turn_1",
             )
         ],
         model="scripted",
@@ -593,6 +600,16 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
                         arguments=[api.McpPromptArgumentEntry(name="topic", required=True)],
                     )
                 ],
+            ),
+            api.McpServerEntry(
+                name="off",
+                status="disabled",
+                transport="stdio",
+                source="user settings",
+                attempts=0,
+                tools=[],
+                resources=[],
+                prompts=[],
             ),
             api.McpServerEntry(
                 name="db",

@@ -112,6 +112,7 @@ export interface DisplayMessage {
   content: Array<Record<string, unknown>>;
   messageId: string;
   role: "user" | "assistant";
+  turnId?: string | null;
 }
 
 export interface EditorStateParams {
@@ -259,9 +260,14 @@ export interface McpServerEntry {
   resources: McpResourceEntry[];
   serverVersion?: string | null;
   source: string;
-  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped";
+  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped" | "disabled";
   tools: McpToolEntry[];
   transport: "stdio" | "http";
+}
+
+export interface McpServerParams {
+  name: string;
+  sessionId: string;
 }
 
 /** The `mcp_status` event. */
@@ -273,7 +279,7 @@ export interface McpStatusEvent {
   seq: number;
   server: string;
   sessionId: string;
-  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped";
+  status: "awaiting_approval" | "starting" | "ready" | "failed" | "stopped" | "disabled";
   toolCount?: number;
   transport: "stdio" | "http";
   turnId?: string;
@@ -600,6 +606,12 @@ export interface SessionInfo {
 }
 
 export interface SessionParams {
+  sessionId: string;
+}
+
+export interface SetMcpServerEnabledParams {
+  enabled: boolean;
+  name: string;
   sessionId: string;
 }
 
@@ -958,8 +970,10 @@ export interface Requests {
   "agent/resolveWorktree": { params: ResolveWorktreeParams; result: ResolveWorktreeResult };
   "agent/respondAskUser": { params: RespondAskUserParams; result: EmptyResult };
   "agent/respondPermission": { params: RespondPermissionParams; result: EmptyResult };
+  "agent/restartMcpServer": { params: McpServerParams; result: EmptyResult };
   "agent/resumeSession": { params: ResumeSessionParams; result: ResumeSessionResult };
   "agent/rewind": { params: RewindParams; result: RewindResult };
+  "agent/setMcpServerEnabled": { params: SetMcpServerEnabledParams; result: EmptyResult };
   "agent/setModel": { params: SetModelParams; result: EmptyResult };
   "agent/setPermissionMode": { params: SetPermissionModeParams; result: EmptyResult };
   "agent/stopTask": { params: StopTaskParams; result: StopTaskResult };

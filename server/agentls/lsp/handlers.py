@@ -23,18 +23,18 @@ from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.editor_intel import LspEditorIntel
 from agentls.lsp.editor_values import attachment, editor_range
 from agentls.lsp.hub import Hub
-from agentls.lsp.mcp_entries import mcp_server_entry
+from agentls.lsp.mcp_handlers import McpHandlers
 from agentls.lsp.paths import uri_path
 from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.returning import ReturningWindows, running_fields
 from agentls.lsp.server import AgentServer
 from agentls.lsp.worktree_handlers import WorktreeHandlers, diff_result
-from agentls.messages import Message
 from agentls.names import RulesScope
 from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
 from agentls.sandbox import sandbox_status
+from agentls.session.display import DisplayHistory
 from agentls.session.manager import SessionManager
 from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
@@ -50,7 +50,7 @@ Handler = Callable[[Any, "Client"], Awaitable[BaseModel]]
 Client = AgentServer
 
 
-class AgentHandlers(WorktreeHandlers):
+class AgentHandlers(WorktreeHandlers, McpHandlers):
     """One per daemon: the SessionManager and a handler per agent/* request."""
 
     def __init__(self, hub: Hub) -> None:
@@ -247,17 +247,7 @@ class AgentHandlers(WorktreeHandlers):
         self, p: api.GetMessagesParams, _client: Client
     ) -> api.GetMessagesResult:
         page, cursor = await self.manager.messages_before(p.session_id, p.before, p.limit)
-        return api.GetMessagesResult(
-            messages=[_display_message(m) for m in page], next_cursor=cursor
-        )
-
-    async def list_mcp_servers(
-        self, p: api.SessionParams, _client: Client
-    ) -> api.ListMcpServersResult:
-        mcp = self.manager.get(p.session_id).mcp
-        return api.ListMcpServersResult(
-            servers=[mcp_server_entry(state) for state in (mcp.states() if mcp else [])]
-        )
+        return api.GetMessagesResult(messages=_display_messages(page), next_cursor=cursor)
 
     async def list_tasks(self, p: api.SessionParams, _client: Client) -> api.ListTasksResult:
         records = self.manager.get(p.session_id).tasks.records.values()
@@ -321,13 +311,13 @@ class AgentHandlers(WorktreeHandlers):
         return self._opened(session, display, client)
 
     def _opened(
-        self, session: AgentSession, display: list[Message], client: Client, attach: bool = True
+        self, session: AgentSession, display: DisplayHistory, client: Client, attach: bool = True
     ) -> api.ResumeSessionResult:
         """A resumed or forked session, attached to `client`, with what it shows."""
         if attach:
             self.hub.attach(session.id, client)
         running = session.intake.queue.running
-        messages = [_display_message(m) for m in display]
+        messages = _display_messages(display)
         plan = [
             api.PlanEntryParam(content=e.content, status=e.status, priority=e.priority)
             for e in session.data.plan
@@ -458,7 +448,13 @@ def _rule_of(info: api.PermissionRuleInfo, field: str) -> tuple[Rule, RulesScope
         raise InvalidParams(str(exc), {"field": field}) from exc
 
 
-def _display_message(message: Message) -> api.DisplayMessage:
-    return api.DisplayMessage(
-        message_id=message.id, role=message.role, content=to_wire(list(message.content))
-    )
+def _display_messages(display: DisplayHistory) -> list[api.DisplayMessage]:
+    return [
+        api.DisplayMessage(
+            message_id=m.id,
+            role=m.role,
+            content=to_wire(list(m.content)),
+            turn_id=display.turn_of(m),
+        )
+        for m in display.messages
+    ]

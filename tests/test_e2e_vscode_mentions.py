@@ -7,8 +7,10 @@ main.ts and VS Code's built-in TypeScript answers through `vscode.executeDefinit
 the tool result in the daemon's transcript names `src/util.ts:1:17`. Then `@` in the message
 box offers the active file's problems (with their count), the folder `src/` and the symbol
 `greet` (from the editor's workspace symbols); the two picked show as chips in the box and
-on the sent message, and the transcript shows the message carried both as attachments (the
-folder, and the symbol's file with its lines).
+on the sent message, and the transcript shows the model got the folder's listing and the
+symbol's lines. "Problems in main.ts" sent gives the model TypeScript's error (the daemon
+asks the editor with `agent/diagnostics`), and in a new chat `@` offers the first one by
+its title: the model gets its messages.
 
 Screenshots (`mention-menu.png`, `sent-mentions.png`) stay in
 `clients/vscode/e2e/.work/mentions/artifacts`.
@@ -50,6 +52,8 @@ def test_the_editor_answers_navigation_and_at_mentions_reach_the_model(vsix: Pat
         "symbol mention",
         "sent with mentions",
         "daemon transcript",
+        "problems sent",
+        "session mention",
     )
     for step in steps:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]

@@ -4,7 +4,10 @@
 // the daemon's transcript names src/util.ts. Then `@` in the message box offers the
 // problems of the active file, a folder (src/) and a symbol (greet, from the editor's
 // workspace symbols); the two picked show as chips in the box and on the sent message, and
-// the daemon's transcript shows the message carried them as attachments.
+// the daemon's transcript shows the model got the folder's listing and the symbol's lines.
+// Then "Problems in main.ts" is sent (the model gets TypeScript's error, fetched by the
+// daemon from the editor), and in a new chat `@` offers the first chat by its title: the
+// model gets its messages.
 //
 //   node drive-mentions.mjs --url URL --workspace DIR --artifacts DIR --home AGENTLS_HOME
 
@@ -19,11 +22,11 @@ const home = arg("--home");
 
 const { browser, page, shot, step, command, chat } = await openWorkbench(artifacts);
 
+/** Every session's transcript, one after the other. */
 function transcriptFile() {
   const sessions = path.join(home, "sessions");
   const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
-  if (files.length !== 1) throw new Error(`transcripts: ${files.join(", ")}`);
-  return readFileSync(path.join(sessions, files[0]), "utf8");
+  return files.map((file) => readFileSync(path.join(sessions, file), "utf8")).join("");
 }
 
 /** The daemon's transcript, its JSON string escapes undone, so quotes read as written. */
@@ -114,7 +117,7 @@ await step("symbol mention", async () => {
 await step("sent with mentions", async () => {
   await chat().locator("#input").press("Enter");
   await chat().locator(".assistant .markdown", { hasText: "I see the folder and the symbol." }).waitFor({ timeout: 90_000 });
-  const chips = chat().locator(".item.user .mentions .chip");
+  const chips = chat().locator(".item.user").last().locator(".mentions .chip");
   await chips.first().waitFor({ timeout: 10_000 });
   const labels = await chips.allTextContents();
   // VS Code's TypeScript names a function with its parentheses.
@@ -125,9 +128,44 @@ await step("sent with mentions", async () => {
 
 await step("daemon transcript", async () => {
   const records = transcript();
-  // The folder and the symbol (its file, the symbol's lines) reached the model's context.
-  if (!/<attachment path="src\/?"/.test(records)) throw new Error("the folder is not among the message's attachments");
-  if (!records.includes('<attachment path="src/util.ts" lines="1-')) throw new Error("the symbol is not among the message's attachments");
+  // The folder (its listing) and the symbol (its file, the symbol's lines, its name) reached the model.
+  if (!/<attachment path="src\/" listing="(?:git|walk)">\\nutil\.ts/.test(records)) throw new Error("the folder's listing is not in the message");
+  if (!records.includes('<attachment path="src/util.ts" lines="1-3" name="greet()">')) throw new Error("the symbol is not in the message");
+});
+
+await step("problems sent", async () => {
+  const input = chat().locator("#input");
+  await input.pressSequentially("Fix @Prob");
+  const offer = chat().locator(".completion", { hasText: "Problems in main.ts" });
+  await offer.waitFor({ timeout: 30_000 });
+  await offer.click();
+  await chat().locator("#attachments .chip.problems", { hasText: "Problems in main.ts" }).waitFor({ timeout: 10_000 });
+  await input.press("Enter");
+  await chat().locator(".assistant .markdown", { hasText: "I see the problems." }).waitFor({ timeout: 90_000 });
+  // The daemon asked the editor for main.ts's diagnostics: TypeScript's error, 1-based.
+  const records = transcript();
+  if (!/<attachment uri="agentls:diagnostics" path="main\.ts">[^<]*4:14 error: Type 'string' is not assignable/.test(records)) {
+    throw new Error(`main.ts's problems are not in the message: ${records.slice(records.lastIndexOf("agentls:diagnostics") - 200).slice(0, 1200)}`);
+  }
+});
+
+await step("session mention", async () => {
+  await chat().locator("#new-session").click();
+  await chat().locator(".item.user").first().waitFor({ state: "detached", timeout: 30_000 });
+  const input = chat().locator("#input");
+  await input.click();
+  await input.pressSequentially("Go on from @Where");
+  const offer = chat().locator(".completion", { hasText: "Where is greet defined?" }).filter({ has: chat().locator(".completion-tag", { hasText: "session" }) });
+  await offer.waitFor({ timeout: 30_000 });
+  await offer.click();
+  await chat().locator("#attachments .chip.session", { hasText: "Where is greet defined?" }).waitFor({ timeout: 10_000 });
+  await input.press("Enter");
+  // The scripted model's script starts again in a new session: its first turn's answer.
+  await chat().locator(".assistant .markdown", { hasText: "greet is defined in src/util.ts." }).waitFor({ timeout: 90_000 });
+  const records = transcript();
+  if (!/<attachment uri="agentls:session\/sess_[0-9a-f]+">[^<]*assistant: greet is defined in src\/util\.ts\./.test(records)) {
+    throw new Error(`the first session is not in the message: ${records.slice(records.lastIndexOf("agentls:session") - 200).slice(0, 1200)}`);
+  }
 });
 
 await browser.close();

@@ -10,7 +10,7 @@
 # /context and an apply_patch reviewed file by file.
 #   e2e/run.sh VSIX WORK_DIR plan
 # or by drive-mentions.mjs: GoToDefinition answered by the editor's TypeScript, then `@`
-# mentions (a folder, a symbol) sent with a message.
+# mentions (a folder and a symbol, the active file's problems, another session) sent.
 #   e2e/run.sh VSIX WORK_DIR mentions
 # e2e/setup.sh installs what it runs: Node 24, code-server and playwright-core. Everything the run writes stays under WORK_DIR; code-server runs
 # in its own process group, killed on every exit path.
@@ -59,6 +59,7 @@ if [ "$mode" = mentions ]; then
 {"text": "Looking it up.", "tool_calls": [{"id": "d1", "name": "GoToDefinition", "input": {"file_path": "main.ts", "line": 3, "symbol": "greet"}}]}
 {"text": "greet is defined in src/util.ts."}
 {"text": "I see the folder and the symbol."}
+{"text": "I see the problems."}
 JSONL
 fi
 write_settings '"security.workspace.trust.enabled": false,

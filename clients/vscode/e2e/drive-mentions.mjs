@@ -1,13 +1,13 @@
 // A real VS Code (code-server) serving the daemon's navigation and the `@` menu: with
-// main.ts open and its TypeScript loaded, the scripted model calls GoToDefinition on
-// `greet`; the editor answers through its own definition provider and the tool result in
-// the daemon's transcript names src/util.ts. Then `@` in the message box offers the
-// problems of the active file, a folder (src/) and a symbol (greet, from the editor's
-// workspace symbols); the two picked show as chips in the box and on the sent message, and
-// the daemon's transcript shows the model got the folder's listing and the symbol's lines.
-// Then "Problems in main.ts" is sent (the model gets TypeScript's error, fetched by the
-// daemon from the editor), and in a new chat `@` offers the first chat by its title: the
-// model gets its messages.
+// main.ts open and its TypeScript loaded, the scripted model calls GoToDefinition,
+// FindReferences and WorkspaceSymbols on `greet`; the editor answers through its own
+// providers and the tool results in the daemon's transcript name the places it gave.
+// Then `@` in the message box offers the problems of the active file, a folder (src/) and
+// a symbol (greet, from the editor's workspace symbols); the two picked show as chips in
+// the box and on the sent message, and the daemon's transcript shows the model got the
+// folder's listing and the symbol's lines. Then "Problems in main.ts" is sent (the model
+// gets TypeScript's error, fetched by the daemon from the editor), and in a new chat `@`
+// offers the first chat by its title: the model gets its messages.
 //
 //   node drive-mentions.mjs --url URL --workspace DIR --artifacts DIR --home AGENTLS_HOME
 
@@ -74,10 +74,17 @@ await step("definition", async () => {
   if (!text.includes("src/util.ts:1:17: export function greet")) {
     throw new Error(`no definition from the editor in the transcript: ${text.slice(-3000)}`);
   }
+  // FindReferences and WorkspaceSymbols, answered the same way: the call in main.ts, the function.
+  for (const expected of ["main.ts:3:13: console.log(greet(", /src\/util\.ts:1:\d+: function greet/]) {
+    if (typeof expected === "string" ? !text.includes(expected) : !expected.test(text)) {
+      throw new Error(`${String(expected)} is not in the transcript: ${text.slice(-3000)}`);
+    }
+  }
   // A figure for the report, not a check: the call's message to its result, as recorded.
   const records = transcriptRecords();
   const at = (part) => records.find((r) => r.type === "message" && r.message.content.some((b) => b.type === part))?.ts;
-  console.log(`figure: GoToDefinition call → result ${Math.round(1000 * (at("tool_result") - at("tool_use")))} ms`);
+  // (the three calls run together; their results share one message)
+  console.log(`figure: GoToDefinition, FindReferences, WorkspaceSymbols calls → results ${Math.round(1000 * (at("tool_result") - at("tool_use")))} ms`);
 });
 
 await step("problems offered", async () => {

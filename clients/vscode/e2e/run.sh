@@ -9,6 +9,9 @@
 # or, in plan mode, by drive-plan.mjs: a plan approved from its card, then / completion,
 # /context and an apply_patch reviewed file by file.
 #   e2e/run.sh VSIX WORK_DIR plan
+# or by drive-mentions.mjs: GoToDefinition answered by the editor's TypeScript, then `@`
+# mentions (a folder and a symbol, the active file's problems, another session) sent.
+#   e2e/run.sh VSIX WORK_DIR mentions
 # e2e/setup.sh installs what it runs: Node 24, code-server and playwright-core. Everything the run writes stays under WORK_DIR; code-server runs
 # in its own process group, killed on every exit path.
 set -euo pipefail
@@ -45,6 +48,20 @@ JSONL
   mkdir -p "$ws/.agentls/skills/greet"
   printf -- '---\nname: greet\ndescription: Greets the user by name.\n---\nSay hello to $ARGUMENTS.\n' > "$ws/.agentls/skills/greet/SKILL.md"
 fi
+if [ "$mode" = mentions ]; then
+  # A TypeScript project the editor's built-in TypeScript understands (one deliberate error,
+  # so its diagnostics show it has loaded the project).
+  mkdir -p "$ws/src"
+  printf 'export function greet(name: string): string {\n  return "hi " + name;\n}\n' > "$ws/src/util.ts"
+  printf 'import { greet } from "./src/util";\n\nconsole.log(greet("you"));\nexport const broken: number = "x";\n' > "$ws/main.ts"
+  printf '{"compilerOptions": {"strict": true, "module": "commonjs", "target": "es2020"}, "include": ["**/*.ts"]}\n' > "$ws/tsconfig.json"
+  cat > "$work/script.jsonl" <<JSONL
+{"text": "Looking it up.", "tool_calls": [{"id": "d1", "name": "GoToDefinition", "input": {"file_path": "main.ts", "line": 3, "symbol": "greet"}}, {"id": "r1", "name": "FindReferences", "input": {"file_path": "main.ts", "line": 3, "symbol": "greet"}}, {"id": "s1", "name": "WorkspaceSymbols", "input": {"query": "greet"}}]}
+{"text": "greet is defined in src/util.ts."}
+{"text": "I see the folder and the symbol."}
+{"text": "I see the problems."}
+JSONL
+fi
 write_settings '"security.workspace.trust.enabled": false,
   "agentls.provider": "scripted",
   "agentls.script": "'"$work/script.jsonl"'",
@@ -53,6 +70,8 @@ write_settings '"security.workspace.trust.enabled": false,
 boot_code_server --disable-workspace-trust
 if [ "$mode" = reload ]; then
   node "$here/drive-reload.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" --daemon-home "$4"
+elif [ "$mode" = mentions ]; then
+  node "$here/drive-mentions.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" --home "$AGENTLS_HOME"
 elif [ "$mode" = plan ]; then
   node "$here/drive-plan.mjs" --url "http://127.0.0.1:$port" --workspace "$ws" --artifacts "$art" --home "$AGENTLS_HOME"
 elif [ "$mode" = join ]; then

@@ -4,13 +4,20 @@ import type { Action, ViewState } from "./reducer";
 import type { WelcomeFromWebview, WelcomeToWebview } from "./welcome";
 import type { RespondPermissionParams, WireRange } from "./wire";
 
-/** A file (or some of its lines), or a pasted image (a data: URI), the next message carries. */
+/** What an `@` mention points at (mentions.ts): a file, a folder, a symbol, problems, a session. */
+export type MentionGroup = "file" | "folder" | "symbol" | "problems" | "session";
+
+/** A file (or some of its lines), a folder, a symbol, problems, another session, or a pasted
+ * image (a data: URI), the next message carries. */
 export interface Attachment {
   uri: string;
   range?: WireRange;
   label: string;
-  /** For a pasted image: the name the model reads. */
+  /** For a pasted image: the name the model reads; for a symbol, its name. */
   name?: string;
+  /** What `@` offered it as (a file when absent), and what the offer says beside its label. */
+  group?: MentionGroup;
+  detail?: string;
 }
 
 export interface ContextChip {

@@ -19,16 +19,18 @@ import {
 import { describe, initializeFailure, openSocket } from "./daemonSocket";
 import { toLspDiagnostics } from "./diagnostics";
 import { type DaemonAddress, DiscoveryError, findDaemon, localContext } from "./discovery";
+import { answerNavigation } from "./editorNavigation";
+import { EDITOR_REQUESTS } from "./navigation";
 import { RedactingLog } from "./redactingLog";
 import { serverCommand } from "./server";
 import { initializationOptions, readSettings } from "./settings";
 import type { AgentEvent, Params, RequestMethod, Result } from "./wire";
 
-/** Tells the daemon this editor answers `agent/diagnostics` (PROTOCOL.md, server → client). */
+/** Tells the daemon which of its requests this editor answers (PROTOCOL.md, server → client). */
 const editorDiagnosticsFeature: StaticFeature = {
   fillClientCapabilities(capabilities) {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, agentls: { diagnostics: true } };
+    capabilities.experimental = { ...experimental, agentls: { ...EDITOR_REQUESTS } };
   },
   initialize() {},
   getState: () => ({ kind: "static" }),
@@ -103,6 +105,7 @@ export class AgentClient implements vscode.Disposable {
     this.client.onRequest("agent/diagnostics", (params: { uri: string }) => ({
       diagnostics: toLspDiagnostics(vscode.languages.getDiagnostics(vscode.Uri.parse(params.uri))),
     }));
+    answerNavigation(this.client);
   }
 
   /** Not found, refused or silent: already said. Closed during initialize: the token. */

@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import type { Attachment, FromWebview, ToWebview } from "./bridge";
 import type { AgentClient } from "./client";
 import { DiffContent } from "./diffs";
+import { findMentions, type MentionContext } from "./mentionSources";
 import { NO_PROVIDER_MESSAGE, isProviderMissing } from "./providerMissing";
 import type { Reviews } from "./review";
 import {
@@ -184,7 +185,17 @@ export class ChatController {
       text,
       ...(wire.length ? { attachments: wire } : {}),
     });
-    this.dispatch({ type: "submitted", text, turnId: result.turnId, queued: result.queued });
+    const mentions = attachments.map((a) => a.label);
+    this.dispatch({ type: "submitted", text, turnId: result.turnId, queued: result.queued, ...(mentions.length ? { mentions } : {}) });
+  }
+
+  /** What `@` needs of the daemon: the project's sessions, this one left out by mentions.ts. */
+  private mentionContext(): MentionContext {
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return {
+      currentSession: this.sessionId,
+      sessions: async () => (await this.client.request("agent/listSessions", { ...(cwd ? { cwd } : {}), limit: SESSION_PAGE })).sessions,
+    };
   }
 
   private async route(message: FromWebview): Promise<void> {
@@ -196,7 +207,7 @@ export class ChatController {
       case "send":
         return this.send(message.text, message.attachments);
       case "findFiles":
-        this.view.post({ type: "files", query: message.query, files: await findFiles(message.query) });
+        this.view.post({ type: "files", query: message.query, files: await findMentions(message.query, this.mentionContext()) });
         return;
       case "steer":
         return this.steer(message.turnId, message.text);
@@ -631,17 +642,6 @@ function pendingCount(state: ViewState): number {
   return state.items.filter((i) => i.kind === "permission" && i.state === "pending").length;
 }
 
-const MAX_FILE_MATCHES = 30;
 /** Sessions per page of the history pick, messages per page of a resumed chat. */
 const SESSION_PAGE = 200;
 const MESSAGE_PAGE = 200;
-
-/** Workspace files whose path contains `query` (for `@` in the message box), shortest first. */
-async function findFiles(query: string): Promise<Attachment[]> {
-  const safe = query.replace(/[[\]{}*?!]/g, "");
-  const found = await vscode.workspace.findFiles(`**/*${safe}*`, "**/{node_modules,.git}/**", 200);
-  return found
-    .map((uri) => ({ uri: uri.toString(), label: vscode.workspace.asRelativePath(uri) }))
-    .sort((a, b) => a.label.length - b.label.length || a.label.localeCompare(b.label))
-    .slice(0, MAX_FILE_MATCHES);
-}

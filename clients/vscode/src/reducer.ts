@@ -41,6 +41,8 @@ export interface UserItem {
   turnId?: string;
   /** For an inline edit's instruction: the lines it was about ("app.py:3-5"). */
   inlineEdit?: string;
+  /** The labels of what it was sent with (`@` mentions, attachments), drawn as chips. */
+  mentions?: string[];
 }
 
 export interface AssistantItem {
@@ -229,6 +231,8 @@ export interface ViewState {
   /** After a re-attach, until the running turn ends: the messages the history drew, whose
    * events sent again are skipped. */
   drawn: Record<string, true> | null;
+  /** Mentions sent with a turn whose user message is not in the chat yet, by turn id. */
+  mentionsByTurn: Record<string, string[]>;
 }
 
 export type SlashCommand = Extract<AgentEvent, { type: "available_commands" }>["commands"][number];
@@ -248,7 +252,7 @@ export type Action =
       notice?: { level: "info"; message: string };
     }
   | { type: "older"; sessionId: string; messages: DisplayMessage[]; cursor: string | null }
-  | { type: "submitted"; text: string; turnId: string; queued: boolean }
+  | { type: "submitted"; text: string; turnId: string; queued: boolean; mentions?: string[] }
   | { type: "undone"; toolCallIds: string[] }
   /** An applied agent/rewind of the conversation: its removed messages leave the chat. */
   | { type: "rewound"; removedMessageIds: string[]; message: string }
@@ -296,6 +300,7 @@ export function initialState(): ViewState {
     inlineTurn: null,
     olderCursor: null,
     drawn: null,
+    mentionsByTurn: {},
   };
 }
 
@@ -309,7 +314,7 @@ export function reduce(state: ViewState, action: Action): ViewState {
       if (action.sessionId !== state.sessionId) return state;
       return { ...state, items: [...history(action.messages), ...state.items], olderCursor: action.cursor };
     case "submitted":
-      return submitted(state, action.text, action.turnId, action.queued);
+      return withMentions(submitted(state, action.text, action.turnId, action.queued), action.turnId, action.mentions);
     case "event":
       return receive(state, action.event);
     case "rewound":
@@ -607,12 +612,21 @@ function turnCompleted(state: ViewState, turnId: string, stopReason: string, err
   };
 }
 
-/** The user message `messageId` began `turnId`. */
+/** The user message `messageId` began `turnId` (and takes the mentions it was sent with). */
 function withTurn(state: ViewState, messageId: string, turnId: string): ViewState {
   const inline = state.inlineTurn?.turnId === turnId ? state.inlineTurn.label : undefined;
-  const marked = updateItem(state, "user", messageId, (u) => (u.turnId === turnId && !inline ? u : { ...u, turnId, ...(inline ? { inlineEdit: inline } : {}) }));
+  const mentions = state.mentionsByTurn[turnId];
+  const marked = updateItem(state, "user", messageId, (u) =>
+    u.turnId === turnId && !inline && !mentions
+      ? u
+      : { ...u, turnId, ...(inline ? { inlineEdit: inline } : {}), ...(mentions ? { mentions } : {}) },
+  );
+  if (marked === state) return marked;
   // Once its message is shown, the inline edit is told apart by the message itself.
-  return inline && marked !== state ? { ...marked, inlineTurn: null } : marked;
+  const settled = inline ? { ...marked, inlineTurn: null } : marked;
+  if (!mentions) return settled;
+  const waiting = Object.entries(settled.mentionsByTurn).filter(([turn]) => turn !== turnId);
+  return { ...settled, mentionsByTurn: Object.fromEntries(waiting) };
 }
 
 /** An inline edit's lines as the chat names them: the file's name and 1-based lines (a
@@ -623,6 +637,14 @@ export function inlineLabel(target: InlineEditTarget): string {
   const { line, character } = target.range.end;
   const last = Math.max(first, character === 0 && line > target.range.start.line ? line : line + 1);
   return `${name}:${first === last ? first : `${first}-${last}`}`;
+}
+
+/** A turn's mentions go on its user message, or wait for it (its events may come first). */
+function withMentions(state: ViewState, turnId: string, mentions: string[] | undefined): ViewState {
+  if (!mentions?.length) return state;
+  const shown = state.items.find((i) => i.kind === "user" && i.turnId === turnId);
+  if (!shown) return { ...state, mentionsByTurn: { ...state.mentionsByTurn, [turnId]: mentions } };
+  return updateItem(state, "user", shown.id, (u) => ({ ...u, mentions }));
 }
 
 /** The chat after a rewind of the conversation: from the first removed message on, nothing

@@ -1,10 +1,12 @@
 // The composer below the transcript: the message box and its keyboard (Enter sends, ↑
-// recalls, `@` completes a file, a leading `/` a command or skill, Escape stops), the
-// hint under it for the `!` and `#` shortcuts, attachments (chips, pasted and dropped
-// images and files), send and stop, the queue of waiting messages, the plan, usage and the
-// editor-context chip. It draws from the same view state as the transcript.
+// recalls, `@` mentions a file, folder, symbol, problems or session, a leading `/` a
+// command or skill, Escape stops), the hint under it for the `!` and `#` shortcuts,
+// attachments (chips, pasted and dropped images and files), send and stop, the queue of
+// waiting messages, the plan, usage and the editor-context chip. It draws from the same
+// view state as the transcript.
 
 import type { Attachment, ContextChip, FromWebview } from "../bridge";
+import { keptMentions, mentionText, sameAttachment } from "../mentions";
 import type { ViewState } from "../reducer";
 import { commandTag, matchCommands, shortcutHint, slashQuery } from "../slash";
 import { plural } from "../words";
@@ -103,14 +105,23 @@ export class Composer {
   }
 
   addAttachment(attachment: Attachment): void {
-    if (!this.attachments.some((a) => a.label === attachment.label)) this.attachments = [...this.attachments, attachment];
+    if (!this.attachments.some((a) => sameAttachment(a, attachment))) this.attachments = [...this.attachments, attachment];
     this.renderAttachments();
   }
 
-  /** The host's files for an `@query`, shown if that query is still being typed. */
+  /** The host's offers for an `@query` (files, folders, symbols, problems, sessions), shown
+   * if that query is still being typed; all but files are tagged with their group. */
   offerFiles(query: string, files: Attachment[]): void {
     if (this.completing?.sigil === "@" && this.completing.query === query) {
-      this.showCompletions(files.map((file) => ({ label: file.label, insert: `@${file.label} `, attachment: file })));
+      this.showCompletions(
+        files.map((file) => ({
+          label: file.label,
+          insert: mentionText(file),
+          attachment: file,
+          ...(file.detail ? { detail: file.detail } : {}),
+          ...(file.group && file.group !== "file" ? { tag: file.group } : {}),
+        })),
+      );
     }
   }
 
@@ -132,6 +143,7 @@ export class Composer {
   private listen(): void {
     const { input, send, stop, newSession, history, includeContext } = this.ui;
     input.addEventListener("input", () => {
+      this.dropDeletedMentions();
       this.updateCompletion();
       this.updateHint();
     });
@@ -204,6 +216,14 @@ export class Composer {
     this.updateHint();
   }
 
+  /** A mention whose `@text` was deleted from the box loses its chip too. */
+  private dropDeletedMentions(): void {
+    const kept = keptMentions(this.attachments, this.ui.input.value);
+    if (kept.length === this.attachments.length) return;
+    this.attachments = kept;
+    this.renderAttachments();
+  }
+
   /** The `!` and `#` shortcuts say what they will do before the message goes. */
   private updateHint(): void {
     const hint = shortcutHint(this.ui.input.value);
@@ -227,8 +247,9 @@ export class Composer {
   private renderAttachments(): void {
     this.ui.attachments.replaceChildren(
       ...this.attachments.map((attachment) => {
-        const chip = element("span", "chip", attachment.label);
+        const chip = element("span", attachment.group ? `chip ${attachment.group}` : "chip", attachment.label);
         chip.dataset.label = attachment.label;
+        chip.title = attachment.detail ? `${attachment.label} · ${attachment.detail}` : attachment.label;
         const remove = button("×", () => {
           this.attachments = this.attachments.filter((a) => a !== attachment);
           this.renderAttachments();

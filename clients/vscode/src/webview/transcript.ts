@@ -102,7 +102,12 @@ export class Transcript {
     target.dataset.id = item.id;
     switch (item.kind) {
       case "user":
-        target.replaceChildren(...(item.inlineEdit ? [element("div", "inline-target", `Inline edit · ${item.inlineEdit}`)] : []), element("div", "bubble", item.text), this.userActions(item));
+        target.replaceChildren(
+          ...(item.inlineEdit ? [element("div", "inline-target", `Inline edit · ${item.inlineEdit}`)] : []),
+          element("div", "bubble", item.text),
+          ...mentionChips(item.mentions),
+          this.userActions(item),
+        );
         return;
       case "assistant":
         drawAssistant(target, item);
@@ -363,4 +368,12 @@ function statusIcon(status: string): HTMLElement {
   const node = icon(STATUS_ICONS[status] ?? "circle-filled", `status ${status}${status === "in_progress" ? " codicon-modifier-spin" : ""}`);
   node.title = status.replace("_", " ");
   return node;
+}
+
+/** What a message was sent with (`@` mentions, attachments), as chips under it. */
+function mentionChips(mentions: readonly string[] | undefined): HTMLElement[] {
+  if (!mentions?.length) return [];
+  const row = element("div", "mentions");
+  row.append(...mentions.map((label) => element("span", "chip mention", label)));
+  return [row];
 }

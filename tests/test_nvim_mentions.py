@@ -1,0 +1,116 @@
+"""Mentions and editor intelligence from Neovim (issue 30 item 3, Neovim side), in a real
+headless Neovim driving the real daemon with the scripted model.
+
+Navigation: the plugin announces `experimental.agentls.definition`, `references` and
+`workspaceSymbols` and answers them from Neovim's other language servers, here a real pygls
+server (tests/nvim_nav_server.py) started by Neovim's own LSP client for Python buffers. It
+negotiates UTF-16 while the daemon's connection is in UTF-8, so each position is converted on
+the way out and back (an emoji on the line tells them apart).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_nvim import Editor, open_editor, start, tool_results
+
+NAV_SERVER = Path(__file__).with_name("nvim_nav_server.py")
+LIB = 'def greet(name):\n    return "héllo 😀 " + name\n'
+APP = 'from lib import greet\ns = "😀"; print(greet("a"))\ngreet("b")\n'
+
+# Neovim's client starts the fixture server for Python buffers, in UTF-16 only.
+NAV_SETUP = """
+local cmd, log = ...
+vim.api.nvim_create_autocmd("FileType", { pattern = "python", callback = function(args)
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  capabilities.general.positionEncodings = { "utf-16" }
+  vim.lsp.start({ name = "nav-fixture", cmd = cmd, root_dir = vim.fn.getcwd(),
+    cmd_env = { NAV_SERVER_LOG = log }, capabilities = capabilities }, { bufnr = args.buf })
+end })
+"""
+
+
+@pytest.fixture
+def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    with open_editor(tmp_path, monkeypatch) as opened:
+        yield opened
+
+
+def tool(call_id: str, name: str, **tool_input: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"id": call_id, "name": name, "input": tool_input}]}
+
+
+def nav_server(editor: Editor) -> Path:
+    """The fixture language server, running for lib.py (open); its requests' log."""
+    log = editor.root.parent / "nav-requests.jsonl"
+    editor.lua(NAV_SETUP, [sys.executable, str(NAV_SERVER)], str(log))
+    editor.nvim.command("edit lib.py")
+    editor.wait(
+        "(function() local c = vim.lsp.get_clients({ name = 'nav-fixture' })[1] "
+        "return c and c.initialized end)()",
+        timeout=30,
+    )
+    return log
+
+
+def test_the_model_navigates_through_neovims_language_servers(editor: Editor) -> None:
+    (editor.root / "lib.py").write_text(LIB, encoding="utf-8")
+    (editor.root / "app.py").write_text(APP, encoding="utf-8")
+    script = [
+        tool("d", "GoToDefinition", file_path="app.py", line=2, symbol="greet"),
+        tool("r", "FindReferences", file_path="lib.py", line=1, column=5),
+        tool("s", "WorkspaceSymbols", query="gre"),
+        {"text": "Found it."},
+    ]
+    start(editor, script)
+    log = nav_server(editor)
+    editor.nvim.command("AgentAsk where is greet?")
+    [ended] = editor.turn_ended(timeout=40)
+    assert ended["stopReason"] == "end_turn", editor.chat_text()
+
+    results = {r["tool_use_id"]: r["content"] for r in tool_results(editor.log)}
+    assert results["d"] == "lib.py:1:5: def greet(name):"
+    assert results["r"] == (
+        "app.py:1:17: from lib import greet\n"
+        'app.py:2:16: s = "😀"; print(greet("a"))\n'
+        'app.py:3:1: greet("b")\n'
+        "lib.py:1:5: def greet(name):"
+    )
+    assert results["s"] == "lib.py:1:5: function greet (in lib): def greet(name):"
+    # The two connections count columns differently, so both ways were converted.
+    encodings = editor.lua(
+        "return { vim.lsp.get_clients({ name = 'agentls' })[1].offset_encoding, "
+        "vim.lsp.get_clients({ name = 'nav-fixture' })[1].offset_encoding }"
+    )
+    assert encodings == ["utf-8", "utf-16"]
+    asked = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    definition = next(a for a in asked if a["method"] == "definition")
+    assert definition["params"]["textDocument"]["uri"] == (editor.root / "app.py").as_uri()
+    # "greet" after the emoji: code point 15, UTF-16 column 16.
+    assert definition["params"]["position"] == {"line": 1, "character": 16}
+    assert [a["method"] for a in asked] == ["definition", "references", "workspace/symbol"]
+    # app.py was loaded for the question (its server attached to it) and wiped after.
+    assert editor.lua("return vim.fn.bufnr(...)", str(editor.root / "app.py")) == -1
+
+
+def test_navigation_with_no_language_server_answers_none_found(editor: Editor) -> None:
+    (editor.root / "notes.txt").write_text("alpha beta\n", encoding="utf-8")
+    script = [
+        tool("d", "GoToDefinition", file_path="notes.txt", line=1, symbol="beta"),
+        tool("s", "WorkspaceSymbols", query="beta"),
+        {"text": "Nothing."},
+    ]
+    start(editor, script)
+    editor.nvim.command("AgentAsk where is beta?")
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn", editor.chat_text()
+    results = {r["tool_use_id"]: r for r in tool_results(editor.log)}
+    assert not results["d"]["is_error"], results
+    assert results["d"]["content"].startswith("The editor found no definition"), results
+    assert not results["s"]["is_error"], results

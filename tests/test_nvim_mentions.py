@@ -15,9 +15,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
+from agent_client import read_requests
 from test_nvim import Editor, open_editor, start, tool_results
 
 NAV_SERVER = Path(__file__).with_name("nvim_nav_server.py")
@@ -114,3 +116,94 @@ def test_navigation_with_no_language_server_answers_none_found(editor: Editor) -
     assert not results["d"]["is_error"], results
     assert results["d"]["content"].startswith("The editor found no definition"), results
     assert not results["s"]["is_error"], results
+
+
+# The submitMessage params the plugin sends, kept for the test.
+KEEP_SENT = """
+local client_mod = require("agentls.client")
+local request = client_mod.request
+_G.agentls_sent = {}
+client_mod.request = function(client, method, params, callback)
+  if method == "agent/submitMessage" then table.insert(_G.agentls_sent, vim.deepcopy(params)) end
+  return request(client, method, params, callback)
+end
+"""
+
+
+def open_prompt(editor: Editor) -> None:
+    """The chat open, the cursor in its prompt in insert mode."""
+    editor.nvim.command("Agent")
+    editor.wait("vim.bo.buftype == 'prompt' and vim.fn.mode() == 'i'")
+
+
+def complete(editor: Editor, typed: str, word: str, kind: str) -> list[dict[str, Any]]:
+    """Type `typed` in the prompt, <C-x><C-o>, and pick `word` of `kind` once it is offered
+    (symbols and sessions come a moment later); the menu's items."""
+    editor.nvim.input(typed + "<C-x><C-o>")
+    found = (
+        "(function() for i, item in ipairs(vim.fn.complete_info({ 'items' }).items) do "
+        f"if item.word == '{word}' and item.kind == '{kind}' then return i end end end)()"
+    )
+    index = editor.wait(found)
+    menu: list[dict[str, Any]] = editor.lua("return vim.fn.complete_info({ 'items' }).items")
+    editor.lua(f"vim.api.nvim_select_popupmenu_item({index - 1}, true, true, {{}})")
+    editor.wait("vim.fn.pumvisible() == 0")
+    return menu
+
+
+def sent_attachments(editor: Editor) -> list[dict[str, Any]]:
+    editor.wait("#_G.agentls_sent > 0")
+    attachments: list[dict[str, Any]] = editor.lua(
+        "return _G.agentls_sent[#_G.agentls_sent].attachments or {}"
+    )
+    return attachments
+
+
+def test_at_completes_symbols_files_folders_and_problems_and_the_message_attaches_them(
+    editor: Editor,
+) -> None:
+    (editor.root / "lib.py").write_text(LIB, encoding="utf-8")
+    (editor.root / "app.py").write_text(APP, encoding="utf-8")
+    (editor.root / "src" / "deep").mkdir(parents=True)
+    (editor.root / "src" / "util.py").write_text("X = 1\n", encoding="utf-8")
+    (editor.root / "src" / "deep" / "leaf.txt").write_text("leaf\n", encoding="utf-8")
+    start(editor, [{"text": "Seen."}])
+    editor.lua(KEEP_SENT)
+    nav_server(editor)
+    editor.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('t'), vim.fn.bufnr('lib.py'), "
+        "{{ lnum = 1, col = 4, severity = 1, message = 'greet returns a str' }})"
+    )
+    open_prompt(editor)
+    menu = complete(editor, "see @gree", "@greet", "symbol")
+    assert any(item["menu"] == "Function lib.py:1" for item in menu), menu
+    menu = complete(editor, " and @sr", "@src/", "folder")
+    words = {(item["word"], item["kind"]) for item in menu}
+    assert {("@src/deep/", "folder"), ("@src/util.py", "file")} <= words, words
+    menu = complete(editor, " with @probl", "@problems:lib.py", "problems")
+    assert ("@problems", "problems") in {(item["word"], item["kind"]) for item in menu}
+    editor.nvim.input(" and @app.py<CR>")
+    root = editor.root
+    assert sent_attachments(editor) == [
+        {
+            "uri": (root / "lib.py").as_uri(),
+            "range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}},
+            "name": "greet",
+        },
+        {"uri": (root / "src").as_uri()},
+        {"uri": "agentls:diagnostics?uri=" + quote((root / "lib.py").as_uri(), safe="")},
+        {"uri": (root / "app.py").as_uri()},
+    ]
+    [ended] = editor.turn_ended()
+    assert ended["stopReason"] == "end_turn", editor.chat_text()
+    assert "> see @greet and @src/ with @problems:lib.py and @app.py" in editor.chat_text()
+    context = first_user_text(editor)
+    assert '<attachment path="lib.py" lines="1-1">\ndef greet(name):' in context, context
+    assert '<attachment path="app.py">\nfrom lib import greet' in context, context
+
+
+def first_user_text(editor: Editor) -> str:
+    """The <userContext> block of the first model request's last user message."""
+    [request, *_] = read_requests(editor.log)
+    blocks = request["messages"][-1]["content"]
+    return "\n".join(b["text"] for b in blocks if b["type"] == "text")

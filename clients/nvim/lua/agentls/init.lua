@@ -50,7 +50,7 @@ function M.setup(opts)
 end
 
 --- Send a message; `opts.range` ({first, last} lines, 1-based) attaches those lines of the
---- current buffer.
+--- current buffer, and each @ mention in `text` what it names (see mentions.lua).
 ---@param text string
 ---@param opts? { range?: [integer, integer], root?: string }
 ---@return agentls.Chat
@@ -67,6 +67,8 @@ function M.ask(text, opts)
       range = { start = { line = opts.range[1] - 1, character = 0 }, ["end"] = { line = opts.range[2] - 1, character = #last } },
     })
   end
+  -- @ mentions in the text: files, folders, symbols, problems, sessions.
+  vim.list_extend(attachments, require("agentls.mentions").attachments(text, chat.root))
   if config.options.chat.open_on_ask then
     chat.opened_for_permission = nil
     window().open(chat)

@@ -63,18 +63,24 @@ local function wait(ms, ready)
   end
 end
 
---- Send one request to each client and collect the answers that come within ANSWER_MS.
+--- Send one request to each client; `on_done(answers)` once all answered or after ANSWER_MS.
 ---@param clients vim.lsp.Client[]
 ---@param method string
 ---@param params_for fun(client: vim.lsp.Client): table
 ---@param bufnr? integer
----@return { client: vim.lsp.Client, result: any }[]
-local function ask_each(clients, method, params_for, bufnr)
-  local answers, pending = {}, #clients
+---@param on_done fun(answers: { client: vim.lsp.Client, result: any }[])
+function M.request_all(clients, method, params_for, bufnr, on_done)
+  local answers, pending, done = {}, #clients, false
+  local function finish()
+    if done then return end
+    done = true
+    on_done(answers)
+  end
   for _, client in ipairs(clients) do
     local handler = function(err, result)
       pending = pending - 1
-      if not err and result ~= nil and result ~= vim.NIL then table.insert(answers, { client = client, result = result }) end
+      if not done and not err and result ~= nil and result ~= vim.NIL then table.insert(answers, { client = client, result = result }) end
+      if pending <= 0 then finish() end
     end
     local ok
     if has_011 then
@@ -84,8 +90,17 @@ local function ask_each(clients, method, params_for, bufnr)
     end
     if not ok then pending = pending - 1 end
   end
-  wait(ANSWER_MS, function() return pending <= 0 end)
-  return answers
+  if pending <= 0 then return finish() end
+  vim.defer_fn(finish, ANSWER_MS)
+end
+
+--- request_all, waited for (see wait).
+---@return { client: vim.lsp.Client, result: any }[]
+local function ask_each(clients, method, params_for, bufnr)
+  local answers
+  M.request_all(clients, method, params_for, bufnr, function(found) answers = found end)
+  wait(ANSWER_MS + 100, function() return answers ~= nil end)
+  return answers or {}
 end
 
 --- The file's buffer, loaded (its language servers attach as to any buffer opened), and
@@ -165,24 +180,36 @@ local function at_position(daemon_method, params, own)
   return { locations = locations }
 end
 
---- agent/workspaceSymbols: every running language server that serves workspace/symbol.
+--- Every running language server's workspace/symbol answer for `query`, merged, their
+--- locations in agentls's encoding (for agent/workspaceSymbols and @ mentions).
+---@param query string
+---@param own vim.lsp.Client  the agentls client
+---@param on_done fun(symbols: table[])
+function M.find_symbols(query, own, on_done)
+  local method = M.METHODS["agent/workspaceSymbols"]
+  M.request_all(M.servers(method, nil, own.id), method, function() return { query = query } end, nil, function(answers)
+    local lines, found = positions.lines(), {}
+    for _, answer in ipairs(answers) do
+      for _, symbol in ipairs(type(answer.result) == "table" and answer.result or {}) do
+        if type(symbol.location) == "table" then
+          symbol = vim.deepcopy(symbol)
+          symbol.location = convert_location(symbol.location, lines, answer.client.offset_encoding, own.offset_encoding)
+        end
+        table.insert(found, symbol)
+      end
+    end
+    on_done(found)
+  end)
+end
+
 ---@param params table
 ---@param own vim.lsp.Client
 ---@return table
 local function symbols(params, own)
-  local method = M.METHODS["agent/workspaceSymbols"]
-  local answers = ask_each(M.servers(method, nil, own.id), method, function() return { query = params.query } end)
-  local lines, found = positions.lines(), {}
-  for _, answer in ipairs(answers) do
-    for _, symbol in ipairs(type(answer.result) == "table" and answer.result or {}) do
-      if type(symbol.location) == "table" then
-        symbol = vim.deepcopy(symbol)
-        symbol.location = convert_location(symbol.location, lines, answer.client.offset_encoding, own.offset_encoding)
-      end
-      table.insert(found, symbol)
-    end
-  end
-  return { symbols = found }
+  local found
+  M.find_symbols(params.query, own, function(all) found = all end)
+  wait(ANSWER_MS + 100, function() return found ~= nil end)
+  return { symbols = found or {} }
 end
 
 --- The handler of one of the daemon's navigation requests (see client.lua).

@@ -242,7 +242,7 @@ async def time_manager_resume(home: Path, written: Written, runs: int) -> list[f
         start = time.perf_counter()
         session, display = await manager.resume(written.session_id, OVERRIDES)
         samples.append(time.perf_counter() - start)
-        _check(len(display), len(session.history), written)
+        _check(len(display.messages), len(session.history), written)
         await manager.close(session.id)
     return samples
 

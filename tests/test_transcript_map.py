@@ -42,6 +42,8 @@ def same_session(tail: LoadedSession, full: LoadedSession) -> None:
     shown = ids(tail.display[: len(tail.display) - added])
     assert shown == ids(full.display[start : len(full.display) - added])
     assert tail.display_turns == full.display_turns[start:]
+    # A page's first message began its turn only if no earlier message was of that turn.
+    assert tail.turn_starts == {m: t for m, t in full.turn_starts.items() if m in shown}
 
 
 def busy_transcript(tmp_path: Path) -> Path:
@@ -97,11 +99,28 @@ def test_a_tail_load_is_the_full_load_with_a_shorter_display(tmp_path: Path) -> 
 def test_pages_of_the_display_go_back_to_its_start(tmp_path: Path) -> None:
     path = busy_transcript(tmp_path)
     shown = load_transcript(path).display[:-1]  # the repair's result is not on disk yet
-    pages, before = [], None
+    pages: list[Message] = []
+    starts: dict[str, str] = {}
+    before = None
     while before != 0:
         page, before = display_page(path, before, 4)
-        pages = page + pages
+        pages = page.messages + pages
+        starts.update(page.turn_starts)
     assert ids(pages) == ids(shown)
+    assert starts == load_transcript(path).turn_starts
+
+
+def test_each_user_message_that_began_a_turn_carries_its_id(tmp_path: Path) -> None:
+    full = load_transcript(busy_transcript(tmp_path))
+    texts = {m.id: b.text for m in full.display for b in m.content if isinstance(b, TextBlock)}
+    began = {texts[m]: turn for m, turn in full.turn_starts.items()}
+    # The /clear and the rewind removed the early turns and turn_c1 on; the odd line of
+    # turn_d0 is its second user message, not its first.
+    assert began == {
+        **{f"middle {n}": f"turn_b{n}" for n in range(6)},
+        "late 0": "turn_c0",
+        "after the rewind": "turn_d0",
+    }
 
 
 def test_the_map_skips_the_messages_before_the_boundary(tmp_path: Path) -> None:
@@ -163,6 +182,6 @@ def test_a_page_never_starts_with_results_whose_calls_are_on_the_page_before(
         pages, before = tail.display, tail.display_start
         while before:
             page, before = display_page(transcript.path, before, limit)
-            assert not any(isinstance(b, ToolResultBlock) for b in page[0].content)
-            pages = page + pages
+            assert not any(isinstance(b, ToolResultBlock) for b in page.messages[0].content)
+            pages = page.messages + pages
         assert ids(pages) == everything

@@ -285,6 +285,8 @@ class DisplayMessage(WireModel):
     message_id: str
     role: Literal["user", "assistant"]
     content: list[dict[str, Any]]
+    # On a user message that began a turn: that turn's id (for agent/rewind, agent/turnDiff).
+    turn_id: str | None = None
 
 
 class PlanEntryParam(WireModel):

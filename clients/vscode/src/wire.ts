@@ -112,6 +112,7 @@ export interface DisplayMessage {
   content: Array<Record<string, unknown>>;
   messageId: string;
   role: "user" | "assistant";
+  turnId?: string | null;
 }
 
 export interface EditorStateParams {

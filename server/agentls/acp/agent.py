@@ -425,8 +425,9 @@ class AcpAgent:
                 session, display, _older = await self.manager.resume_tail(
                     session_id, 1, overrides, link
                 )
-                return session, display
-            return await self.manager.resume(session_id, overrides, link)
+            else:
+                session, display = await self.manager.resume(session_id, overrides, link)
+            return session, display.messages
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""

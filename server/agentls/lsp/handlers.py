@@ -29,12 +29,12 @@ from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.returning import ReturningWindows, running_fields
 from agentls.lsp.server import AgentServer
 from agentls.lsp.worktree_handlers import WorktreeHandlers, diff_result
-from agentls.messages import Message
 from agentls.names import RulesScope
 from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
 from agentls.sandbox import sandbox_status
+from agentls.session.display import DisplayHistory
 from agentls.session.manager import SessionManager
 from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
@@ -247,9 +247,7 @@ class AgentHandlers(WorktreeHandlers):
         self, p: api.GetMessagesParams, _client: Client
     ) -> api.GetMessagesResult:
         page, cursor = await self.manager.messages_before(p.session_id, p.before, p.limit)
-        return api.GetMessagesResult(
-            messages=[_display_message(m) for m in page], next_cursor=cursor
-        )
+        return api.GetMessagesResult(messages=_display_messages(page), next_cursor=cursor)
 
     async def list_mcp_servers(
         self, p: api.SessionParams, _client: Client
@@ -321,13 +319,13 @@ class AgentHandlers(WorktreeHandlers):
         return self._opened(session, display, client)
 
     def _opened(
-        self, session: AgentSession, display: list[Message], client: Client, attach: bool = True
+        self, session: AgentSession, display: DisplayHistory, client: Client, attach: bool = True
     ) -> api.ResumeSessionResult:
         """A resumed or forked session, attached to `client`, with what it shows."""
         if attach:
             self.hub.attach(session.id, client)
         running = session.intake.queue.running
-        messages = [_display_message(m) for m in display]
+        messages = _display_messages(display)
         plan = [
             api.PlanEntryParam(content=e.content, status=e.status, priority=e.priority)
             for e in session.data.plan
@@ -458,7 +456,13 @@ def _rule_of(info: api.PermissionRuleInfo, field: str) -> tuple[Rule, RulesScope
         raise InvalidParams(str(exc), {"field": field}) from exc
 
 
-def _display_message(message: Message) -> api.DisplayMessage:
-    return api.DisplayMessage(
-        message_id=message.id, role=message.role, content=to_wire(list(message.content))
-    )
+def _display_messages(display: DisplayHistory) -> list[api.DisplayMessage]:
+    return [
+        api.DisplayMessage(
+            message_id=m.id,
+            role=m.role,
+            content=to_wire(list(m.content)),
+            turn_id=display.turn_of(m),
+        )
+        for m in display.messages
+    ]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentls.lsp.hub import Connection, Hub
-from agentls.messages import Message
+from agentls.session.display import DisplayHistory
 from agentls.session.manager import SessionManager
 from agentls.session.session import AgentSession
 from agentls.wire import event_payload
@@ -61,7 +61,7 @@ class ReturningWindows:
         overrides: Mapping[str, Any],
         link: EditorLink,
         client: Connection,
-    ) -> tuple[AgentSession, list[Message], str | None]:
+    ) -> tuple[AgentSession, DisplayHistory, str | None]:
         """`SessionManager.resume` (its `resume_tail` with a `message_limit`: also the
         cursor of older messages), holding a detached session open meanwhile; `client` is
         attached by `rejoin`, once the answer is out."""

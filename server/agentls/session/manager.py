@@ -19,6 +19,7 @@ from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.providers.http_clients import SharedHttpClients
 from agentls.redact import Masker
+from agentls.session.display import DisplayHistory
 from agentls.session.events_out import EventSink
 from agentls.session.idle import IdleSweeper
 from agentls.session.index import SessionIndex
@@ -138,10 +139,10 @@ class SessionManager:
         session_id: str,
         overrides: Mapping[str, Any] | None = None,
         link: EditorLink | None = None,
-    ) -> tuple[AgentSession, list[Message]]:
+    ) -> tuple[AgentSession, DisplayHistory]:
         """A live session, or one rebuilt from its transcript; also its display history."""
         session, loaded = await self._resume(session_id, overrides, link, load_transcript)
-        return session, loaded.display
+        return session, loaded.shown()
 
     async def resume_tail(
         self,
@@ -149,17 +150,17 @@ class SessionManager:
         limit: int,
         overrides: Mapping[str, Any] | None = None,
         link: EditorLink | None = None,
-    ) -> tuple[AgentSession, list[Message], str | None]:
+    ) -> tuple[AgentSession, DisplayHistory, str | None]:
         """As `resume`, with only the last `limit` messages of the display read; also the
         cursor of the older ones (for `messages_before`), None when there are none."""
         session, loaded = await self._resume(
             session_id, overrides, link, lambda path: load_tail(path, limit)
         )
-        return session, loaded.display, page_cursor(loaded.display_start)
+        return session, loaded.shown(), page_cursor(loaded.display_start)
 
     async def messages_before(
         self, session_id: str, before: str | None, limit: int
-    ) -> tuple[list[Message], str | None]:
+    ) -> tuple[DisplayHistory, str | None]:
         """A page of a session's display (live or closed) that ends before the cursor
         `before` (at the end when None), and the cursor of the page before it."""
         position = cursor_position(before)
@@ -219,9 +220,11 @@ class SessionManager:
 
     async def fork(
         self, session_id: str, message_id: str | None, link: EditorLink | None = None
-    ) -> tuple[AgentSession, list[Message]]:
+    ) -> tuple[AgentSession, DisplayHistory]:
         """A new session holding a copy of another's history, whole or up to `message_id`
-        (see `cut_at`); also the new session's display history."""
+        (see `cut_at`); also the new session's display history. The copied messages keep
+        their turns, so the fork can rewind them (its conversation: their files were the
+        other session's changes)."""
         live = self.sessions.get(session_id)
         home = self.settings_for(Path.cwd(), {}).home
         if live is None and (
@@ -243,11 +246,15 @@ class SessionManager:
         if not root.is_dir():
             raise InvalidParams(f"The session's directory {root} no longer exists.")
         session = await self.create(root, layer, link)
+        turn_of = dict(zip((m.id for m in loaded.display), loaded.display_turns, strict=True))
         for message in history:
-            session.transcript.record_message(message, None)
+            session.transcript.record_message(message, turn_of.get(message.id))
         session.transcript.touch(title=f"Fork: {loaded.meta.title}" if loaded.meta.title else None)
         session.conversation.adopt(history, loaded.state, save=True)
-        return session, display
+        # Only a turn the fork holds can be rewound in it.
+        kept = {turn_of.get(m.id) for m in history}
+        starts = {m: t for m, t in loaded.turn_starts.items() if t in kept}
+        return session, DisplayHistory(display, starts)
 
     def list(
         self, cwd: Path | None, cursor: str | None, limit: int = 50

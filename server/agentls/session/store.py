@@ -28,6 +28,7 @@ from agentls.events import Compaction
 from agentls.messages import Message, is_id
 from agentls.pairing import repair_pairing
 from agentls.redact import Masker
+from agentls.session.display import DisplayHistory, first_of_turn, turn_starts
 from agentls.session.records import (
     CompactBoundary,
     HistoryCleared,
@@ -236,6 +237,12 @@ class LoadedSession:
     # Where `display` starts in the whole conversation (0: it is all there; more when only
     # its last page was read, see `transcript_map.load_tail`).
     display_start: int = 0
+    # The user messages of `display` that began a turn: message id -> turn id.
+    turn_starts: dict[str, str] = field(default_factory=dict)
+
+    def shown(self) -> DisplayHistory:
+        """The display, with the turn each user message began."""
+        return DisplayHistory(self.display, self.turn_starts)
 
 
 def load_transcript(path: Path) -> LoadedSession:
@@ -279,6 +286,7 @@ def loaded_from(records: Sequence[TranscriptRecord], path: Path) -> LoadedSessio
         added,
         dict(head.settings),
         turns + [None] * len(added),
+        turn_starts=turn_starts(display, turns, first_of_turn(turns)),
     )
 
 

@@ -27,6 +27,7 @@ from typing import BinaryIO
 
 from agentls.messages import Message, ToolResultBlock
 from agentls.pairing import repair_pairing
+from agentls.session.display import DisplayHistory, first_of_turn, turn_starts
 from agentls.session.records import (
     CompactBoundary,
     HistoryCleared,
@@ -205,6 +206,7 @@ def load_tail(path: Path, limit: int) -> LoadedSession:
     known = {m.id for m in history}
     added = [m for m in repaired if m.id not in known]
     turns = found.display_turns[start:]
+    firsts = first_of_turn(found.display_turns)[start:]
     kept = [(m, t) for m, t in zip(shown, turns, strict=True) if m is not None]
     return LoadedSession(
         _meta(path, found.head),
@@ -215,17 +217,21 @@ def load_tail(path: Path, limit: int) -> LoadedSession:
         dict(found.head.settings),
         [t for _, t in kept] + [None] * len(added),
         start,
+        turn_starts(shown, turns, firsts),
     )
 
 
-def display_page(path: Path, before: int | None, limit: int) -> tuple[list[Message], int]:
+def display_page(path: Path, before: int | None, limit: int) -> tuple[DisplayHistory, int]:
     """Up to `limit` messages of the display that come before position `before` (the end
     when None), oldest first, and the position of the first one."""
     found = mapped(path)
     end = len(found.display) if before is None else min(before, len(found.display))
     with path.open("rb") as handle:
         page, start = _page(handle, found.display, end, limit, path)
-    return [m for m in page if m is not None], start
+    turns = found.display_turns[start : start + len(page)]
+    firsts = first_of_turn(found.display_turns)[start : start + len(page)]
+    messages = [m for m in page if m is not None]
+    return DisplayHistory(messages, turn_starts(page, turns, firsts)), start
 
 
 def read_messages(handle: BinaryIO, offsets: Sequence[int], path: Path) -> list[Message | None]:

@@ -1,0 +1,49 @@
+"""What a conversation shows a client: its messages, and the turn each user message began.
+
+A client that shows a resumed (or forked, or paged-in) history offers Rewind and Changes
+on the messages the user wrote; both requests name a turn, so each user message that
+opened a turn carries that turn's id (the transcript records every message's turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agentls.messages import Message
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayHistory:
+    """Messages as a client shows them, oldest first."""
+
+    messages: list[Message]
+    # The user messages that began a turn: message id -> the turn's id.
+    turn_starts: dict[str, str] = field(default_factory=dict)
+
+    def turn_of(self, message: Message) -> str | None:
+        """The turn `message` began, when it began one."""
+        return self.turn_starts.get(message.id)
+
+
+def first_of_turn(turns: Sequence[str | None]) -> list[bool]:
+    """For each position of a display's turn ids: whether its turn begins there."""
+    seen: set[str] = set()
+    firsts = []
+    for turn in turns:
+        firsts.append(turn is not None and turn not in seen)
+        if turn is not None:
+            seen.add(turn)
+    return firsts
+
+
+def turn_starts(
+    messages: Sequence[Message | None], turns: Sequence[str | None], firsts: Sequence[bool]
+) -> dict[str, str]:
+    """The user messages among `messages` that began their turn (`turns` and `firsts` run
+    beside them): message id -> turn id."""
+    starts: dict[str, str] = {}
+    for message, turn, first in zip(messages, turns, firsts, strict=True):
+        if message is not None and turn is not None and first and message.role == "user":
+            starts[message.id] = turn
+    return starts

@@ -1,19 +1,25 @@
 """Rules, MCP servers and a resumed history in sight from Neovim (issue 30 items 4 and 1,
 Neovim side), in a real headless Neovim driving the real daemon with the scripted model.
 
+`:AgentRules` lists the rules by behavior with their scopes and adds (`a`) or removes (`d`)
+one through agent/updatePermissionRules: checked in the settings files.
+
 A resumed history's user messages carry the turn they began (`DisplayMessage.turnId`), so
 `:AgentChanges` and `:AgentRewind` work from them as from a live turn.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from test_nvim import Editor, open_editor
+from test_nvim import Editor, open_editor, start
 from test_nvim_rewind import picks, session_texts, two_turns
+from test_nvim_worktrees import PICKER
 
 
 @pytest.fixture
@@ -58,3 +64,72 @@ def test_changes_and_rewind_work_from_a_resumed_history(editor: Editor) -> None:
     )
     assert (editor.root / "notes.txt").read_text(encoding="utf-8") == "mine\n"
     assert session_texts(editor, session) == ["say hello"]
+
+
+# vim.ui.input answered from a queue, as vim.ui.select is by PICKER.
+INPUTS = """
+_G.agentls_inputs = {}
+vim.ui.input = function(opts, on_confirm) on_confirm(table.remove(_G.agentls_inputs, 1)) end
+"""
+
+
+def view_lines(editor: Editor) -> list[str]:
+    lines: list[str] = editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    return lines
+
+
+def settings(path: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_agent_rules_lists_adds_and_removes_rules_in_their_files(editor: Editor) -> None:
+    shared = editor.root / ".agentls" / "settings.json"
+    shared.parent.mkdir()
+    shared.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}), encoding="utf-8")
+    start(editor, [])
+    editor.lua(PICKER)
+    editor.lua(INPUTS)
+    editor.nvim.command("AgentRules")
+    editor.wait("vim.api.nvim_buf_get_name(0):find('agentls://rules/', 1, true) ~= nil")
+    editor.wait("vim.api.nvim_buf_get_lines(0, 0, -1, false)[2] == 'allow (0)'")
+    assert view_lines(editor) == [
+        "a add · d remove · q close",
+        "allow (0)",
+        "  (none)",
+        "ask (0)",
+        "  (none)",
+        "deny (1)",
+        "  Bash(rm:*)  project",
+    ]
+    # a: the rule, its behavior and where it is kept.
+    editor.lua("table.insert(_G.agentls_inputs, 'Bash(npm test:*)')")
+    picks(editor, "allow", "local:")
+    editor.nvim.feedkeys("a", "x")
+    editor.wait("vim.api.nvim_buf_get_lines(0, 0, -1, false)[2] == 'allow (1)'")
+    assert view_lines(editor)[2] == "  Bash(npm test:*)  local"
+    personal = editor.root / ".agentls" / "settings.local.json"
+    assert settings(personal)["permissions"]["allow"] == ["Bash(npm test:*)"]
+    assert editor.lua("return _G.agentls_pick_prompts") == [
+        "agentls: Bash(npm test:*)",
+        "agentls: keep it in",
+    ]
+    # A malformed rule: the daemon's reason at the top, nothing changed.
+    editor.lua("table.insert(_G.agentls_inputs, 'not a rule')")
+    picks(editor, "deny", "project:")
+    editor.nvim.feedkeys("a", "x")
+    editor.wait("vim.startswith(vim.api.nvim_buf_get_lines(0, 1, 2, false)[1], '! ')")
+    problem = view_lines(editor)[1]
+    assert "Malformed permission rule 'not a rule'" in problem, problem
+    assert settings(shared)["permissions"]["deny"] == ["Bash(rm:*)"]
+    # d on a rule's line removes it from its file.
+    editor.lua(
+        "for row, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do "
+        "if line:find('rm:', 1, true) then vim.api.nvim_win_set_cursor(0, { row, 0 }) end end"
+    )
+    editor.nvim.feedkeys("d", "x")
+    editor.wait("vim.api.nvim_buf_get_lines(0, 0, -1, false)[6] == 'deny (0)'")
+    assert settings(shared)["permissions"].get("deny", []) == []
+    assert settings(personal)["permissions"]["allow"] == ["Bash(npm test:*)"]
+    editor.nvim.feedkeys("q", "x")
+    assert editor.lua("return vim.api.nvim_buf_get_name(0)").find("agentls://rules/") < 0

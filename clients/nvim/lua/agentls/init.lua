@@ -260,6 +260,18 @@ function M.plugins()
   return require("agentls.plugins").show(chat_of(nil, true))
 end
 
+--- :AgentRules: the session's permission rules, to add or remove one.
+---@return agentls.ListView
+function M.rules()
+  return require("agentls.rules").show(chat_of(nil, true))
+end
+
+--- :AgentMcp: the session's MCP servers, to restart, enable or disable one or read its log.
+---@return agentls.ListView
+function M.mcp()
+  return require("agentls.mcp_view").show(chat_of(nil, true))
+end
+
 --- :AgentCompact: summarise the conversation so far, with optional instructions.
 ---@param instructions? string
 function M.compact(instructions)

@@ -16,6 +16,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from agentls.context.editor_context import display_path, editor_parts, slice_range
+from agentls.context.listing import list_directory
 from agentls.images import ImageRefused, image_block, label, sniff_image
 from agentls.messages import ImageBlock
 from agentls.textfile import BinaryContent, decode_bytes
@@ -112,7 +113,35 @@ class InlineText:
     text: str
 
 
-UserAttachment = Attachment | InlineImage | InlineText
+@dataclass(frozen=True, slots=True)
+class DiagnosticsMention:
+    """`agentls:diagnostics`: the editor's current problems in its open files, or in one
+    file (`path`); the session asks the editor for them when the turn starts."""
+
+    path: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMention:
+    """`agentls:session/<id>`: another saved session, read when the turn starts."""
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A mention the session resolved: its text for the model, or why there is none."""
+
+    uri: str
+    text: str = ""
+    error: str | None = None
+    # The file it is about, as the model sees paths.
+    path: str | None = None
+
+
+UserAttachment = Attachment | InlineImage | InlineText | Mention
+# What a client may send: the mentions are resolved into `Mention`s before the prompt.
+SubmittedAttachment = UserAttachment | DiagnosticsMention | SessionMention
 
 
 def user_context(
@@ -254,6 +283,12 @@ def _inline_image(att: InlineImage) -> _Loaded:
 
 
 def _attachment_part(view: WorkspaceView, cwd: Path, att: UserAttachment) -> str:
+    if isinstance(att, Mention):
+        head = f"<attachment uri={quoteattr(att.uri)}"
+        head += "" if att.path is None else f" path={quoteattr(att.path)}"
+        if att.error is not None:
+            return f"{head} error={quoteattr(att.error)}/>"
+        return f"{head}>\n{escape(att.text)}\n</attachment>"
     if isinstance(att, InlineText):
         text = att.text if len(att.text) <= 50_000 else att.text[:50_000] + "\n… (truncated)"
         return f"<attachment name={quoteattr(att.name)}>\n{escape(text)}\n</attachment>"
@@ -265,6 +300,10 @@ def _attachment_part(view: WorkspaceView, cwd: Path, att: UserAttachment) -> str
         return f"{head} error={quoteattr(loaded.error or 'not sent')}/>"
     shown = display_path(att.path, cwd)
     head = f"<attachment path={quoteattr(shown)}"
+    if view.policy.contains(att.path) and att.path.is_dir():
+        listing = list_directory(att.path)
+        head = f"<attachment path={quoteattr(shown + '/')} listing={quoteattr(listing.source)}"
+        return f"{head}>\n{escape(listing.text())}\n</attachment>"
     if not view.policy.contains(att.path) or not view.exists(att.path):
         return f'{head} error="not readable in the workspace"/>'
     loaded = _load(view, att.path, shown)

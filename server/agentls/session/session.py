@@ -23,7 +23,7 @@ from typing import Any
 from agentls.commands.builtin import standard_catalog
 from agentls.config import Settings
 from agentls.context.memory import find_memory_files, memory_prompt
-from agentls.context.prompt import UserAttachment, system_prompt
+from agentls.context.prompt import SubmittedAttachment, system_prompt
 from agentls.errors import SessionBusy
 from agentls.events import (
     AvailableCommands,
@@ -53,6 +53,7 @@ from agentls.session.inbox import Inbox
 from agentls.session.intake import TurnIntake
 from agentls.session.loop_deps import context_window, loop_deps, make_hooks
 from agentls.session.mcp_wiring import McpWiring
+from agentls.session.mentions import MentionResolver
 from agentls.session.permission_answers import PendingAnswers
 from agentls.session.skills import SessionSkills
 from agentls.session.store import Transcript
@@ -181,6 +182,7 @@ class AgentSession:
             self.answers,
             self.workspace,
             self.cwd,
+            MentionResolver(self.workspace, self.cwd, self.settings.home),
         )
         return TurnRunner(
             opening,
@@ -231,7 +233,7 @@ class AgentSession:
         *,
         data: Any = None,
         intent: str | None = None,
-        attachments: Sequence[UserAttachment] = (),
+        attachments: Sequence[SubmittedAttachment] = (),
         delivery: Delivery = "queue",
         budget: Budget | None = None,
     ) -> tuple[str, bool]:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentls.context.prompt import UserAttachment
+from agentls.context.prompt import SubmittedAttachment
 from agentls.loop.guards import Budget
 from agentls.names import Delivery
 from agentls.permissions.rules import Rule
@@ -22,7 +22,7 @@ class Submission:
     text: str
     data: Any = None
     intent: str | None = None
-    attachments: Sequence[UserAttachment] = ()
+    attachments: Sequence[SubmittedAttachment] = ()
     delivery: Delivery = "queue"
     budget: Budget | None = None
     allowed: Sequence[Rule] = ()
@@ -40,7 +40,7 @@ class Turn:
     text: str
     data: Any = None
     intent: str | None = None
-    attachments: Sequence[UserAttachment] = ()
+    attachments: Sequence[SubmittedAttachment] = ()
     # This turn's budget over the session's; None: the settings' budget.
     budget: Budget | None = None
     # Started by agent/continueTurn: the model goes on from the history, no new message.

@@ -20,6 +20,7 @@ from agentls.permissions.asking import PermissionPrompter
 from agentls.session.conversation import Conversation
 from agentls.session.events_out import SessionEvents
 from agentls.session.inbox import Inbox
+from agentls.session.mentions import MentionResolver
 from agentls.session.store import Transcript, title_from
 from agentls.session.turn import Turn
 from agentls.workspace.view import WorkspaceView
@@ -37,6 +38,7 @@ class TurnOpening:
     answers: PermissionPrompter
     workspace: WorkspaceView
     cwd: Path
+    mentions: MentionResolver
 
     def continuation(self, turn: Turn) -> None:
         """agent/continueTurn: the model answers the history's last user message (tool
@@ -63,6 +65,7 @@ class TurnOpening:
         self.transcript.touch(title=title_from(turn.text))
         recap = self.conversation.take_recap()
         actions, notes = self.inbox.take_for_message()
+        attachments = await self.mentions.resolve(turn.attachments)
         context = await asyncio.to_thread(
             user_context,
             self.workspace,
@@ -70,15 +73,13 @@ class TurnOpening:
             first=first,
             data=turn.data,
             intent=turn.intent,
-            attachments=turn.attachments,
+            attachments=attachments,
             recap=recap,
             user_actions=actions,
             hook_context=hooked.context,
             notes=notes,
         )
-        images = await asyncio.to_thread(
-            attachment_images, self.workspace, self.cwd, turn.attachments
-        )
+        images = await asyncio.to_thread(attachment_images, self.workspace, self.cwd, attachments)
         self._add(
             Message("user", (TextBlock(context), TextBlock(turn.text), *images), user_id), turn
         )

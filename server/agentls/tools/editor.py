@@ -26,6 +26,7 @@ from agentls.tools.base import (
 )
 from agentls.tools.file_text import resolve_in_workspace
 from agentls.workspace.intel import Diagnostic, EditorIntel
+from agentls.workspace.view import WorkspaceView
 
 # Files and problems listed at most, so a broken build cannot flood the context.
 MAX_FILES = 20
@@ -60,23 +61,34 @@ class DiagnosticsTool(ReadOnlyTool[DiagnosticsInput]):
         if args.file_path is not None:
             paths = [resolve_in_workspace(ctx, args.file_path)]
         else:
-            paths = [p for p in ctx.workspace.documents if ctx.workspace.policy.contains(p)]
-        sections = []
-        for path in sorted(paths)[:MAX_FILES]:
-            found = await intel.diagnostics(path)
-            shown = display_path(path, ctx.cwd)
-            if found is None:
-                sections.append(f"{shown}: the editor did not answer")
-            elif found:
-                listed = sorted(found, key=lambda d: (d.line, d.character))[:MAX_PROBLEMS]
-                more = len(found) - len(listed)
-                lines = [f"  {d.text()}" for d in listed]
-                sections.append(
-                    "\n".join([f"{shown}:", *lines] + ([f"  … {more} more"] if more else []))
-                )
+            paths = open_files(ctx.workspace)
         if not paths:
             return ToolOutput("No files are open in the editor; give file_path.")
-        return ToolOutput("\n".join(sections) or "The editor reports no problems.")
+        return ToolOutput(await problems_report(intel, paths, ctx.cwd))
+
+
+def open_files(workspace: WorkspaceView) -> list[Path]:
+    """The files open in the editor that lie in the workspace."""
+    return [p for p in workspace.documents if workspace.policy.contains(p)]
+
+
+async def problems_report(intel: EditorIntel, paths: list[Path], cwd: Path) -> str:
+    """The editor's problems in `paths` (the first MAX_FILES, asked at once), file by file."""
+    chosen = sorted(paths)[:MAX_FILES]
+    answers = await asyncio.gather(*(intel.diagnostics(path) for path in chosen))
+    sections = []
+    for path, found in zip(chosen, answers, strict=True):
+        shown = display_path(path, cwd)
+        if found is None:
+            sections.append(f"{shown}: the editor did not answer")
+        elif found:
+            listed = sorted(found, key=lambda d: (d.line, d.character))[:MAX_PROBLEMS]
+            more = len(found) - len(listed)
+            lines = [f"  {d.text()}" for d in listed]
+            sections.append(
+                "\n".join([f"{shown}:", *lines] + ([f"  … {more} more"] if more else []))
+            )
+    return "\n".join(sections) or "The editor reports no problems."
 
 
 class OpenFileInput(BaseModel):

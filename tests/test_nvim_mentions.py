@@ -187,7 +187,8 @@ def test_at_completes_symbols_files_folders_and_problems_and_the_message_attache
     assert sent_attachments(editor) == [
         {
             "uri": (root / "lib.py").as_uri(),
-            "range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}},
+            # The symbol's lines, not only its name's range.
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 16}},
             "name": "greet",
         },
         {"uri": (root / "src").as_uri()},
@@ -197,13 +198,44 @@ def test_at_completes_symbols_files_folders_and_problems_and_the_message_attache
     [ended] = editor.turn_ended()
     assert ended["stopReason"] == "end_turn", editor.chat_text()
     assert "> see @greet and @src/ with @problems:lib.py and @app.py" in editor.chat_text()
-    context = first_user_text(editor)
+    context = user_text(editor)
     assert '<attachment path="lib.py" lines="1-1">\ndef greet(name):' in context, context
     assert '<attachment path="app.py">\nfrom lib import greet' in context, context
+    # The folder as a listing, the file's problems as Neovim has them.
+    listing = context[context.index('<attachment path="src/"') :]
+    listing = listing[: listing.index("</attachment>")]
+    assert "deep/leaf.txt" in listing and "util.py" in listing, context
+    assert "2:5 error: greet returns a str" in context, context
+    # The transcript keeps the message as the model got it, listing included.
+    session = editor.lua("return require('agentls.chat').get().session_id")
+    transcript = root.parent / "agentls-home" / "sessions" / f"{session}.jsonl"
+    assert "deep/leaf.txt" in transcript.read_text(encoding="utf-8")
 
 
-def first_user_text(editor: Editor) -> str:
-    """The <userContext> block of the first model request's last user message."""
-    [request, *_] = read_requests(editor.log)
+def user_text(editor: Editor, index: int = 0) -> str:
+    """The text of the last user message of model request `index`."""
+    request = read_requests(editor.log)[index]
     blocks = request["messages"][-1]["content"]
     return "\n".join(b["text"] for b in blocks if b["type"] == "text")
+
+
+def test_at_session_attaches_another_session_of_the_project(editor: Editor) -> None:
+    start(editor, [{"text": "Kiwi it is."}, {"text": "Noted."}])
+    editor.lua(KEEP_SENT)
+    editor.nvim.command("AgentAsk remember the word kiwi")
+    editor.turn_ended()
+    earlier = editor.lua("return require('agentls.chat').get().session_id")
+    editor.nvim.command("AgentNew")
+    open_prompt(editor)
+    menu = complete(
+        editor, "what did we say in @sess", "@session:remember-the-word-kiwi", "session"
+    )
+    [offered] = [item for item in menu if item["kind"] == "session"]
+    assert offered["menu"] == "remember the word kiwi (1 turn)", offered
+    editor.nvim.input("?<CR>")
+    assert sent_attachments(editor) == [
+        {"uri": f"agentls:session/{earlier}", "name": "remember the word kiwi"}
+    ]
+    editor.turn_ended(2)
+    context = user_text(editor, -1)
+    assert "Kiwi it is." in context, context

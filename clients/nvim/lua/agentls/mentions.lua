@@ -141,11 +141,25 @@ function M.session_mentions(list, own)
   return out
 end
 
---- workspace/symbol answers as mentions: a symbol is its file's range, named.
+--- A symbol's range as whole lines (a server may give only its name's range): the model
+--- reads the lines it is declared on.
+---@param range table
+---@param line_of agentls.LineOf
+---@param encoding? string  agentls's
+---@return table
+local function whole_lines(range, line_of, encoding)
+  local last = line_of(range["end"].line)
+  local length = require("agentls.positions").column(last, encoding or "utf-16", #last)
+  return { start = { line = range.start.line, character = 0 }, ["end"] = { line = range["end"].line, character = length } }
+end
+
+--- workspace/symbol answers as mentions: a symbol is the lines of its file it is on, named.
 ---@param found table[]  SymbolInformation | WorkspaceSymbol, in agentls's encoding
 ---@param root string
+---@param encoding? string  agentls's position encoding
 ---@return agentls.Mention[]
-function M.symbol_mentions(found, root)
+function M.symbol_mentions(found, root, encoding)
+  local lines = require("agentls.positions").lines()
   local out = {}
   for _, symbol in ipairs(found) do
     local location = symbol.location or {}
@@ -158,7 +172,7 @@ function M.symbol_mentions(found, root)
         label = symbol.name,
         kind = "symbol",
         menu = ("%s %s%s"):format(kind, path, line),
-        attachment = { uri = location.uri, range = location.range, name = symbol.name },
+        attachment = { uri = location.uri, range = location.range and whole_lines(location.range, lines:of(location.uri), encoding), name = symbol.name },
       })
     end
   end
@@ -206,7 +220,7 @@ local function fetch(root, query, on_new)
   if query ~= "" and not (symbols[root] or {})[query] then
     require("agentls.navigation").find_symbols(query, own, function(found)
       symbols[root] = symbols[root] or {}
-      symbols[root][query] = M.symbol_mentions(found, root)
+      symbols[root][query] = M.symbol_mentions(found, root, own.offset_encoding)
       if #symbols[root][query] > 0 then on_new() end
     end)
   end

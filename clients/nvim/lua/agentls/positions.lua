@@ -23,7 +23,7 @@ end
 ---@param encoding string
 ---@param byte integer
 ---@return integer
-local function from_byte(line, encoding, byte)
+function M.column(line, encoding, byte)
   if encoding == "utf-8" then return byte end
   if has_011 then return vim.str_utfindex(line, encoding, byte, false) end
   local ok, utf32, utf16 = pcall(vim.str_utfindex, line, byte)
@@ -43,7 +43,7 @@ function M.position(position, line_of, from, to)
   from, to = from or "utf-16", to or "utf-16"
   if from == to then return position end
   local line = line_of(position.line)
-  return { line = position.line, character = from_byte(line, to, to_byte(line, from, position.character)) }
+  return { line = position.line, character = M.column(line, to, to_byte(line, from, position.character)) }
 end
 
 ---@param range { start: table, ["end"]: table }

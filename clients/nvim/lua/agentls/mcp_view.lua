@@ -25,7 +25,8 @@ function M.lines(servers, problem)
   for _, server in ipairs(servers) do
     local pad = (" "):rep(width - vim.fn.strdisplaywidth(server.name))
     local tools = server.status == "ready" and ("  " .. words.count(#(server.tools or {}), "tool")) or ""
-    local line = ("%s%s  %s  %s%s  (%s)"):format(server.name, pad, server.status, server.transport, tools, server.source or "?")
+    local starts = (server.attempts or 0) > 1 and ("  " .. words.count(server.attempts, "start")) or ""
+    local line = ("%s%s  %s  %s%s%s  (%s)"):format(server.name, pad, server.status, server.transport, tools, starts, server.source or "?")
     table.insert(out, { line, item = server, hl = STATUS_HL[server.status] })
     if type(server.error) == "string" and server.error ~= "" then
       for i, part in ipairs(vim.split(server.error, "\n", { trimempty = true })) do

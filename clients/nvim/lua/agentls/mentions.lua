@@ -28,6 +28,8 @@ local sessions = {}
 local symbols = {}
 -- Root -> label -> attachment: what was completed for the message being written.
 local picked = {}
+-- A list of mentions -> its labels for matchfuzzy (gone with the list).
+local label_index = setmetatable({}, { __mode = "k" })
 
 --- Percent-encoding of everything but RFC 3986's unreserved characters.
 ---@param text string
@@ -185,7 +187,21 @@ end
 ---@return agentls.Mention[]
 local function matching(mentions, query)
   if query == "" then return vim.list_slice(mentions, 1, MAX_ITEMS) end
-  return vim.list_slice(vim.fn.matchfuzzy(mentions, query, { key = "label" }), 1, MAX_ITEMS)
+  -- Labels only cross into Vim's matchfuzzy (a project's thousands of tables would not),
+  -- indexed once per list.
+  local index = label_index[mentions]
+  if not index then
+    index = { labels = {}, by_label = {} }
+    for _, mention in ipairs(mentions) do
+      if not index.by_label[mention.label] then
+        index.by_label[mention.label] = mention
+        table.insert(index.labels, mention.label)
+      end
+    end
+    label_index[mentions] = index
+  end
+  local found = vim.fn.matchfuzzy(index.labels, query, { limit = MAX_ITEMS })
+  return vim.tbl_map(function(label) return index.by_label[label] end, found)
 end
 
 --- Every mention known now for `query`: problems, symbols, sessions, folders and files.

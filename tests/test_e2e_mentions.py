@@ -112,6 +112,18 @@ async def test_the_editors_problems_are_asked_of_it(editor: AgentClient, tmp_pat
     assert editor.asked == [app.as_uri(), app.as_uri()]  # type: ignore[attr-defined]
 
 
+async def test_a_symbol_is_its_lines_with_its_name(client: AgentClient, tmp_path: Path) -> None:
+    app = tmp_path / "ws" / "app.py"
+    app.write_text("import os\n\nclass App:\n    port = 8000\n", encoding="utf-8")
+    where = {"start": {"line": 2, "character": 0}, "end": {"line": 3, "character": 15}}
+    attachments = [{"uri": app.as_uri(), "range": where, "name": "class App"}]
+    context = await context_of(client, tmp_path, attachments)
+    assert (
+        '<attachment path="app.py" lines="3-4" name="class App">\n'
+        "class App:\n    port = 8000\n</attachment>"
+    ) in context
+
+
 async def test_an_editor_without_diagnostics_gets_an_error_line(
     client: AgentClient, tmp_path: Path
 ) -> None:

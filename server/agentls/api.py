@@ -13,6 +13,14 @@ from pydantic import Field
 from agentls import methods
 from agentls.api_base import ParamsModel as ParamsModel
 from agentls.api_base import WireModel as WireModel
+from agentls.api_mcp import ListMcpServersResult as ListMcpServersResult
+from agentls.api_mcp import McpPromptArgumentEntry as McpPromptArgumentEntry
+from agentls.api_mcp import McpPromptEntry as McpPromptEntry
+from agentls.api_mcp import McpResourceEntry as McpResourceEntry
+from agentls.api_mcp import McpServerEntry as McpServerEntry
+from agentls.api_mcp import McpServerParams as McpServerParams
+from agentls.api_mcp import McpToolEntry as McpToolEntry
+from agentls.api_mcp import SetMcpServerEnabledParams as SetMcpServerEnabledParams
 from agentls.api_plugins import PluginInfo as PluginInfo
 from agentls.api_worktrees import (
     ListWorktreesResult as ListWorktreesResult,
@@ -45,7 +53,8 @@ class WireRange(ParamsModel):
 class AttachmentParam(ParamsModel):
     uri: str
     range: WireRange | None = None
-    # Shown to the model for an inline image (a data: URI), e.g. the pasted file's name.
+    # Shown to the model: an inline image's (a data: URI) name, e.g. the pasted file's, or
+    # a symbol's beside the lines of a file (its `range`).
     name: str | None = Field(default=None, max_length=200)
 
 
@@ -438,51 +447,6 @@ class TurnDiffResult(WireModel):
 
 class EmptyResult(WireModel):
     pass
-
-
-class McpToolEntry(WireModel):
-    # As the model calls it (mcp__server__tool), and as the server names it.
-    name: str
-    server_name: str
-    description: str
-    read_only: bool
-
-
-class McpResourceEntry(WireModel):
-    uri: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
-
-
-class McpPromptArgumentEntry(WireModel):
-    name: str
-    description: str | None = None
-    required: bool
-
-
-class McpPromptEntry(WireModel):
-    name: str
-    description: str | None = None
-    arguments: list[McpPromptArgumentEntry]
-
-
-class McpServerEntry(WireModel):
-    name: str
-    status: Literal["awaiting_approval", "starting", "ready", "failed", "stopped"]
-    transport: Literal["stdio", "http"]
-    # "user settings", a settings file's path, a .mcp.json path, or "agent/newSession".
-    source: str
-    error: str | None = None
-    attempts: int
-    server_version: str | None = None
-    tools: list[McpToolEntry]
-    resources: list[McpResourceEntry]
-    prompts: list[McpPromptEntry]
-
-
-class ListMcpServersResult(WireModel):
-    servers: list[McpServerEntry]
 
 
 def _wire_model(name: str) -> type[WireModel]:

@@ -103,6 +103,9 @@ class Settings:
     # MCP servers (by name, across the layers); a tool call's limit; how long a turn
     # waits for servers still starting before its first model call.
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    # Servers by name the user turned off (agent/setMcpServerEnabled keeps the list in
+    # the project's settings.local.json).
+    disabled_mcp_servers: tuple[str, ...] = ()
     # After a file change, the editor's new errors are read (when it reports diagnostics)
     # once it had this long to look again.
     editor_diagnostics: bool = True
@@ -237,6 +240,7 @@ _KEYS = {
     "subagentDepth": "subagent_depth",
     "maxSubagents": "max_subagents",
     "mcpToolTimeout": "mcp_tool_timeout",
+    "disabledMcpServers": "disabled_mcp_servers",
     "editorDiagnostics": "editor_diagnostics",
     "diagnosticsWait": "diagnostics_wait",
     "mcpStartupTimeout": "mcp_startup_timeout",

@@ -308,10 +308,11 @@ class TurnLimitReached:
 @dataclass(frozen=True, slots=True)
 class McpStatusEvent:
     """An MCP server of the session changed status: starting, ready (with its tool count),
-    failed (with why; it is restarted unless it failed every start), stopped. Outside turns."""
+    failed (with why; it is restarted unless it failed every start), stopped, disabled by
+    the user. Outside turns."""
 
     server: str
-    status: Literal["awaiting_approval", "starting", "ready", "failed", "stopped"]
+    status: Literal["awaiting_approval", "starting", "ready", "failed", "stopped", "disabled"]
     transport: Literal["stdio", "http"]
     tool_count: int | None = None
     error: str | None = None

@@ -51,6 +51,10 @@ REQUESTS: dict[str, Method] = {
         "UpdatePermissionRulesParams", "PermissionRulesResult", "update_permission_rules"
     ),
     "agent/listMcpServers": Method("SessionParams", "ListMcpServersResult", "list_mcp_servers"),
+    "agent/restartMcpServer": Method("McpServerParams", "EmptyResult", "restart_mcp_server"),
+    "agent/setMcpServerEnabled": Method(
+        "SetMcpServerEnabledParams", "EmptyResult", "set_mcp_server_enabled"
+    ),
     "agent/rewind": Method("RewindParams", "RewindResult", "rewind"),
     "agent/turnDiff": Method("TurnDiffParams", "TurnDiffResult", "turn_diff"),
     "agent/listCommands": Method("SessionParams", "ListCommandsResult", "list_commands"),

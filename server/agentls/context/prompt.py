@@ -94,6 +94,8 @@ class Recap:
 class Attachment:
     path: Path
     range: Range | None = None
+    # The client's label for it (a symbol's name), shown to the model beside the path.
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +308,7 @@ def _attachment_part(view: WorkspaceView, cwd: Path, att: UserAttachment) -> str
         return f"{head}>\n{escape(listing.text())}\n</attachment>"
     if not view.policy.contains(att.path) or not view.exists(att.path):
         return f'{head} error="not readable in the workspace"/>'
+    named = "" if att.name is None else f" name={quoteattr(att.name)}"
     loaded = _load(view, att.path, shown)
     if loaded.error is not None:
         return f"{head} error={quoteattr(loaded.error)}/>"
@@ -318,7 +321,7 @@ def _attachment_part(view: WorkspaceView, cwd: Path, att: UserAttachment) -> str
     else:
         text = loaded.text
         text = text if len(text) <= 50_000 else text[:50_000] + "\n… (attachment truncated)"
-    return f"{head}>\n{escape(text)}\n</attachment>"
+    return f"{head}{named}>\n{escape(text)}\n</attachment>"
 
 
 def attachment_images(

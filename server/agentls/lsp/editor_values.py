@@ -35,7 +35,8 @@ def attachment(wire: api.AttachmentParam, index: int, client: AgentServer) -> Su
     if wire.uri.startswith("agentls:"):
         return _mention(wire.uri, index)
     path = uri_path(wire.uri)
-    return Attachment(path, editor_range(wire.range, client, path) if wire.range else None)
+    shown = editor_range(wire.range, client, path) if wire.range else None
+    return Attachment(path, shown, wire.name)
 
 
 def _mention(uri: str, index: int) -> DiagnosticsMention | SessionMention:

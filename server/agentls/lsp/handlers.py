@@ -23,7 +23,7 @@ from agentls.lsp.edit_sink import LspEditSink
 from agentls.lsp.editor_intel import LspEditorIntel
 from agentls.lsp.editor_values import attachment, editor_range
 from agentls.lsp.hub import Hub
-from agentls.lsp.mcp_entries import mcp_server_entry
+from agentls.lsp.mcp_handlers import McpHandlers
 from agentls.lsp.paths import uri_path
 from agentls.lsp.provider_status import status_before_session
 from agentls.lsp.returning import ReturningWindows, running_fields
@@ -50,7 +50,7 @@ Handler = Callable[[Any, "Client"], Awaitable[BaseModel]]
 Client = AgentServer
 
 
-class AgentHandlers(WorktreeHandlers):
+class AgentHandlers(WorktreeHandlers, McpHandlers):
     """One per daemon: the SessionManager and a handler per agent/* request."""
 
     def __init__(self, hub: Hub) -> None:
@@ -248,14 +248,6 @@ class AgentHandlers(WorktreeHandlers):
     ) -> api.GetMessagesResult:
         page, cursor = await self.manager.messages_before(p.session_id, p.before, p.limit)
         return api.GetMessagesResult(messages=_display_messages(page), next_cursor=cursor)
-
-    async def list_mcp_servers(
-        self, p: api.SessionParams, _client: Client
-    ) -> api.ListMcpServersResult:
-        mcp = self.manager.get(p.session_id).mcp
-        return api.ListMcpServersResult(
-            servers=[mcp_server_entry(state) for state in (mcp.states() if mcp else [])]
-        )
 
     async def list_tasks(self, p: api.SessionParams, _client: Client) -> api.ListTasksResult:
         records = self.manager.get(p.session_id).tasks.records.values()

@@ -90,6 +90,17 @@ class McpConnection:
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
 
+    async def restart(self) -> None:
+        """Stop the server and start it afresh, also one that gave up; a start under way is
+        cut short rather than waited for."""
+        if self._task is not None and self.state.status == "starting":
+            self._task.cancel()
+        await self.close()
+        self._closing = asyncio.Event()
+        self._gave_up = False
+        self._client = None
+        self.start()
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], timeout: float, progress: Progress
     ) -> types.CallToolResult:

@@ -37,10 +37,13 @@ class McpServers:
         tool_timeout: float,
         startup_timeout: float,
         held: Collection[str] = (),
+        disabled: Collection[str] = (),
     ) -> None:
         self.configs = configs
         # Servers not started until the user approves them (a project's own).
         self._held = set(held)
+        # Servers the user turned off: never started while they stay so.
+        self.disabled = {c.name for c in configs if c.name in disabled}
         self._declined: dict[str, McpServerState] = {}
         self._cwd = cwd
         self._log_dir = log_dir
@@ -67,7 +70,7 @@ class McpServers:
             )
             for config in self.configs:
                 waiting = config.name in self._held or config.name in self._declined
-                if waiting or config.name in self._connections:
+                if waiting or config.name in self._connections or config.name in self.disabled:
                     continue
                 connection = module.McpConnection(
                     config, self._cwd, self._log_dir, self._changed, self._startup_timeout
@@ -93,10 +96,53 @@ class McpServers:
     async def approve(self) -> None:
         """Start the held servers (a turn then waits for them like any starting server)."""
         self._held.clear()
+        await self._start_missing()
+
+    async def _start_missing(self) -> None:
+        """Start, in the background, the servers that may run and are not running."""
         if self._starter is not None:
             await asyncio.gather(self._starter, return_exceptions=True)
         self._started.clear()
         self._starter = asyncio.create_task(self._start_all(), name="mcp:start")
+
+    async def restart(self, name: str) -> None:
+        """Stop a server and start it again (one that failed, or gave up, too); a server
+        that is disabled, or waits for or was refused the user's approval, stays as it is
+        (ValueError says why)."""
+        if name in self.disabled:
+            raise ValueError(f"MCP server {name!r} is disabled; enable it to start it.")
+        if name in self._held or name in self._declined:
+            raise ValueError(
+                f"MCP server {name!r} has not been approved; it starts once the user trusts "
+                "the project's servers (asked at the next message)."
+            )
+        if self._starter is not None:
+            await asyncio.gather(self._starter, return_exceptions=True)
+        connection = self._connections.get(name)
+        if connection is None:
+            await self._start_missing()
+        else:
+            await connection.restart()
+
+    async def disable(self, name: str) -> None:
+        """Stop a server and take its tools away (from the next model call on)."""
+        self.disabled.add(name)
+        connection = self._connections.pop(name, None)
+        if connection is not None:
+            await connection.close()
+        if self._offered.pop(name, None) is not None:
+            self.version += 1
+        self._on_status(self._disabled_state(name))
+
+    async def enable(self, name: str) -> None:
+        """Start a disabled server again (its tools come back once it is ready)."""
+        if name in self.disabled:
+            self.disabled.discard(name)
+            await self._start_missing()
+
+    def _disabled_state(self, name: str) -> McpServerState:
+        config = next(c for c in self.configs if c.name == name)
+        return McpServerState(config.name, config.transport, config.source, "disabled")
 
     def decline(self, reason: str, names: Collection[str] | None = None) -> None:
         """Never start the held servers (those of `names`, or all) in this session."""
@@ -120,7 +166,9 @@ class McpServers:
         states = []
         for config in self.configs:
             connection = self._connections.get(config.name)
-            if connection is not None:
+            if config.name in self.disabled:
+                states.append(self._disabled_state(config.name))
+            elif connection is not None:
                 states.append(connection.state)
             elif config.name in self._declined:
                 states.append(self._declined[config.name])

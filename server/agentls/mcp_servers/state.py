@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-# `awaiting_approval`: a project's server, not started until the user trusts it.
-McpStatus = Literal["awaiting_approval", "starting", "ready", "failed", "stopped"]
+# `awaiting_approval`: a project's server, not started until the user trusts it;
+# `disabled`: turned off by the user (agent/setMcpServerEnabled, `disabledMcpServers`).
+McpStatus = Literal["awaiting_approval", "starting", "ready", "failed", "stopped", "disabled"]
 # Model APIs take tool names of at most 64 of these characters.
 _NAME_LIMIT = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

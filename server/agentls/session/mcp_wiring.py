@@ -8,12 +8,14 @@ the registry when the toolbox refreshes, before a model call).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentls.commands.catalog import CommandCatalog
 from agentls.config import Settings
+from agentls.errors import InvalidParams
 from agentls.events import Emit, McpStatusEvent
 from agentls.hooks.points import Aborted, unless_aborted
 from agentls.mcp_servers import approval as mcp_approval
@@ -23,6 +25,7 @@ from agentls.mcp_servers.servers import McpServers
 from agentls.mcp_servers.state import McpServerState
 from agentls.permissions.asking import PermissionPrompter
 from agentls.permissions.plugin_trust import PluginTrust
+from agentls.session.disabled_servers import remember_disabled
 from agentls.session.events_out import SessionEvents
 from agentls.session.toolbox import Toolbox
 from agentls.session.turn import Turn
@@ -63,6 +66,7 @@ class McpWiring:
             settings.mcp_tool_timeout,
             settings.mcp_startup_timeout,
             held=held,
+            disabled=settings.disabled_mcp_servers,
         )
         self.toolbox.mcp = mcp
         mcp.start()
@@ -112,6 +116,35 @@ class McpWiring:
             await mcp.approve()
         return True
 
+    async def restart(self, name: str) -> None:
+        """agent/restartMcpServer: stop the server and start it again."""
+        mcp = self._servers_with(name)
+        try:
+            await mcp.restart(name)
+        except ValueError as exc:
+            raise InvalidParams(str(exc), {"field": "name"}) from exc
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        """agent/setMcpServerEnabled: start or stop the server, its tools with it, and
+        remember the choice for the project's next sessions."""
+        mcp = self._servers_with(name)
+        try:
+            await asyncio.to_thread(remember_disabled, self.cwd, name, not enabled)
+        except (OSError, ValueError) as exc:
+            raise InvalidParams(f"The choice could not be saved: {exc}") from exc
+        if enabled:
+            await mcp.enable(name)
+        else:
+            await mcp.disable(name)
+
+    def _servers_with(self, name: str) -> McpServers:
+        """The session's servers, if one is called `name` (else -32602 on `name`)."""
+        mcp = self.toolbox.mcp
+        if mcp is None or all(c.name != name for c in mcp.configs):
+            shown = name if len(name) <= 80 else name[:80] + "…"
+            raise InvalidParams(f"This session has no MCP server {shown!r}.", {"field": "name"})
+        return mcp
+
     def _untrusted_plugin(self, config: McpServerConfig) -> str | None:
         """The plugin that brought `config`, unless the user trusts it already."""
         plugin = config.source.removeprefix("plugin:")
@@ -145,5 +178,5 @@ class McpWiring:
         )
         self.events.emit(event, None)
         # A server that became ready (or went away) may change the slash commands.
-        if state.status in ("ready", "stopped") and self.commands.refresh():
+        if state.status in ("ready", "stopped", "disabled") and self.commands.refresh():
             self.announce_commands()

@@ -2,7 +2,10 @@
 Neovim side), in a real headless Neovim driving the real daemon with the scripted model.
 
 `:AgentRules` lists the rules by behavior with their scopes and adds (`a`) or removes (`d`)
-one through agent/updatePermissionRules: checked in the settings files.
+one through agent/updatePermissionRules: checked in the settings files. `:AgentMcp` lists the
+MCP servers (the tests' real stdio server), follows their mcp_status, and restarts, disables
+(remembered in `.agentls/settings.local.json`, its tools gone from the model's request) and
+enables one.
 
 A resumed history's user messages carry the turn they began (`DisplayMessage.turnId`), so
 `:AgentChanges` and `:AgentRewind` work from them as from a live turn.
@@ -11,12 +14,14 @@ A resumed history's user messages carry the turn they began (`DisplayMessage.tur
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_client import read_requests
 from test_nvim import Editor, open_editor, start
 from test_nvim_rewind import picks, session_texts, two_turns
 from test_nvim_worktrees import PICKER
@@ -133,3 +138,76 @@ def test_agent_rules_lists_adds_and_removes_rules_in_their_files(editor: Editor)
     assert settings(personal)["permissions"]["allow"] == ["Bash(npm test:*)"]
     editor.nvim.feedkeys("q", "x")
     assert editor.lua("return vim.api.nvim_buf_get_name(0)").find("agentls://rules/") < 0
+
+
+MCP_SERVER = Path(__file__).with_name("mcp_fixture_server.py")
+
+
+def cursor_on(editor: Editor, text: str) -> None:
+    """The cursor on the view's first line that starts with `text`, once there is one."""
+    editor.wait(
+        f"(function() local want = {json.dumps(text)} "
+        "for row, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do "
+        "if vim.startswith(line, want) then vim.api.nvim_win_set_cursor(0, { row, 0 }) "
+        "return true end end end)()"
+    )
+
+
+def server_line(editor: Editor, condition: str) -> str:
+    """The MCP view's line of the fx server, once it satisfies the Lua `condition` on `line`."""
+    line: str = editor.wait(
+        "(function() for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do "
+        f"if vim.startswith(line, 'fx  ') and ({condition}) then return line end end end)()",
+        timeout=30,
+    )
+    return line
+
+
+def mcp_tools(request: dict[str, Any]) -> list[str]:
+    return [name for name in request["tools"] if name.startswith("mcp__fx__")]
+
+
+def test_agent_mcp_restarts_disables_and_enables_a_server(editor: Editor) -> None:
+    start(editor, [{"text": "With fx."}, {"text": "Without fx."}])
+    servers = [{"name": "fx", "command": sys.executable, "args": [str(MCP_SERVER)]}]
+    editor.lua("require('agentls.config').options.session.mcpServers = ...", servers)
+    editor.nvim.command("AgentMcp")
+    editor.wait("vim.api.nvim_buf_get_name(0):find('agentls://mcp/', 1, true) ~= nil")
+    line = server_line(editor, "line:find('  ready  ', 1, true)")
+    assert line == "fx  ready  stdio  8 tools  (agent/newSession)", line
+    assert view_lines(editor)[0] == "r restart · e enable · x disable · l log · q close"
+    # A restart from anywhere: the list follows the server's mcp_status events.
+    editor.lua("require('agentls.chat').get():request('agent/restartMcpServer', { name = 'fx' })")
+    line = server_line(editor, "line:find('2 starts', 1, true) and line:find('  ready  ', 1, true)")
+    assert line == "fx  ready  stdio  8 tools  2 starts  (agent/newSession)", line
+    # r on its line restarts it once more.
+    cursor_on(editor, "fx  ")
+    editor.nvim.feedkeys("r", "x")
+    server_line(editor, "line:find('3 starts', 1, true) and line:find('  ready  ', 1, true)")
+    editor.nvim.command("AgentAsk hello")
+    editor.turn_ended()
+    assert "mcp__fx__echo" in mcp_tools(read_requests(editor.log)[-1])
+    # x disables it: stopped, its tools gone, and the project remembers it.
+    editor.nvim.command("AgentMcp")
+    cursor_on(editor, "fx  ")
+    editor.nvim.feedkeys("x", "x")
+    line = server_line(editor, "line:find('  disabled  ', 1, true)")
+    personal = editor.root / ".agentls" / "settings.local.json"
+    assert settings(personal)["disabledMcpServers"] == ["fx"]
+    editor.nvim.command("AgentAsk and now?")
+    editor.turn_ended(2)
+    assert mcp_tools(read_requests(editor.log)[-1]) == []
+    # e enables it again.
+    editor.nvim.command("AgentMcp")
+    cursor_on(editor, "fx  ")
+    editor.nvim.feedkeys("e", "x")
+    server_line(editor, "line:find('  ready  ', 1, true)")
+    assert settings(personal).get("disabledMcpServers", []) == []
+    # l opens its stderr log in a tab.
+    tabs = editor.lua("return #vim.api.nvim_list_tabpages()")
+    cursor_on(editor, "fx  ")
+    editor.nvim.feedkeys("l", "x")
+    editor.wait(f"#vim.api.nvim_list_tabpages() == {tabs + 1}")
+    session = editor.lua("return require('agentls.chat').get().session_id")
+    log = editor.root.parent / "agentls-home" / "sessions" / session / "mcp" / "fx.stderr.log"
+    assert editor.lua("return vim.api.nvim_buf_get_name(0)") == str(log)

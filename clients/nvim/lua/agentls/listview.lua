@@ -70,8 +70,8 @@ function View:close()
   if vim.api.nvim_win_is_valid(self.win) then vim.api.nvim_win_close(self.win, true) end
 end
 
---- The view named `name` (a new float, or the one open, focused); `keys` are lhs ->
---- { fn(view), desc }, and q closes it.
+--- The view named `name` (a new float showing "…", or the one open, focused); `keys` are
+--- lhs -> { fn(view), desc }, and q closes it.
 ---@param name string  its buffer's name
 ---@param title string
 ---@param keys table<string, { fn: fun(view: agentls.ListView), desc: string }>
@@ -96,6 +96,7 @@ function M.open(name, title, keys)
     vim.keymap.set("n", lhs, function() key.fn(view) end, { buffer = bufnr, desc = "agentls: " .. key.desc, nowait = true })
   end
   vim.keymap.set("n", "q", function() view:close() end, { buffer = bufnr, desc = "agentls: close", nowait = true })
+  view:set({ { "…" } })
   return view
 end
 

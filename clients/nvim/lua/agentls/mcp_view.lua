@@ -101,7 +101,6 @@ function M.show(chat)
       end,
     },
   })
-  view:set({ { "…" } })
   refresh()
   local group = vim.api.nvim_create_augroup("agentls-mcp-view-" .. view.bufnr, { clear = true })
   vim.api.nvim_create_autocmd("User", {

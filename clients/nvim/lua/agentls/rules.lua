@@ -83,7 +83,6 @@ function M.show(chat)
       end,
     },
   })
-  view:set({ { "…" } })
   chat:request("agent/listPermissionRules", {}, draw)
   return view
 end

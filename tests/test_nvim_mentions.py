@@ -11,7 +11,9 @@ the way out and back (an emoji on the line tells them apart).
 from __future__ import annotations
 
 import json
+import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -136,19 +138,31 @@ def open_prompt(editor: Editor) -> None:
     editor.wait("vim.bo.buftype == 'prompt' and vim.fn.mode() == 'i'")
 
 
+# Pick the menu's item of that word and kind, if offered now: one call, so the menu cannot
+# change between finding the item and picking it. The menu's items, or nil.
+PICK_ITEM = """
+local word, kind = ...
+local items = vim.fn.complete_info({ "items" }).items
+for i, item in ipairs(items) do
+  if item.word == word and item.kind == kind then
+    vim.api.nvim_select_popupmenu_item(i - 1, true, true, {})
+    return items
+  end
+end
+"""
+
+
 def complete(editor: Editor, typed: str, word: str, kind: str) -> list[dict[str, Any]]:
     """Type `typed` in the prompt, <C-x><C-o>, and pick `word` of `kind` once it is offered
     (symbols and sessions come a moment later); the menu's items."""
     editor.nvim.input(typed + "<C-x><C-o>")
-    found = (
-        "(function() for i, item in ipairs(vim.fn.complete_info({ 'items' }).items) do "
-        f"if item.word == '{word}' and item.kind == '{kind}' then return i end end end)()"
-    )
-    index = editor.wait(found)
-    menu: list[dict[str, Any]] = editor.lua("return vim.fn.complete_info({ 'items' }).items")
-    editor.lua(f"vim.api.nvim_select_popupmenu_item({index - 1}, true, true, {{}})")
+    deadline = time.monotonic() + 20
+    while (menu := editor.lua(PICK_ITEM, word, kind)) is None:
+        assert time.monotonic() < deadline, f"{word} ({kind}) was never offered"
+        time.sleep(0.05)
     editor.wait("vim.fn.pumvisible() == 0")
-    return menu
+    items: list[dict[str, Any]] = menu
+    return items
 
 
 def sent_attachments(editor: Editor) -> list[dict[str, Any]]:
@@ -199,7 +213,7 @@ def test_at_completes_symbols_files_folders_and_problems_and_the_message_attache
     assert ended["stopReason"] == "end_turn", editor.chat_text()
     assert "> see @greet and @src/ with @problems:lib.py and @app.py" in editor.chat_text()
     context = user_text(editor)
-    assert '<attachment path="lib.py" lines="1-1">\ndef greet(name):' in context, context
+    assert re.search(r'<attachment path="lib.py" lines="1-1"[^>]*>\ndef greet\(name\):', context)
     assert '<attachment path="app.py">\nfrom lib import greet' in context, context
     # The folder as a listing, the file's problems as Neovim has them.
     listing = context[context.index('<attachment path="src/"') :]

@@ -11,9 +11,9 @@ local M = {}
 
 local has_011 = vim.fn.has("nvim-0.11") == 1
 -- Under the daemon's 5 s: what arrived by then is answered rather than nothing at all.
-local ANSWER_MS = 4000
--- A buffer loaded for the request: its language servers may still be starting.
-local ATTACH_MS = 2000
+local ANSWER_MS = 4500
+-- A buffer loaded for the request: the language servers it started may still initialize.
+local ATTACH_MS = 3000
 
 -- The daemon's method -> the LSP method the language servers serve.
 M.METHODS = {
@@ -63,13 +63,15 @@ local function wait(ms, ready)
   end
 end
 
---- Send one request to each client; `on_done(answers)` once all answered or after ANSWER_MS.
+--- Send one request to each client; `on_done(answers)` once all answered or after `ms`
+--- (ANSWER_MS by default) with the answers that came.
 ---@param clients vim.lsp.Client[]
 ---@param method string
 ---@param params_for fun(client: vim.lsp.Client): table
 ---@param bufnr? integer
 ---@param on_done fun(answers: { client: vim.lsp.Client, result: any }[])
-function M.request_all(clients, method, params_for, bufnr, on_done)
+---@param ms? integer
+function M.request_all(clients, method, params_for, bufnr, on_done, ms)
   local answers, pending, done = {}, #clients, false
   local function finish()
     if done then return end
@@ -91,32 +93,52 @@ function M.request_all(clients, method, params_for, bufnr, on_done)
     if not ok then pending = pending - 1 end
   end
   if pending <= 0 then return finish() end
-  vim.defer_fn(finish, ANSWER_MS)
+  vim.defer_fn(finish, ms or ANSWER_MS)
 end
 
---- request_all, waited for (see wait).
+--- request_all, waited for (see wait) at most `ms`.
+---@param ms integer
 ---@return { client: vim.lsp.Client, result: any }[]
-local function ask_each(clients, method, params_for, bufnr)
+local function ask_each(clients, method, params_for, bufnr, ms)
   local answers
-  M.request_all(clients, method, params_for, bufnr, function(found) answers = found end)
-  wait(ANSWER_MS + 100, function() return answers ~= nil end)
+  M.request_all(clients, method, params_for, bufnr, function(found) answers = found end, ms)
+  wait(ms + 100, function() return answers ~= nil end)
   return answers or {}
 end
 
 --- The file's buffer, loaded (its language servers attach as to any buffer opened), and
---- whether it was loaded for this request (then it is wiped again after).
+--- how to put it back after: "wipe" a buffer made for the question, "unload" one that was
+--- not loaded, nil for one the user has open.
 ---@param uri string
 ---@return integer bufnr
----@return boolean loaded_here
+---@return "wipe"|"unload"|nil undo
 local function load(uri)
   local fname = vim.uri_to_fname(uri)
   local bufnr = vim.fn.bufnr(fname)
-  if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then return bufnr, false end
+  if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then return bufnr, nil end
   local existed = bufnr ~= -1
   bufnr = vim.fn.bufadd(fname)
   if not existed then vim.bo[bufnr].buflisted = false end
   vim.fn.bufload(bufnr)
-  return bufnr, not existed
+  return bufnr, existed and "unload" or "wipe"
+end
+
+---@param bufnr integer
+---@param undo "wipe"|"unload"|nil
+local function put_back(bufnr, undo)
+  if not undo or not vim.api.nvim_buf_is_valid(bufnr) then return end
+  pcall(vim.api.nvim_buf_delete, bufnr, { force = true, unload = undo == "unload" })
+end
+
+--- Whether a language server attached to the buffer (agentls aside) is still starting.
+---@param bufnr integer
+---@param own_id integer
+---@return boolean
+local function starting(bufnr, own_id)
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if client.id ~= own_id and client.name ~= "agentls" and not client.initialized then return true end
+  end
+  return false
 end
 
 --- A Location's or LocationLink's ranges from one encoding to another.
@@ -157,26 +179,24 @@ end
 local function at_position(daemon_method, params, own)
   local method = M.METHODS[daemon_method]
   local uri = params.textDocument.uri
-  local bufnr, loaded_here = load(uri)
-  local servers = M.servers(method, bufnr, own.id)
-  if #servers == 0 and loaded_here then
-    wait(ATTACH_MS, function() return #M.servers(method, bufnr, own.id) > 0 end)
-    servers = M.servers(method, bufnr, own.id)
-  end
+  local started = vim.uv.now()
+  local bufnr, undo = load(uri)
+  -- A server the buffer just started (its FileType) answers once it is initialized.
+  if #M.servers(method, bufnr, own.id) == 0 then wait(ATTACH_MS, function() return not starting(bufnr, own.id) end) end
   local lines = positions.lines()
   local asked_line = lines:of(uri)
-  local answers = ask_each(servers, method, function(client)
+  local answers = ask_each(M.servers(method, bufnr, own.id), method, function(client)
     local sent = vim.deepcopy(params)
     sent.position = positions.position(params.position, asked_line, own.offset_encoding, client.offset_encoding)
     return sent
-  end, bufnr)
+  end, bufnr, math.max(500, ANSWER_MS - (vim.uv.now() - started)))
   local locations = {}
   for _, answer in ipairs(answers) do
     for _, item in ipairs(as_list(answer.result)) do
       table.insert(locations, convert_location(item, lines, answer.client.offset_encoding, own.offset_encoding))
     end
   end
-  if loaded_here and vim.api.nvim_buf_is_valid(bufnr) then pcall(vim.api.nvim_buf_delete, bufnr, { force = true }) end
+  put_back(bufnr, undo)
   return { locations = locations }
 end
 

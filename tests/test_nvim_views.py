@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from agent_client import read_requests
+from nvim_screen import Screen
 from test_nvim import Editor, open_editor, start
+from test_nvim_power import ARTIFACTS
 from test_nvim_rewind import picks, session_texts, two_turns
 from test_nvim_worktrees import PICKER
 
@@ -136,6 +138,10 @@ def test_agent_rules_lists_adds_and_removes_rules_in_their_files(editor: Editor)
     editor.wait("vim.api.nvim_buf_get_lines(0, 0, -1, false)[6] == 'deny (0)'")
     assert settings(shared)["permissions"].get("deny", []) == []
     assert settings(personal)["permissions"]["allow"] == ["Bash(npm test:*)"]
+    # A UI only now: the refusal's message above would wait for Enter on a screen.
+    screen = Screen.attach(editor.nvim, 110, 30)
+    shown = "\n".join(screen.save(ARTIFACTS, "rules-view", "agentls in Neovim: :AgentRules"))
+    assert "Bash(npm test:*)  local" in shown, shown
     editor.nvim.feedkeys("q", "x")
     assert editor.lua("return vim.api.nvim_buf_get_name(0)").find("agentls://rules/") < 0
 
@@ -191,7 +197,10 @@ def test_agent_mcp_restarts_disables_and_enables_a_server(editor: Editor) -> Non
     editor.nvim.command("AgentMcp")
     cursor_on(editor, "fx  ")
     editor.nvim.feedkeys("x", "x")
+    screen = Screen.attach(editor.nvim, 110, 30)
     line = server_line(editor, "line:find('  disabled  ', 1, true)")
+    shown = "\n".join(screen.save(ARTIFACTS, "mcp-view", "agentls in Neovim: :AgentMcp"))
+    assert "fx  disabled  stdio" in shown and "r restart · e enable" in shown, shown
     personal = editor.root / ".agentls" / "settings.local.json"
     assert settings(personal)["disabledMcpServers"] == ["fx"]
     editor.nvim.command("AgentAsk and now?")

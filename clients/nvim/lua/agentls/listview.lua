@@ -57,6 +57,10 @@ function View:set(lines)
     relative = "editor", width = width, height = height,
     row = math.floor((vim.o.lines - height) / 2), col = math.floor((vim.o.columns - width) / 2),
   })
+  -- A list that shrank to fit shows from its first line (the keys' help), not scrolled.
+  if #lines <= height then
+    vim.api.nvim_win_call(self.win, function() vim.fn.winrestview({ topline = 1 }) end)
+  end
 end
 
 --- The item of the cursor's line, or nil.

@@ -21,6 +21,10 @@ Last, the cards of the power-user requests, drawn in Neovim without a daemon: a 
 plan highlighted by treesitter's markdown parser (parsed once, as extmarks), and the file
 list of a 100-file patch with its +/− counts; and an isolated agent's worktree card of 200
 files drawn in a chat buffer, then redrawn when worktree_resolved says it was merged.
+
+And the @ menu of the prompt over a 5,000-file git repository: the project listed (the first
+menu, `git ls-files` and the folders derived from it) and a query typed against the cached
+listing (what each keystroke costs).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -219,6 +224,65 @@ def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
     ]
 
 
+MENTION_FILES = 5_000
+
+# @ completion over a project: the listing read (git ls-files, uncached), the first query
+# (its labels indexed for matchfuzzy), then the next keystroke's query.
+MENTIONS = """
+local root, query = ...
+local mentions = require("agentls.mentions")
+local started = vim.uv.hrtime()
+local all = mentions.candidates(root, "")
+local listed = (vim.uv.hrtime() - started) / 1e9
+started = vim.uv.hrtime()
+mentions.candidates(root, query:sub(1, 4))
+local first = (vim.uv.hrtime() - started) / 1e9
+started = vim.uv.hrtime()
+local found = mentions.candidates(root, query)
+return { listed, first, (vim.uv.hrtime() - started) / 1e9, #found }
+"""
+
+
+def _mention_project(root: Path) -> None:
+    """A git repository of MENTION_FILES files in 300 folders, all tracked."""
+    for i in range(MENTION_FILES):
+        folder = root / f"pkg{i % 50}" / f"sub{i % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"module_{i}.py").write_text("x = 1\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+
+
+def _mention_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
+    """@ completion's candidates over a 5,000-file repository, in Neovim without a daemon."""
+    runs = 5 if quick else 20
+    listings: list[float] = []
+    firsts: list[float] = []
+    queries: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="agentls-bench-mentions-") as tmp:
+        root = Path(tmp)
+        _mention_project(root)
+        for _ in range(runs):
+            # A fresh Neovim each time: the listing is cached for a few seconds.
+            argv = [nvim_path, "--embed", "--headless", "--clean", "-n"]
+            nvim = pynvim.attach("child", argv=argv)
+            try:
+                nvim.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
+                listed, first, queried, found = nvim.exec_lua(MENTIONS, str(root), "pkg7mod12")
+                listings.append(listed)
+                firsts.append(first)
+                queries.append(queried)
+            finally:
+                nvim.close()
+    section = f"{SECTION} (mentions)"
+    note = f"{MENTION_FILES} files, 300 folders"
+    return [
+        *timing_rows(section, "@ menu: the project listed (git ls-files)", listings, note),
+        *timing_rows(section, "@ menu: the first query (labels indexed)", firsts),
+        *timing_rows(section, "@ menu: the next keystroke's query", queries, f"{found} shown"),
+    ]
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks
@@ -317,6 +381,7 @@ def run(quick: bool) -> list[Row]:
         + _long_session_rows(pynvim, nvim_path, quick)
         + inline_rows(pynvim, nvim_path, quick)
         + _card_rows(pynvim, nvim_path, quick)
+        + _mention_rows(pynvim, nvim_path, quick)
     )
 
 

@@ -54,6 +54,8 @@ command("AgentRewind", function() agentls().rewind() end, { desc = "agentls: rew
 command("AgentFork", function() agentls().fork() end, { desc = "agentls: fork a new chat from before a message" })
 command("AgentChanges", function(cmd) agentls().changes(tonumber(cmd.args)) end, { nargs = "?", desc = "agentls: the files a turn changed" })
 command("AgentPlugins", function() agentls().plugins() end, { desc = "agentls: the installed plugins" })
+command("AgentRules", function() agentls().rules() end, { desc = "agentls: the permission rules (a adds, d removes)" })
+command("AgentMcp", function() agentls().mcp() end, { desc = "agentls: the MCP servers (restart, enable, disable, log)" })
 command("AgentCompact", function(cmd) agentls().compact(cmd.args) end, { nargs = "*", desc = "agentls: compact the context" })
 command("AgentPermission", function(cmd) agentls().permission(cmd.args) end, {
   nargs = "?",

@@ -58,7 +58,7 @@ local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 ---@field drawn? table<string, boolean>  after a re-attach: message ids its history drew
 ---@field older_cursor? string  messages before the ones shown remain: agent/getMessages's `before`
 ---@field user_messages table<string, { mark: integer, text: string }>  user message id -> where it is drawn, its text
----@field turn_of table<string, string>  user message id -> the turn it began (from turn_started; a resumed history has none)
+---@field turn_of table<string, string>  user message id -> the turn it began (from turn_started, or a resumed history's turnId)
 local Chat = {}
 Chat.__index = Chat
 
@@ -728,10 +728,12 @@ function Chat:on_turn_completed(event)
 end
 
 --- One message of a resumed history.
----@param message { role: string, content: table[] }
+---@param message { role: string, content: table[], messageId?: string, turnId?: string }
 function Chat:history(message)
   if message.role == "user" then
     self:on_message_completed({ role = "user", content = message.content, messageId = message.messageId })
+    -- The turn it began (DisplayMessage.turnId): rewind, fork and changes work from it.
+    if message.turnId and message.turnId ~= vim.NIL then self.turn_of[message.messageId] = message.turnId end
     for _, block in ipairs(message.content) do
       local tool = block.type == "tool_result" and self.tools[block.toolUseId]
       if tool then

@@ -72,11 +72,12 @@ function M.get(root)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = init_options,
-    -- It answers agent/diagnostics (below); window/showDocument is Neovim's own.
+    -- It answers agent/diagnostics and the navigation requests (below); window/showDocument
+    -- is Neovim's own.
     capabilities = vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
-      experimental = { agentls = { diagnostics = true } },
+      experimental = { agentls = { diagnostics = true, definition = true, references = true, workspaceSymbols = true } },
     }),
-    handlers = {
+    handlers = vim.tbl_extend("error", require("agentls.navigation").handlers(), {
       ["agent/diagnostics"] = function(_, params)
         return require("agentls.diagnostics").for_uri(params.uri)
       end,
@@ -86,7 +87,7 @@ function M.get(root)
       ["workspace/applyEdit"] = function(err, params, ctx)
         return require("agentls.edits").apply(err, params, ctx)
       end,
-    },
+    }),
     on_init = function()
       join.state = "running"
     end,

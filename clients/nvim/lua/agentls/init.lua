@@ -53,7 +53,7 @@ function M.setup(opts)
 end
 
 --- Send a message; `opts.range` ({first, last} lines, 1-based) attaches those lines of the
---- current buffer.
+--- current buffer, and each @ mention in `text` what it names (see mentions.lua).
 ---@param text string
 ---@param opts? { range?: [integer, integer], root?: string }
 ---@return agentls.Chat
@@ -70,6 +70,8 @@ function M.ask(text, opts)
       range = { start = { line = opts.range[1] - 1, character = 0 }, ["end"] = { line = opts.range[2] - 1, character = #last } },
     })
   end
+  -- @ mentions in the text: files, folders, symbols, problems, sessions.
+  vim.list_extend(attachments, require("agentls.mentions").attachments(text, chat.root))
   if config.options.chat.open_on_ask then
     chat.opened_for_permission = nil
     window().open(chat)
@@ -259,6 +261,18 @@ end
 ---@return integer bufnr  the list's buffer
 function M.plugins()
   return require("agentls.plugins").show(chat_of(nil, true))
+end
+
+--- :AgentRules: the session's permission rules, to add or remove one.
+---@return agentls.ListView
+function M.rules()
+  return require("agentls.rules").show(chat_of(nil, true))
+end
+
+--- :AgentMcp: the session's MCP servers, to restart, enable or disable one or read its log.
+---@return agentls.ListView
+function M.mcp()
+  return require("agentls.mcp_view").show(chat_of(nil, true))
 end
 
 --- :AgentCompact: summarise the conversation so far, with optional instructions.

@@ -15,7 +15,7 @@ M.WHAT = { both = "Code and conversation", files = "Code only", conversation = "
 ---@field id string
 ---@field text string
 ---@field row integer   where it is drawn in the chat
----@field turn? string  the turn it began (unknown for a resumed history's messages)
+---@field turn? string  the turn it began (from turn_started or the history's turnId)
 
 --- The chat's user messages, in the order they are drawn.
 ---@param chat agentls.Chat
@@ -52,7 +52,7 @@ local function pick_message(chat, candidates, prompt, on_pick)
   local here = at_cursor(chat)
   if here and vim.tbl_contains(vim.tbl_map(function(m) return m.id end, candidates), here.id) then return on_pick(here) end
   if #candidates == 0 then
-    vim.notify("agentls: no message of this chat to start from (a resumed history's turns are not known)")
+    vim.notify("agentls: no message of this chat began a turn to start from")
     return
   end
   vim.ui.select(candidates, {
@@ -94,7 +94,7 @@ function M.apply(chat, turn, what, force)
   chat:request("agent/rewind", { turnId = turn, what = what, force = force }, function(err, result)
     if err or not result then return end
     if what ~= "files" then
-      -- The messages that stay keep their turns (a resumed history has none of its own).
+      -- The messages that stay keep their turns (an older daemon's history has none).
       local turn_of = chat.turn_of
       for _, id in ipairs(result.removedMessageIds or {}) do turn_of[id] = nil end
       local redrawn = require("agentls.chat").resume(chat.root, chat.session_id)

@@ -21,12 +21,14 @@ local function prompt_buffer(root)
   vim.bo[bufnr].swapfile = false
   vim.fn.prompt_setprompt(bufnr, "❯ ")
   vim.b[bufnr].agentls_root = root
-  -- <C-x><C-o> (or <C-x><C-u>) completes the session's slash commands after a leading /.
+  -- <C-x><C-o> (or <C-x><C-u>) completes the session's slash commands after a leading /,
+  -- and mentions after an @ (mentions.lua).
   vim.bo[bufnr].omnifunc = "v:lua.require'agentls.window'.complete"
   vim.bo[bufnr].completefunc = "v:lua.require'agentls.window'.complete"
   vim.fn.prompt_setcallback(bufnr, function(text)
     if vim.trim(text) ~= "" then require("agentls").ask(text, { root = root }) end
   end)
+  require("agentls.mentions").attach(bufnr, root)
   -- What is typed here is a message, not a file: it never holds up :qa (E37/E162).
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "TextChangedP", "BufLeave" }, {
     buffer = bufnr,
@@ -39,8 +41,11 @@ local function prompt_buffer(root)
   return bufnr
 end
 
+-- The column where the @ mention being completed starts (0-based), between the two calls.
+local mention_start
+
 --- The completion function of the prompt: the session's slash commands (`available_commands`)
---- when the text so far is `/` and a command name.
+--- when the text so far is `/` and a command name, a mention after an `@`.
 ---@param findstart integer
 ---@param base string
 ---@return integer|table[]  the start column, or the matches
@@ -49,8 +54,14 @@ function M.complete(findstart, base)
   local prompt = vim.fn.prompt_getprompt(vim.api.nvim_get_current_buf())
   local text = line:sub(#prompt + 1)
   if findstart == 1 then
+    -- Where the mention starts, for the second call (the line may hold less by then).
+    mention_start = require("agentls.mentions").start(line, vim.fn.col(".") - 1)
+    if mention_start and mention_start >= #prompt then return mention_start end
     if not text:match("^/[%w_:%-]*$") then return -3 end
     return #prompt
+  end
+  if vim.startswith(base, "@") and mention_start then
+    return require("agentls.mentions").complete(vim.b.agentls_root, base, mention_start)
   end
   local chat = require("agentls.chat").get(vim.b.agentls_root, false)
   local items = {}
@@ -66,7 +77,7 @@ function M.complete(findstart, base)
 end
 
 -- What the chat's and the prompt's status lines say (instead of their buffer names).
-M.PROMPT_STATUS = " Enter sends · / then <C-x><C-o>: commands"
+M.PROMPT_STATUS = " Enter sends · / then <C-x><C-o>: commands · @: mentions"
 
 --- The chat window's winbar: the session's permission mode, `plan` in its own colour.
 ---@return string

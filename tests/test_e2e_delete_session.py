@@ -135,3 +135,36 @@ async def test_an_unknown_session_is_the_usual_unknown_session_error(
         with pytest.raises(JsonRpcException) as refused:
             await client.request("agent/deleteSession", {"sessionId": unknown})
         assert refused.value.code == 1001
+
+
+async def test_another_window_attached_to_it_sees_the_turn_aborted(tmp_path: Path) -> None:
+    """Two windows on one TCP daemon: the second deletes the session the first runs a turn in."""
+    from tcp_daemon import start_tcp_daemon
+    from test_tcp import Window
+
+    home = tmp_path / "home"
+    daemon = await start_tcp_daemon(env={"AGENTLS_HOME": str(home)})
+    try:
+        first, second = await Window.open(daemon), await Window.open(daemon)
+        script = [{"text": "thinking", "hang": True}]
+        params = {"cwd": str(tmp_path), "provider": "scripted", "script": script}
+        session = (await first.request("agent/newSession", params))["result"]["sessionId"]
+        submitted = {"sessionId": session, "text": "go"}
+        turn = (await first.request("agent/submitMessage", submitted))["result"]["turnId"]
+        await first.event(lambda e: e["type"] == "text_delta")
+        await second.request("agent/resumeSession", {"sessionId": session})
+
+        done = await second.request("agent/deleteSession", {"sessionId": session})
+        assert done["result"] == {"deleted": True, "warnings": []}
+        for window in (first, second):
+            ended = await window.event(
+                lambda e: e["type"] == "turn_completed" and e["turnId"] == turn
+            )
+            assert ended["stopReason"] == "aborted"
+        later = await first.request("agent/submitMessage", submitted)
+        assert later["error"]["code"] == 1001
+        assert not [p for p in (home / "sessions").iterdir() if p.name.startswith(session)]
+        await first.close()
+        await second.close()
+    finally:
+        await daemon.stop()

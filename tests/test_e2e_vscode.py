@@ -100,6 +100,23 @@ def vsix() -> Path:
     return build_vsix()
 
 
+def drive_scenario(script: str, work: Path, *args: str, steps: tuple[str, ...] = ()) -> str:
+    """Run `e2e/<script>` (code-server with the packaged extension, driven in Chromium) with
+    this checkout's Python first on PATH; keep its output as `drive.log` beside its
+    screenshots, and check that it passed and printed `ok <step>` for each of `steps`."""
+    python_dir = str(Path(sys.executable).parent)
+    done = _run(
+        ["bash", str(E2E / script), *args],
+        timeout=480,
+        PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
+    )
+    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
+    assert done.returncode == 0, done.stdout[-6000:]
+    for step in steps:
+        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    return done.stdout
+
+
 def test_a_turn_in_a_real_vscode(vsix: Path) -> None:
     # The bundled daemon's Python must be the one that finds it: this one.
     python_dir = str(Path(sys.executable).parent)

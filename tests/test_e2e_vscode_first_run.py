@@ -19,14 +19,12 @@ what is missing, without the toolchain of `clients/vscode/e2e/setup.sh` or Chrom
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from replay_server import ReplayServer, ScriptedResponse, openai_text_turn
-from test_e2e_vscode import E2E, NODE24, WORK, _run, build_vsix
+from test_e2e_vscode import WORK, build_vsix, drive_scenario
 
 MODELS = b'{"object":"list","data":[{"id":"qwen3:8b"},{"id":"llama3.2"}]}'
 
@@ -38,15 +36,7 @@ def vsix() -> Path:
 
 def _scenario(vsix: Path, work: Path, *args: str) -> str:
     """One run of e2e/run-first-run.sh; its output, kept beside its screenshots."""
-    python_dir = str(Path(sys.executable).parent)
-    done = _run(
-        ["bash", str(E2E / "run-first-run.sh"), str(vsix), str(work), *args],
-        timeout=480,
-        PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
-    )
-    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
-    return done.stdout
+    return drive_scenario("run-first-run.sh", work, str(vsix), str(work), *args)
 
 
 def test_the_first_run_without_a_provider_sets_one_up_and_keeps_the_message(vsix: Path) -> None:

@@ -19,13 +19,11 @@ Skipped, naming what is missing, without the toolchain of `clients/vscode/e2e/se
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from test_e2e_vscode import E2E, NODE24, WORK, _run, build_vsix
+from test_e2e_vscode import WORK, build_vsix, drive_scenario
 
 OLD = "".join(f"line{n} = {n}\n" for n in range(1, 13))
 
@@ -37,14 +35,6 @@ def vsix() -> Path:
 
 def test_an_inline_edit_is_reviewed_hunk_by_hunk_in_the_editor_and_rewound(vsix: Path) -> None:
     work = WORK / "inline"
-    python_dir = str(Path(sys.executable).parent)
-    done = _run(
-        ["bash", str(E2E / "run-inline.sh"), str(vsix), str(work)],
-        timeout=420,
-        PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
-    )
-    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
     steps = (
         "workbench",
         "selection",
@@ -58,8 +48,7 @@ def test_an_inline_edit_is_reviewed_hunk_by_hunk_in_the_editor_and_rewound(vsix:
         "rewind",
         "escape stops it",
     )
-    for step in steps:
-        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    drive_scenario("run-inline.sh", work, str(vsix), str(work), steps=steps)
     # Rewound: the file is as it was before the inline edit.
     assert (work / "ws" / "values.py").read_text(encoding="utf-8") == OLD
     assert (work / "artifacts" / "inline-diff.png").stat().st_size > 0

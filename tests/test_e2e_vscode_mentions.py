@@ -20,13 +20,11 @@ Skipped, naming what is missing, without the toolchain of `clients/vscode/e2e/se
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from test_e2e_vscode import E2E, NODE24, WORK, _run, build_vsix
+from test_e2e_vscode import WORK, build_vsix, drive_scenario
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +34,6 @@ def vsix() -> Path:
 
 def test_the_editor_answers_navigation_and_at_mentions_reach_the_model(vsix: Path) -> None:
     work = WORK / "mentions"
-    python_dir = str(Path(sys.executable).parent)
-    done = _run(
-        ["bash", str(E2E / "run.sh"), str(vsix), str(work), "mentions"],
-        timeout=480,
-        PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
-    )
-    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
     steps = (
         "workbench",
         "typescript loaded",
@@ -56,7 +46,6 @@ def test_the_editor_answers_navigation_and_at_mentions_reach_the_model(vsix: Pat
         "problems sent",
         "session mention",
     )
-    for step in steps:
-        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    drive_scenario("run.sh", work, str(vsix), str(work), "mentions", steps=steps)
     for picture in ("mention-menu.png", "sent-mentions.png"):
         assert (work / "artifacts" / picture).stat().st_size > 0, picture

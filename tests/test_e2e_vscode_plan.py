@@ -21,13 +21,11 @@ Skipped, naming what is missing, without the toolchain of `clients/vscode/e2e/se
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from test_e2e_vscode import E2E, NODE24, WORK, _run, build_vsix
+from test_e2e_vscode import WORK, build_vsix, drive_scenario
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +35,6 @@ def vsix() -> Path:
 
 def test_a_plan_approved_in_a_real_vscode_is_carried_out(vsix: Path) -> None:
     work = WORK / "plan"
-    python_dir = str(Path(sys.executable).parent)
-    done = _run(
-        ["bash", str(E2E / "run.sh"), str(vsix), str(work), "plan"],
-        timeout=420,
-        PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
-    )
-    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
     steps = (
         "workbench",
         "plan card",
@@ -56,8 +46,7 @@ def test_a_plan_approved_in_a_real_vscode_is_carried_out(vsix: Path) -> None:
         "context bar",
         "patch",
     )
-    for step in steps:
-        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    drive_scenario("run.sh", work, str(vsix), str(work), "plan", steps=steps)
     assert (work / "ws" / "hello.txt").read_text(encoding="utf-8") == "hello from the plan\n"
     assert (work / "ws" / "docs" / "new.md").read_text(encoding="utf-8") == "# New\n"
     for picture in ("plan-card.png", "context-bar.png", "patch-card.png"):

@@ -17,13 +17,12 @@ Skipped, naming what is missing, without the toolchain of `clients/vscode/e2e/se
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from test_e2e_vscode import E2E, NODE24, WORK, _run, build_vsix
+from test_e2e_vscode import WORK, build_vsix, drive_scenario
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +32,6 @@ def vsix() -> Path:
 
 def test_rules_and_mcp_servers_views_in_a_real_vscode(vsix: Path) -> None:
     work = WORK / "views"
-    python_dir = str(Path(sys.executable).parent)
-    done = _run(
-        ["bash", str(E2E / "run-views.sh"), str(vsix), str(work), sys.executable],
-        timeout=480,
-        PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
-    )
-    (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
     steps = (
         "workbench",
         "session",
@@ -53,5 +44,4 @@ def test_rules_and_mcp_servers_views_in_a_real_vscode(vsix: Path) -> None:
         "mcp disabled",
         "mcp enabled",
     )
-    for step in steps:
-        assert f"ok {step}" in done.stdout, done.stdout[-4000:]
+    drive_scenario("run-views.sh", work, str(vsix), str(work), sys.executable, steps=steps)

@@ -6,7 +6,8 @@ way (`list_metas`, one meta file read and parsed per session), the index rebuilt
 nothing, the index as a new process reads it (`agentls sessions`: one scan of the folder,
 one file parsed), and as a daemon holds it between listings (the scan only); then
 `agent/listSessions` over stdio, the first page of 50 and all 2,000 in pages of 500, in a
-daemon whose core has loaded.
+daemon whose core has loaded, and `agent/deleteSession` of a closed one among them (its
+files removed and the index rewritten without it).
 
 Live sessions: in one daemon over stdio, 10 sessions are opened and closed (what the
 first ones load once, SDK imports and caches, is not a leak), then 200 more (one in ten
@@ -58,7 +59,11 @@ def timed(work: Any, runs: int, before: Any = None) -> list[float]:
 
 async def list_over_stdio(home: Path, workspace: Path, runs: int) -> dict[str, list[float]]:
     client = await DaemonClient.start(daemon_env(home), workspace)
-    found: dict[str, list[float]] = {"first page of 50": [], "all, pages of 500": []}
+    found: dict[str, list[float]] = {
+        "first page of 50": [],
+        "all, pages of 500": [],
+        "agent/deleteSession (stdio), a closed one of 2,000": [],
+    }
     try:
         await client.initialize(workspace)
         await client.request("agent/listSessions", {"limit": 1})
@@ -71,6 +76,14 @@ async def list_over_stdio(home: Path, workspace: Path, runs: int) -> dict[str, l
             while "nextCursor" in (page := await client.request("agent/listSessions", params)):
                 params = {"limit": 500, "cursor": page["nextCursor"]}
             found["all, pages of 500"].append(time.perf_counter() - start)
+        # Deleting one (transcript, meta, folder; the held index rewritten without it).
+        first = await client.request("agent/listSessions", {"limit": runs})
+        for info in first["sessions"]:
+            start = time.perf_counter()
+            await client.request("agent/deleteSession", {"sessionId": info["sessionId"]})
+            found["agent/deleteSession (stdio), a closed one of 2,000"].append(
+                time.perf_counter() - start
+            )
     finally:
         await client.close()
     return found
@@ -125,7 +138,8 @@ async def _measure(quick: bool) -> list[Row]:
         rows += timing_rows(SECTION, "2,000: the index read by a new process", cold)
         rows += timing_rows(SECTION, "2,000: the index a daemon holds (after)", warm)
         for label, samples in (await list_over_stdio(home, workspace, runs)).items():
-            rows += timing_rows(SECTION, f"agent/listSessions (stdio), {label}", samples)
+            name = label if label.startswith("agent/") else f"agent/listSessions (stdio), {label}"
+            rows += timing_rows(SECTION, name, samples)
     with scratch() as (home, workspace):
         rows += await open_and_close(home, workspace)
     return rows

@@ -27,7 +27,7 @@ the daemon's CPU per update), 14 the process watchdog (a Bash call with its grou
 and not, a registration, the watchdog's start, SIGKILL → the daemon's commands gone), 15 a
 window reloading mid-turn (resumeSession of the running session, the missed events resent,
 the cost of holding them), 16 sessions (listing 2,000 through the index and without it; RSS
-and descriptors after 200 sessions opened and closed); 7 also resumes a 50,000-message
+and descriptors after 200 sessions opened and closed; deleting one); 7 also resumes a 50,000-message
 session whole and with `messageLimit`, 17 apply_patch (a 20-file patch against the same
 changes as Edit calls, and the bytes the tool adds to every request), 18 plan approval and
 the shortcuts (what ExitPlanMode adds to the prefix; `!command`, `# note` and `/context`

@@ -144,7 +144,7 @@ async def test_cancel_request_stops_the_prompts_turn(tmp_path: Path) -> None:
     assert len(requests_log(tmp_path)) == 2
 
 
-async def test_a_newer_client_is_told_version_1_and_delete_is_not_served() -> None:
+async def test_a_newer_client_is_told_version_1_and_delete_is_served() -> None:
     """What ACP.md's table says of v2 and session/delete, as the wire shows it."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -167,8 +167,9 @@ async def test_a_newer_client_is_told_version_1_and_delete_is_not_served() -> No
     await asyncio.wait_for(process.wait(), 20)
     assert answers[0]["result"]["protocolVersion"] == 1
     capabilities = answers[0]["result"]["agentCapabilities"]["sessionCapabilities"]
-    assert set(capabilities) == {"list", "resume", "close", "fork"}
-    assert answers[1]["error"]["code"] == -32601
+    assert set(capabilities) == {"list", "resume", "close", "fork", "delete"}
+    # Served (see test_e2e_acp_delete.py): a session that is not there is unknown.
+    assert answers[1]["error"]["code"] == 1001
 
 
 async def test_message_chunks_carry_their_messages_ids(tmp_path: Path) -> None:

@@ -479,6 +479,7 @@ SAMPLE_PARAMS: dict[str, dict[str, Any]] = {
         "updatedInput": {"file_path": "/w/c.py"},
     },
     "agent/closeSession": {"sessionId": "sess_1"},
+    "agent/deleteSession": {"sessionId": "sess_1"},
     "agent/respondAskUser": {"sessionId": "sess_1", "requestId": "ask_1", "answer": "eu"},
     "agent/listSessions": {"cwd": "/w", "cursor": "sess_2", "limit": 10},
     "agent/resumeSession": {"sessionId": "sess_1", "script": [{"text": "again"}]},
@@ -526,6 +527,9 @@ SAMPLE_RESULTS: dict[str, api.WireModel] = {
     "agent/abort": api.AbortResult(aborted=False),
     "agent/respondPermission": api.EmptyResult(),
     "agent/closeSession": api.EmptyResult(),
+    "agent/deleteSession": api.DeleteSessionResult(
+        deleted=True, warnings=["the worktree /h/wt/agent_1 was not removed by git: locked"]
+    ),
     "agent/restartMcpServer": api.EmptyResult(),
     "agent/setMcpServerEnabled": api.EmptyResult(),
     "agent/respondAskUser": api.EmptyResult(),

@@ -202,6 +202,12 @@ class AbortResult(WireModel):
     aborted: bool
 
 
+class DeleteSessionResult(WireModel):
+    deleted: bool
+    # Leftovers not removed (an agent's worktree or branch git refused to remove).
+    warnings: list[str] = Field(default_factory=list)
+
+
 class RespondPermissionParams(ParamsModel):
     session_id: str
     request_id: str

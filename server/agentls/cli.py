@@ -191,7 +191,7 @@ def _add_run(commands: Any) -> None:
 
 
 def _add_sessions(commands: Any) -> None:
-    """`agentls sessions list|show|rename|rm|export`."""
+    """`agentls sessions list|show|rename|delete|export`."""
     sessions = commands.add_parser("sessions", help="list, show, rename, remove, export sessions")
     actions = sessions.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="this directory's sessions, newest first")
@@ -201,7 +201,9 @@ def _add_sessions(commands: Any) -> None:
     renaming = actions.add_parser("rename", help="give a session a title")
     renaming.add_argument("id")
     renaming.add_argument("title")
-    actions.add_parser("rm", help="delete a session's transcript").add_argument("id")
+    deleting = actions.add_parser("delete", aliases=["rm"], help="delete a session for good")
+    deleting.add_argument("id")
+    deleting.add_argument("-y", "--yes", action="store_true", help="do not ask first")
     exporting = actions.add_parser("export", help="a session as markdown or JSON")
     exporting.add_argument("id")
     exporting.add_argument("--format", choices=["md", "json"], default="md")
@@ -451,8 +453,8 @@ def _sessions(args: argparse.Namespace) -> int:
             return cli.show(args.id, out)
         if args.action == "rename":
             return cli.rename(args.id, args.title, out)
-        if args.action == "rm":
-            return cli.remove(args.id, out)
+        if args.action in ("delete", "rm"):
+            return cli.delete(args.id, args.yes, out, cli.terminal_answer())
         return cli.export(args.id, args.format, args.output, out)
     except cli.SessionNotFound as exc:
         sys.stderr.write(f"agentls sessions: {exc}\n")

@@ -31,6 +31,7 @@ REQUESTS: dict[str, Method] = {
     "agent/getMessages": Method("GetMessagesParams", "GetMessagesResult", "get_messages"),
     "agent/compact": Method("CompactParams", "CompactResult", "compact"),
     "agent/closeSession": Method("SessionParams", "EmptyResult", "close_session"),
+    "agent/deleteSession": Method("SessionParams", "DeleteSessionResult", "delete_session"),
     "agent/setPermissionMode": Method(
         "SetPermissionModeParams", "EmptyResult", "set_permission_mode"
     ),

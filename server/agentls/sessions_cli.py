@@ -1,4 +1,4 @@
-"""`agentls sessions list|show|rename|rm|export`: the stored sessions, from the terminal.
+"""`agentls sessions list|show|rename|delete|export`: the stored sessions, from the terminal.
 
 Sessions are read from their transcripts under AGENTLS_HOME, the same files the daemon
 writes; a session id may be shortened to any prefix that names one session.
@@ -6,17 +6,18 @@ writes; a session id may be shortened to any prefix that names one session.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import os
-import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
 from agentls.config import default_home
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, message_to_dict
+from agentls.session.deletion import delete_saved
 from agentls.session.index import indexed_metas
 from agentls.session.store import (
     SessionMeta,
@@ -27,7 +28,7 @@ from agentls.session.store import (
 )
 
 USER_CONTEXT = "<userContext>"
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK, EXIT_DECLINED, EXIT_USAGE = 0, 1, 2
 
 
 class SessionNotFound(Exception):
@@ -144,12 +145,29 @@ def rename(prefix: str, title: str, out: TextIO) -> int:
     return EXIT_OK
 
 
-def remove(prefix: str, out: TextIO) -> int:
+def terminal_answer() -> Callable[[str], str] | None:
+    """What asks the user on a terminal; None with no terminal (a script deletes what it
+    names without a question)."""
+    return input if sys.stdin.isatty() and sys.stdout.isatty() else None
+
+
+def delete(prefix: str, yes: bool, out: TextIO, answer: Callable[[str], str] | None) -> int:
+    """Delete a session for good (as agent/deleteSession does for a closed one): asked
+    y/N first when `answer` reads the terminal, unless `yes`."""
     meta = find(prefix, indexed_metas(home()))
+    if answer is not None and not yes:
+        title = meta.title or "(no message)"
+        try:
+            reply = answer(f"Delete session {meta.session_id} ({title}) for good? [y/N] ")
+        except EOFError:
+            reply = ""
+        if reply.strip().lower() not in ("y", "yes"):
+            out.write("not deleted\n")
+            return EXIT_DECLINED
     path = transcript_path(home(), meta.session_id)
-    for file in (path, meta_path(path)):
-        file.unlink(missing_ok=True)
-    # Oversized tool results spilled beside the transcript.
-    shutil.rmtree(path.with_suffix(""), ignore_errors=True)
-    out.write(f"removed {meta.session_id}\n")
+    warnings = asyncio.run(delete_saved(path))
+    indexed_metas(home())  # the index file drops the entry now
+    for warning in warnings:
+        sys.stderr.write(f"agentls sessions: warning: {warning}\n")
+    out.write(f"deleted {meta.session_id}\n")
     return EXIT_OK

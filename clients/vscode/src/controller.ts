@@ -24,6 +24,8 @@ import type { RunningNote } from "./reattach";
 import { turnOfMessage } from "./rewind";
 import { RewindFlow } from "./rewindFlow";
 import { revertChange } from "./undo";
+import { pickSessionRow, type PickerChoice } from "./sessionPicker";
+import { deleteQuestion, deleteWarning, savedRow, type SessionRow } from "./sessionRows";
 import type { StatusBar } from "./statusBar";
 import { PATCH_LETTERS } from "./patch";
 import { answerId } from "./words";
@@ -300,47 +302,59 @@ export class ChatController {
   }
 
   /** Switch to an open chat, or pick an earlier session of this workspace (newest first,
-   * searchable, a page at a time) and resume it. */
+   * searchable, a page at a time) and resume it; a saved session's trash button deletes
+   * it (after a modal), and the list is read again. */
   async pickSession(): Promise<void> {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const open = [...this.parked].reverse().map(([sessionId, chat]) => ({
-      label: titleOf(chat.state),
-      description: chat.state.runningTurn ? "open · running" : "open",
-      detail: pendingCount(chat.state) ? "waiting for your permission" : "",
-      sessionId,
-    }));
-    const earlier: typeof open = [];
-    let cursor: string | undefined;
     for (;;) {
-      const listed = await this.client.request("agent/listSessions", {
-        ...(cwd ? { cwd } : {}),
-        limit: SESSION_PAGE,
-        ...(cursor ? { cursor } : {}),
-      });
-      cursor = listed.nextCursor ?? undefined;
-      earlier.push(
-        ...listed.sessions
-          .filter((s) => !this.parked.has(s.sessionId))
-          .map((s) => ({
-            label: s.title || "(no message yet)",
-            description: `${s.turns} turn${s.turns === 1 ? "" : "s"}`,
-            detail: `${new Date(s.updatedAt).toLocaleString()}${s.sessionId === this.sessionId ? " · shown now" : ""}`,
-            sessionId: s.sessionId,
-          })),
-      );
-      const more = cursor ? [{ label: "$(history) Older sessions…", description: "", detail: "", sessionId: "" }] : [];
-      const items = [...open, ...earlier, ...more];
-      if (!items.length) {
-        void vscode.window.showInformationMessage("agentls: no earlier sessions in this workspace.");
-        return;
+      const open: SessionRow[] = [...this.parked].reverse().map(([sessionId, chat]) => ({
+        label: titleOf(chat.state),
+        description: chat.state.runningTurn ? "open · running" : "open",
+        detail: pendingCount(chat.state) ? "waiting for your permission" : "",
+        sessionId,
+        deletable: false,
+      }));
+      const earlier: SessionRow[] = [];
+      let cursor: string | undefined;
+      let choice: PickerChoice;
+      for (;;) {
+        const listed = await this.client.request("agent/listSessions", {
+          ...(cwd ? { cwd } : {}),
+          limit: SESSION_PAGE,
+          ...(cursor ? { cursor } : {}),
+        });
+        cursor = listed.nextCursor ?? undefined;
+        earlier.push(...listed.sessions.filter((s) => !this.parked.has(s.sessionId)).map((s) => savedRow(s, this.sessionId)));
+        const more: SessionRow[] = cursor ? [{ label: "$(history) Older sessions…", description: "", detail: "", sessionId: "", deletable: false }] : [];
+        const rows = [...open, ...earlier, ...more];
+        if (!rows.length) {
+          void vscode.window.showInformationMessage("agentls: no earlier sessions in this workspace.");
+          return;
+        }
+        choice = await pickSessionRow(rows, "Switch to an open chat, or resume an earlier session");
+        if (!choice) return;
+        if (choice.kind === "delete" || choice.row.sessionId) break;
       }
-      const picked = await vscode.window.showQuickPick(items, {
-        title: "Switch to an open chat, or resume an earlier session",
-        matchOnDescription: true,
-        matchOnDetail: true,
-      });
-      if (!picked) return;
-      if (picked.sessionId) return this.resume(picked.sessionId);
+      if (choice.kind === "pick") return this.resume(choice.row.sessionId);
+      await this.deleteSession(choice.row);
+    }
+  }
+
+  /** agent/deleteSession after a modal; the chat is cleared when it showed that session. */
+  private async deleteSession(row: SessionRow): Promise<void> {
+    const shown = row.sessionId === this.sessionId;
+    const question = deleteQuestion(row, shown);
+    const answer = await vscode.window.showWarningMessage(question.message, { modal: true, detail: question.detail }, "Delete");
+    if (answer !== "Delete") return;
+    const done = await this.client.request("agent/deleteSession", { sessionId: row.sessionId });
+    const warning = deleteWarning(done.warnings);
+    if (warning) void vscode.window.showWarningMessage(warning);
+    if (shown) {
+      this.sessionId = null;
+      this.creating = undefined;
+      this.state = initialState();
+      this.view.post({ type: "snapshot", state: this.state });
+      this.onWelcomeStale();
     }
   }
 

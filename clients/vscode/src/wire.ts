@@ -108,6 +108,11 @@ export interface ContinueTurnResult {
   turnId: string;
 }
 
+export interface DeleteSessionResult {
+  deleted: boolean;
+  warnings?: string[];
+}
+
 export interface DisplayMessage {
   content: Array<Record<string, unknown>>;
   messageId: string;
@@ -979,6 +984,7 @@ export interface Requests {
   "agent/closeSession": { params: SessionParams; result: EmptyResult };
   "agent/compact": { params: CompactParams; result: CompactResult };
   "agent/continueTurn": { params: SessionParams; result: ContinueTurnResult };
+  "agent/deleteSession": { params: SessionParams; result: DeleteSessionResult };
   "agent/forkSession": { params: ForkSessionParams; result: ResumeSessionResult };
   "agent/getMessages": { params: GetMessagesParams; result: GetMessagesResult };
   "agent/inlineEdit": { params: InlineEditParams; result: SubmitMessageResult };

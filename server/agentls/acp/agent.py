@@ -99,6 +99,7 @@ class AcpAgent:
                     list=acp.SessionListCapabilities(),
                     resume=acp.SessionResumeCapabilities(),
                     close=acp.SessionCloseCapabilities(),
+                    delete=acp.SessionDeleteCapabilities(),
                     fork=acp.SessionForkCapabilities(),
                 ),
             ),
@@ -221,6 +222,15 @@ class AcpAgent:
             await self.manager.close(session_id)
         self._known.forget(session_id)
         return acp.CloseSessionResponse()
+
+    async def delete_session(self, session_id: str) -> acp.DeleteSessionResponse:
+        """`session/delete` (answered through agentls.acp.deleting): as agent/deleteSession;
+        what could not be removed is in `_meta.agentls.warnings`."""
+        with as_request_errors():
+            warnings = await self.manager.delete(session_id)
+        self._known.forget(session_id)
+        meta = {"agentls": {"warnings": list(warnings)}} if warnings else None
+        return acp.DeleteSessionResponse(field_meta=meta)
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **_meta: Any

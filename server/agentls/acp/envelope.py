@@ -34,6 +34,7 @@ PARAMS: Final[dict[str, type[BaseModel]]] = {
     AGENT_METHODS["session_load"]: acp.LoadSessionRequest,
     AGENT_METHODS["session_list"]: acp.ListSessionsRequest,
     AGENT_METHODS["session_close"]: acp.CloseSessionRequest,
+    AGENT_METHODS["session_delete"]: acp.DeleteSessionRequest,
     AGENT_METHODS["session_set_mode"]: acp.SetSessionModeRequest,
     AGENT_METHODS["session_prompt"]: acp.PromptRequest,
     AGENT_METHODS["session_fork"]: acp.ForkSessionRequest,

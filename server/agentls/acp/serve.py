@@ -24,6 +24,7 @@ from acp import run_agent
 
 from agentls.acp.agent import AcpAgent
 from agentls.acp.cancelling import CancellableRequests
+from agentls.acp.deleting import Deleter, LocalRequests
 from agentls.acp.envelope import check
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ async def _serve(in_fd: int, out_fd: int) -> None:
     )
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     agent = AcpAgent()
-    channel = NdjsonChannel(reader, writer, agent.requests)
+    channel = NdjsonChannel(reader, writer, agent.requests, agent)
     serving = asyncio.create_task(run_agent(agent, channel, use_unstable_protocol=True))
     # Editors often end their agent with SIGTERM: it ends like a closed stdin, so turns
     # are aborted, their ends written, and commands and background shells killed.
@@ -100,11 +101,14 @@ class NdjsonChannel:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         requests: CancellableRequests,
+        agent: Deleter,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._requests = requests
         self._lock = asyncio.Lock()
+        # session/delete, which the SDK does not route (see agentls.acp.deleting).
+        self._local = LocalRequests(agent, self.send)
 
     async def send(self, message: dict[str, Any]) -> None:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
@@ -140,6 +144,8 @@ class NdjsonChannel:
                 # The SDK starts the request's handler task now: it inherits the id.
                 if message.get("method") == "session/prompt" and "id" in message:
                     self._requests.arrived(message["id"])
+                if self._local.take(message):
+                    continue
                 return dict(message)
             log.warning("message refused (%d): %s", refusal.code, refusal.message)
             if refusal.answer:

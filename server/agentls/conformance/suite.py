@@ -97,6 +97,7 @@ def _unknown_session(ctx: Context) -> None:
             ("agent/submitMessage", {"text": "hi"}),
             ("agent/abort", {}),
             ("agent/closeSession", {}),
+            ("agent/deleteSession", {}),
             ("agent/setPermissionMode", {"permissionMode": "plan"}),
             ("agent/compact", {}),
         ]

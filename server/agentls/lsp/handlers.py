@@ -368,6 +368,13 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
         self.hub.forget(p.session_id)
         return api.EmptyResult()
 
+    async def delete_session(
+        self, p: api.SessionParams, _client: Client
+    ) -> api.DeleteSessionResult:
+        warnings = await self.manager.delete(p.session_id)
+        self.hub.forget(p.session_id)
+        return api.DeleteSessionResult(deleted=True, warnings=list(warnings))
+
     async def set_permission_mode(
         self, p: api.SetPermissionModeParams, _client: Client
     ) -> api.EmptyResult:

@@ -19,6 +19,7 @@ from agentls.providers.base import Provider
 from agentls.providers.factory import make_provider
 from agentls.providers.http_clients import SharedHttpClients
 from agentls.redact import Masker
+from agentls.session.deletion import check_deletable, delete_saved
 from agentls.session.display import DisplayHistory
 from agentls.session.events_out import EventSink
 from agentls.session.idle import IdleSweeper
@@ -368,6 +369,20 @@ class SessionManager:
         del self.sessions[session_id]
         self.idle.forget(session_id)
         await session.close()
+
+    async def delete(self, session_id: str) -> tuple[str, ...]:
+        """Delete a saved session for good (closed first when live: its turn aborted);
+        the warnings of leftovers not removed (see agentls.session.deletion)."""
+        home = self.settings_for(Path.cwd(), {}).home
+        live = self.sessions.get(session_id)
+        if live is not None:
+            home = live.settings.home
+            await self.close(session_id)
+        warnings = await delete_saved(check_deletable(home, session_id))
+        if self._index is not None and self._index.home == home:
+            # The index file drops the entry now, not at the next listing.
+            self._index.metas()
+        return tuple(warnings)
 
     async def close_all(self) -> None:
         """Abort every session (on shutdown)."""

@@ -6,6 +6,7 @@ waiting at a hit-enter prompt (a UI is attached, as a terminal would be).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from nvim_screen import Screen
-from test_nvim import Editor, open_editor, start
+from test_nvim import KEEP_PAGES, POINT_AT, Editor, open_editor, start
 from test_nvim_mentions import KEEP_SENT, open_prompt, sent_attachments
 
 
@@ -100,15 +101,21 @@ def test_auto_complete_false_leaves_the_menu_to_ctrl_x_ctrl_o(editor: Editor) ->
     editor.wait("vim.fn.pumvisible() == 1 or vim.api.nvim_get_current_line() ~= '❯ see @al'")
 
 
+# A request the daemon refuses with a long message; each notification is also sent to the
+# test (before Neovim shows it: a hit-enter prompt would hold up anything after it).
 LONG_ERROR = """
 local path = ...
-_G.agentls_failed = false
-local chat = require('agentls.chat').get(nil, true)
-chat:request('agent/inlineEdit', {
+local notify = vim.notify
+vim.notify = function(message, level, opts)
+  vim.rpcnotify(0, "agentls_notified", message)
+  return notify(message, level, opts)
+end
+local chat = require("agentls.chat").get(nil, true)
+chat:request("agent/inlineEdit", {
   uri = vim.uri_from_fname(path),
-  range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 1 } },
-  instruction = 'x',
-}, function(err) vim.rpcnotify(0, 'agentls_failed', err and err.message or '') end)
+  range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 1 } },
+  instruction = "x",
+})
 """
 
 
@@ -121,14 +128,83 @@ def test_a_long_daemon_error_is_one_line_and_does_not_block_neovim(editor: Edito
     editor.lua(LONG_ERROR, outside)
     while True:
         message = editor.nvim.next_message()
-        if message[0] == "notification" and message[1] == "agentls_failed":
-            error = message[2][0]
+        if message[0] == "notification" and message[1] == "agentls_notified":
+            notified = message[2][0]
             break
-    assert "outside the session's workspace" in error and len(error) > 200
-    lines = screen.capture()
+    # nvim_get_mode answers even at a hit-enter prompt; a key ends one so the test can end.
+    time.sleep(1)
     mode = editor.nvim.request("nvim_get_mode")
-    assert mode == {"mode": "n", "blocking": False}, (mode, lines)
-    last = lines[-1].rstrip()
-    assert last.startswith("agentls: agent/inlineEdit: ") and last.endswith("…"), lines
+    if mode["blocking"]:
+        editor.nvim.input("<CR>")
+    assert mode == {"mode": "n", "blocking": False}, (mode, notified)
+    assert notified.startswith("agentls: agent/inlineEdit: ") and notified.endswith("…")
+    assert "\n" not in notified and len(notified) < 80, notified
+    lines = screen.capture()
+    assert lines[-1].rstrip() == notified, lines
     # The whole text stays readable in the chat.
-    assert "agent/inlineEdit: " + error in editor.chat_text().replace("\n", "")
+    chat = editor.chat_text().replace("\n", "")
+    assert "outside the session's workspace" in chat and outside in chat, chat
+
+
+# vim.ui.select answers "Delete" to the question it asks (kept in _G.agentls_asked).
+CONFIRM_DELETE = """
+_G.agentls_asked = {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(_G.agentls_asked, opts.prompt)
+  on_choice(vim.tbl_contains(items, "Delete") and "Delete" or nil)
+end
+"""
+
+
+def sessions_listed(editor: Editor) -> list[str]:
+    lines: list[str] = editor.lua("return _G.agentls_pages[#_G.agentls_pages]")
+    return lines
+
+
+def test_d_in_agent_sessions_deletes_a_session_and_the_open_chats_closes_first(
+    editor: Editor,
+) -> None:
+    start(editor, [{"text": "Kiwi."}, {"text": "Plum."}])
+    editor.nvim.command("AgentAsk the word kiwi")
+    editor.turn_ended()
+    kiwi = editor.lua("return require('agentls.chat').get().session_id")
+    editor.nvim.command("AgentNew")
+    editor.nvim.command("AgentAsk the word plum")
+    editor.turn_ended(2)
+    plum = editor.lua("return require('agentls.chat').get().session_id")
+    editor.nvim.command("Agent")
+    editor.wait("require('agentls.chat').get():visible() and vim.fn.mode() == 'i'")
+    editor.nvim.input("<Esc>")
+    editor.wait("vim.fn.mode() == 'n'")
+    home = editor.root.parent / "agentls-home" / "sessions"
+    assert (home / f"{kiwi}.jsonl").exists() and (home / f"{plum}.jsonl").exists()
+    editor.lua(KEEP_PAGES)
+    editor.lua(CONFIRM_DELETE)
+    editor.nvim.command("AgentSessions")
+    editor.wait("#_G.agentls_pages > 0")
+    assert any(line.startswith("the word kiwi  (") for line in sessions_listed(editor))
+    # An earlier session: gone from the list and from disk; the open chat stays.
+    assert editor.lua(POINT_AT, "the word kiwi") == "session"
+    editor.nvim.input("d")
+    editor.wait("#_G.agentls_pages > 1")
+    assert editor.lua("return _G.agentls_asked") == [
+        'Delete the session "the word kiwi"? Its transcript and worktrees go too.'
+    ]
+    listed = sessions_listed(editor)
+    assert not any("kiwi" in line for line in listed), listed
+    assert any(line.startswith("the word plum  (") for line in listed), listed
+    assert not (home / f"{kiwi}.jsonl").exists()
+    assert editor.lua("return require('agentls.chat').get(nil, false).session_id") == plum
+    # The open chat's session: its chat closes first, then the session goes.
+    assert editor.lua(POINT_AT, "the word plum") == "session"
+    editor.nvim.input("d")
+    editor.wait("#_G.agentls_pages > 2")
+    assert sessions_listed(editor)[1:] == ["No saved session here."]
+    assert editor.lua("return require('agentls.chat').get(nil, false)") is None
+    assert editor.lua("return #require('agentls.chat').all()") == 0
+    prompt_windows = editor.lua(
+        "local n = 0 for _, w in ipairs(vim.api.nvim_list_wins()) do "
+        "if vim.w[w].agentls_prompt then n = n + 1 end end return n"
+    )
+    assert prompt_windows == 0
+    assert not (home / f"{plum}.jsonl").exists()

@@ -239,6 +239,19 @@ function M.on_exit(client_id, code, signal)
   end
 end
 
+--- A session deleted (agent/deleteSession): its chat closed and forgotten, its buffer
+--- wiped; the root's next chat starts afresh.
+---@param session_id string
+function M.forget(session_id)
+  local chat = by_session[session_id]
+  if not chat then return end
+  chat:spinner(false)
+  require("agentls.window").close(chat)
+  by_session[session_id] = nil
+  if shown[chat.root] == chat then shown[chat.root] = nil end
+  if chat.buffer:valid() then pcall(vim.api.nvim_buf_delete, chat.buffer.bufnr, { force = true }) end
+end
+
 --- All chats, for the statusline and tests.
 ---@return agentls.Chat[]
 function M.all()

@@ -34,8 +34,8 @@ end
 ---@param width integer
 ---@return string
 function M.one_line(message, width)
-  local first = vim.split(vim.trim(message), "\n", { plain = true })[1] or ""
-  local cut = #vim.split(vim.trim(message), "\n", { plain = true }) > 1
+  local parts = vim.split(vim.trim(message), "\n", { plain = true })
+  local first, cut = parts[1] or "", #parts > 1
   width = math.max(width, 10)
   if not cut and vim.fn.strdisplaywidth(first) <= width then return first end
   local chars = vim.fn.strchars(first)

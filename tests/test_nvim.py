@@ -554,6 +554,45 @@ def test_headers_and_the_usage_are_virtual_text_and_the_buffer_is_the_markdown(
         assert hidden not in text, text
 
 
+# :AgentSessions' list: each time it is drawn, its lines kept in _G.agentls_pages.
+KEEP_PAGES = """
+_G.agentls_pages = {}
+vim.api.nvim_create_autocmd("User", { pattern = "AgentlsSessionsShown", callback = function()
+  table.insert(_G.agentls_pages, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+end })
+"""
+
+# The cursor on the line of the session titled `wanted`, else on "More…": which, or nil.
+POINT_AT = """
+local wanted = ...
+if not vim.api.nvim_buf_get_name(0):find("agentls://sessions/", 1, true) then return nil end
+local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+for _, target in ipairs({ wanted .. "  (", "More…" }) do
+  for i, line in ipairs(lines) do
+    if line:find(target, 1, true) == 1 then
+      vim.api.nvim_win_set_cursor(0, { i, 0 })
+      return target == "More…" and "more" or "session"
+    end
+  end
+end
+"""
+
+
+def resume_from_list(editor: Editor, title: str) -> None:
+    """:AgentSessions, then <CR> on "More…" until `title` is listed, then on it."""
+    editor.lua(KEEP_PAGES)
+    editor.nvim.command("AgentSessions")
+    drawn = 0
+    while True:
+        editor.wait(f"#_G.agentls_pages > {drawn}")
+        drawn = editor.lua("return #_G.agentls_pages")
+        where = editor.lua(POINT_AT, title)
+        assert where, editor.lua("return _G.agentls_pages")
+        editor.nvim.input("<CR>")
+        if where == "session":
+            return
+
+
 PICK = """
 local wanted = ...
 _G.agentls_offered = {}
@@ -595,13 +634,11 @@ def test_sessions_resume_renders_the_history_and_goes_on(editor: Editor) -> None
     editor.nvim.command("AgentNew")
     assert editor.lua("return require('agentls.chat').get().session_id") != first_session
     assert "It is 8000." not in editor.lua("return require('agentls.chat').get().buffer:text()")
-    editor.lua(PICK, "what port?")
-    editor.nvim.command("AgentSessions")
+    resume_from_list(editor, "what port?")
     editor.wait(f"require('agentls.chat').get(nil, false).session_id == '{first_session}'")
-    assert editor.lua("return _G.agentls_selects") == ["Resume a session"]
-    assert any(
-        o.startswith("what port?  (1 turn,") for o in editor.lua("return _G.agentls_offered")
-    )
+    [listed] = editor.lua("return _G.agentls_pages")
+    assert listed[0] == "<CR> resume · d delete · q close"
+    assert any(line.startswith("what port?  (1 turn,") for line in listed), listed
     chat = editor.chat_text()
     for expected in (
         "> what port?",

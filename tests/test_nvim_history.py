@@ -15,27 +15,9 @@ from typing import Any
 
 import pytest
 
-from test_nvim import VIRTUAL_LINES, Editor, open_editor, start
+from test_nvim import VIRTUAL_LINES, Editor, open_editor, resume_from_list, start
 
 TURNS = 5
-
-# vim.ui.select for :AgentSessions: "More…" until the wanted title is offered, then it.
-PAGES = """
-local wanted = ...
-_G.agentls_pages = {}
-vim.ui.select = function(items, opts, on_choice)
-  local offered = {}
-  for _, item in ipairs(items) do table.insert(offered, opts.format_item(item)) end
-  table.insert(_G.agentls_pages, offered)
-  for i, text in ipairs(offered) do
-    if text:find(wanted .. "  (", 1, true) == 1 then return on_choice(items[i]) end
-  end
-  for i, text in ipairs(offered) do
-    if text == "More…" then return on_choice(items[i]) end
-  end
-  on_choice(nil)
-end
-"""
 
 
 @pytest.fixture
@@ -60,17 +42,17 @@ def test_agent_sessions_pages_with_more(editor: Editor) -> None:
         sessions.append(editor.lua("return require('agentls.chat').get().session_id"))
     first = sessions[0]
     editor.nvim.command("AgentNew")
-    editor.lua(PAGES, "question 1")
-    editor.nvim.command("AgentSessions")
+    resume_from_list(editor, "question 1")
     editor.wait(f"require('agentls.chat').get(nil, false).session_id == '{first}'")
     pages: list[list[str]] = editor.lua("return _G.agentls_pages")
-    # Each pick offers the pages so far (2 sessions a page); "More…" ends all but the last.
+    # Each drawing lists the pages so far (2 sessions a page, under the keys' help);
+    # "More…" ends all but the last.
     assert len(pages) >= 2, pages
     for earlier in pages[:-1]:
         assert earlier[-1] == "More…", pages
     assert "More…" not in pages[-1], pages
-    assert len(pages[0]) == 3, pages
-    titles = [t.split("  (")[0] for t in pages[-1]]
+    assert len(pages[0]) == 4, pages
+    titles = [t.split("  (")[0] for t in pages[-1][1:]]
     assert titles.count("question 1") == 1 and titles.count("question 3") == 1, pages
     assert "answer 1" in editor.chat_text()
 

@@ -239,6 +239,19 @@ function M.on_exit(client_id, code, signal)
   end
 end
 
+--- A session deleted (agent/deleteSession): its chat closed and forgotten, its buffer
+--- wiped; the root's next chat starts afresh.
+---@param session_id string
+function M.forget(session_id)
+  local chat = by_session[session_id]
+  if not chat then return end
+  chat:spinner(false)
+  require("agentls.window").close(chat)
+  by_session[session_id] = nil
+  if shown[chat.root] == chat then shown[chat.root] = nil end
+  if chat.buffer:valid() then pcall(vim.api.nvim_buf_delete, chat.buffer.bufnr, { force = true }) end
+end
+
 --- All chats, for the statusline and tests.
 ---@return agentls.Chat[]
 function M.all()
@@ -270,9 +283,21 @@ function Chat:request(method, params, callback)
   end
   params.sessionId = self.session_id
   client_mod.request(client, method, params, function(err, result)
-    if err then vim.notify(("agentls: %s: %s"):format(method, err.message), vim.log.levels.ERROR) end
+    if err then self:request_failed(method, err.message or "") end
     if callback then callback(err, result) end
   end)
+end
+
+--- A daemon's error: the whole text in the chat, one line of it notified (a longer one
+--- would block Neovim at a hit-enter prompt until a key is pressed).
+---@param method string
+---@param message string
+function Chat:request_failed(method, message)
+  local full = ("%s: %s"):format(method, message)
+  local width = vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12
+  local shown = require("agentls.text").one_line(full, width - #"agentls: ")
+  if shown ~= full then self:notice("error", full) end
+  vim.notify("agentls: " .. shown, vim.log.levels.ERROR)
 end
 
 -- Sending ---------------------------------------------------------------------------

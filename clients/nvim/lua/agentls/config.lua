@@ -40,6 +40,9 @@ M.defaults = {
   -- Neovim closed while a turn ran: the next start in that root resumes the session and
   -- shows the turn going on (see :help agentls-reattach).
   reattach = true,
+  -- In the chat's prompt, `@` (a mention) and `/` (a slash command, at the start) open the
+  -- completion menu by themselves; false leaves it to <C-x><C-o>.
+  auto_complete = true,
   -- Write the buffers the agent edits (`:update` semantics), so disk and buffer agree.
   save_edits = true,
   -- Milliseconds editor state waits for the cursor to rest before it is sent.

@@ -136,42 +136,9 @@ function M.new()
   return chat
 end
 
--- The last entry of a page of :AgentSessions when more sessions follow.
-local MORE = { more = true }
-
---- :AgentSessions: pick an earlier session of this root and resume it; "More…" at the end
---- of a page lists the next one too.
----@param shown_sessions? table[]  the sessions of the pages listed so far
----@param cursor? string  the next page's cursor
-function M.sessions(shown_sessions, cursor)
-  local chat = chat_of(nil, true)
-  local client = chat:client()
-  local params = { cwd = chat.root, limit = require("agentls.config").options.history.session_page, cursor = cursor }
-  local result = require("agentls.client").request_sync(client, "agent/listSessions", params)
-  local sessions = vim.list_extend(vim.list_extend({}, shown_sessions or {}), result and result.sessions or {})
-  if #sessions == 0 then
-    vim.notify("agentls: no earlier sessions here")
-    return
-  end
-  local next_cursor = result and result.nextCursor ~= vim.NIL and result.nextCursor or nil
-  local items = vim.list_extend({}, sessions)
-  if next_cursor then table.insert(items, MORE) end
-  vim.ui.select(items, {
-    prompt = "Resume a session",
-    format_item = function(s)
-      if s == MORE then return "More…" end
-      local turns = require("agentls.text").count(s.turns, "turn")
-      return ("%s  (%s, %s)"):format(s.title ~= "" and s.title or "(no message)", turns, s.updatedAt:sub(1, 16))
-    end,
-  }, function(choice)
-    if not choice then return end
-    if choice == MORE then return M.sessions(sessions, next_cursor) end
-    -- A callback: what goes wrong is a message here too, not a traceback.
-    local ok, err = pcall(function()
-      require("agentls.window").open(require("agentls.chat").resume(chat.root, choice.sessionId))
-    end)
-    if not ok then vim.notify(tostring(err):match("agentls: .*$") or ("agentls: " .. tostring(err)), vim.log.levels.ERROR) end
-  end)
+--- :AgentSessions: the root's sessions in a list (see sessions_view.lua).
+function M.sessions()
+  require("agentls.sessions_view").show(chat_of(nil, true))
 end
 
 --- :AgentEarlier: the page of the chat's messages before the first one shown.

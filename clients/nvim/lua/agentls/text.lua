@@ -28,4 +28,21 @@ function M.option_label(option)
   return M.OPTION_LABELS[option.kind] or option.name or option.optionId
 end
 
+--- A message as one line that fits the command line (a longer one would stop Neovim at a
+--- hit-enter prompt): its first line, cut with "…" to `width` display cells.
+---@param message string
+---@param width integer
+---@return string
+function M.one_line(message, width)
+  local parts = vim.split(vim.trim(message), "\n", { plain = true })
+  local first, cut = parts[1] or "", #parts > 1
+  width = math.max(width, 10)
+  if not cut and vim.fn.strdisplaywidth(first) <= width then return first end
+  local chars = vim.fn.strchars(first)
+  while chars > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(first, 0, chars)) > width - 1 do
+    chars = chars - 1
+  end
+  return vim.fn.strcharpart(first, 0, chars) .. "…"
+end
+
 return M

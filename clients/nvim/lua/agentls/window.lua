@@ -29,6 +29,7 @@ local function prompt_buffer(root)
     if vim.trim(text) ~= "" then require("agentls").ask(text, { root = root }) end
   end)
   require("agentls.mentions").attach(bufnr, root)
+  require("agentls.prompt_menu").attach(bufnr)
   -- What is typed here is a message, not a file: it never holds up :qa (E37/E162).
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "TextChangedP", "BufLeave" }, {
     buffer = bufnr,
@@ -77,7 +78,7 @@ function M.complete(findstart, base)
 end
 
 -- What the chat's and the prompt's status lines say (instead of their buffer names).
-M.PROMPT_STATUS = " Enter sends · / then <C-x><C-o>: commands · @: mentions"
+M.PROMPT_STATUS = " Enter sends · /: commands · @: mentions"
 
 --- The chat window's winbar: the session's permission mode, `plan` in its own colour.
 ---@return string

@@ -19,8 +19,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from agentls import api, methods
 from agentls.errors import AgentError, InvalidParams
 from agentls.loop.guards import Budget
-from agentls.lsp.edit_sink import LspEditSink
-from agentls.lsp.editor_intel import LspEditorIntel
+from agentls.lsp.editor_link import editor_link
 from agentls.lsp.editor_values import attachment, editor_range
 from agentls.lsp.hub import Hub
 from agentls.lsp.inline_handlers import InlineEditHandlers
@@ -42,7 +41,6 @@ from agentls.session.session import AgentSession
 from agentls.session.slash import submit_message
 from agentls.session.turn import Submission
 from agentls.wire import encoded_sink, to_wire
-from agentls.workspace.link import EditorLink
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
@@ -78,9 +76,6 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
             message = f"{method} failed: {type(exc).__name__}: {exc}"
             raise JsonRpcException(message, -32603) from None
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    def editor_link(self, client: Client) -> EditorLink:
-        return _link(client)
 
     def editor_state(self, params: Any, client: Client) -> None:
         """agent/didChangeEditorState: a bad notification is logged, never fatal."""
@@ -135,7 +130,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
 
     async def new_session(self, p: api.NewSessionParams, client: Client) -> api.NewSessionResult:
         cwd = Path(p.cwd) if p.cwd else None
-        session = await self.manager.create(cwd, api.session_overrides(p), _link(client))
+        session = await self.manager.create(cwd, api.session_overrides(p), editor_link(client))
         self.hub.attach(session.id, client)
         return api.NewSessionResult(
             session_id=session.id,
@@ -150,7 +145,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
         self, p: api.SubmitMessageParams, client: Client
     ) -> api.SubmitMessageResult:
         # The window the user writes from is the one the session reads and edits through.
-        session = self.manager.attach(p.session_id, _link(client))
+        session = self.manager.attach(p.session_id, editor_link(client))
         self.hub.attach(session.id, client)
         attachments = [attachment(a, i, client) for i, a in enumerate(p.attachments or [])]
         budget = None
@@ -183,7 +178,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
             session.announce_commands()
 
     async def continue_turn(self, p: api.SessionParams, client: Client) -> api.ContinueTurnResult:
-        session = self.manager.attach(p.session_id, _link(client))
+        session = self.manager.attach(p.session_id, editor_link(client))
         self.hub.attach(session.id, client)
         return api.ContinueTurnResult(turn_id=session.intake.continue_turn())
 
@@ -237,7 +232,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
             by_alias=True, exclude_none=True, exclude={"session_id", "last_seq", "message_limit"}
         )
         session, display, cursor = await self.returning.resume(
-            p.session_id, p.last_seq, p.message_limit, overrides, _link(client), client
+            p.session_id, p.last_seq, p.message_limit, overrides, editor_link(client), client
         )
         # Attached once the answer is out (after_opening), with what the window missed.
         opened = self._opened(session, display, client, attach=False)
@@ -308,7 +303,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
     async def fork_session(
         self, p: api.ForkSessionParams, client: Client
     ) -> api.ResumeSessionResult:
-        session, display = await self.manager.fork(p.session_id, p.message_id, _link(client))
+        session, display = await self.manager.fork(p.session_id, p.message_id, editor_link(client))
         return self._opened(session, display, client)
 
     def _opened(
@@ -341,7 +336,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
             session = self.manager.get(p.session_id)
         else:
             # Restored files go to the editor the request came from, as the agent's edits do.
-            session = self.manager.attach(p.session_id, _link(client))
+            session = self.manager.attach(p.session_id, editor_link(client))
             self.hub.attach(session.id, client)
         done = await rewind(session, p.turn_id, p.what, p.force, p.dry_run)
         return api.RewindResult(
@@ -391,7 +386,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
             listed = await self.catalog.models(session.provider, session.model, p.refresh)
             provider_name, current = session.provider.name, session.model
         else:
-            async with self.manager.default_provider(_link(client)) as (provider, current):
+            async with self.manager.default_provider(editor_link(client)) as (provider, current):
                 listed = await self.catalog.models(provider, current, p.refresh)
                 provider_name = provider.name
         models = [
@@ -399,18 +394,6 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
             for m in listed.models
         ]
         return api.ListModelsResult(provider=provider_name, models=models, cached=listed.cached)
-
-
-def _link(client: Client) -> EditorLink:
-    """What a session sees of this editor: its buffers, editor state, edits and settings."""
-    return EditorLink(
-        client.documents,
-        client.editor,
-        LspEditSink(client),
-        client.client_options,
-        client.workspace_roots,
-        LspEditorIntel(client),
-    )
 
 
 def validate(model: type[P], params: Any, method: str) -> P:

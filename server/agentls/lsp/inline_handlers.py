@@ -15,6 +15,7 @@ from agentls import api
 from agentls.context.inline_edit import InlineEdit
 from agentls.errors import InvalidParams
 from agentls.events import InlineEditTarget, TextPosition, TextRange
+from agentls.lsp.editor_link import editor_link
 from agentls.lsp.hub import Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.positions import Encoding, column_to_index, encoding_of, lsp_lines, units
@@ -22,17 +23,12 @@ from agentls.lsp.server import AgentServer
 from agentls.session.inline_turn import inline_submission
 from agentls.session.manager import SessionManager
 from agentls.textfile import BinaryContent, read_text_file
-from agentls.workspace.link import EditorLink
 from agentls.workspace.view import Position, Range
 
 
 class InlineEditHandlers:
     manager: SessionManager
     hub: Hub
-
-    def editor_link(self, client: AgentServer) -> EditorLink:
-        """What a session sees of this client's editor (AgentHandlers supplies it)."""
-        raise NotImplementedError
 
     async def inline_edit(
         self, p: api.InlineEditParams, client: AgentServer
@@ -45,7 +41,7 @@ class InlineEditHandlers:
         encoding = encoding_of(client.workspace.position_encoding)
         region = _core_range(text, p.range, encoding)
         # The window the user edits in is the one the session reads and edits through.
-        session = self.manager.attach(p.session_id, self.editor_link(client))
+        session = self.manager.attach(p.session_id, editor_link(client))
         self.hub.attach(session.id, client)
         target = InlineEditTarget(p.uri, _echoed(p.range))
         edit = InlineEdit(path, region, target)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from agentls import api
 from agentls.api_worktrees import MergeConflictEntry
+from agentls.lsp.editor_link import editor_link
 from agentls.lsp.hub import Hub
 from agentls.lsp.server import AgentServer
 from agentls.session.manager import SessionManager
@@ -20,16 +21,11 @@ from agentls.session.worktree_requests import (
     resolve_worktree,
     worktree_diff,
 )
-from agentls.workspace.link import EditorLink
 
 
 class WorktreeHandlers:
     manager: SessionManager
     hub: Hub
-
-    def editor_link(self, client: AgentServer) -> EditorLink:
-        """What a session sees of this client's editor (AgentHandlers supplies it)."""
-        raise NotImplementedError
 
     async def list_worktrees(
         self, p: api.SessionParams, _client: AgentServer
@@ -47,7 +43,7 @@ class WorktreeHandlers:
         self, p: api.ResolveWorktreeParams, client: AgentServer
     ) -> api.ResolveWorktreeResult:
         # A merge's writes go to the editor the request came from, as the agent's edits do.
-        session = self.manager.attach(p.session_id, self.editor_link(client))
+        session = self.manager.attach(p.session_id, editor_link(client))
         self.hub.attach(session.id, client)
         done = await resolve_worktree(session, p.agent_id, p.action)
         return api.ResolveWorktreeResult(

@@ -205,3 +205,32 @@ async def test_a_session_reads_and_edits_through_the_window_it_was_last_attached
     again, _display = await manager.resume(session.id, None, first)
     assert again is session
     assert session.workspace.read_text(path) == "first window\n"
+
+
+async def test_two_resumes_of_a_closed_session_start_it_once(tmp_path: Path, home: Path) -> None:
+    manager, session, _sink = await make_session(tmp_path, home, [{"text": "ok"}])
+    await manager.close(session.id)
+    (first, _), (second, _) = await asyncio.gather(
+        manager.resume(session.id), manager.resume(session.id)
+    )
+    assert first is second is manager.sessions[session.id]
+    await manager.close_all()
+
+
+async def test_a_resume_sent_with_a_delete_never_brings_the_session_back(
+    tmp_path: Path, home: Path
+) -> None:
+    # Fuzzing found it: the resume reopened the transcript the delete had just removed,
+    # and the next resume met an empty file.
+    manager, session, _sink = await make_session(tmp_path, home, [{"text": "ok"}])
+    deleted, resumed = await asyncio.gather(
+        manager.delete(session.id), manager.resume(session.id), return_exceptions=True
+    )
+    assert deleted == ()
+    assert isinstance(resumed, (UnknownSession, tuple))
+    if isinstance(resumed, tuple):  # the resume went first: the delete closed it after
+        assert session.id not in manager.sessions
+    assert not list((home / "sessions").glob(f"{session.id}*"))
+    with pytest.raises(UnknownSession):
+        await manager.resume(session.id)
+    await manager.close_all()

@@ -71,6 +71,9 @@ class SessionManager:
         )
         # One HTTP client per model API and connection settings, for all the sessions.
         self.http_clients = SharedHttpClients()
+        # Resuming and deleting one id take turns: two resumes would start two sessions
+        # on one transcript, and a resume during a delete would reopen a removed file.
+        self._id_locks: dict[str, asyncio.Lock] = {}
 
     def settings_for(
         self, cwd: Path, overrides: Mapping[str, Any], options: Mapping[str, Any] | None = None
@@ -172,6 +175,17 @@ class SessionManager:
             raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
         return page, page_cursor(start)
 
+    @contextlib.asynccontextmanager
+    async def _exclusive(self, session_id: str) -> AsyncIterator[None]:
+        """Hold `session_id` against other resumes and deletes of it."""
+        lock = self._id_locks.setdefault(session_id, asyncio.Lock())
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and self._id_locks.get(session_id) is lock:
+                del self._id_locks[session_id]
+
     async def _resume(
         self,
         session_id: str,
@@ -179,20 +193,35 @@ class SessionManager:
         link: EditorLink | None,
         load: Callable[[Path], LoadedSession],
     ) -> tuple[AgentSession, LoadedSession]:
-        live = self.sessions.get(session_id)
-        if live is not None:
-            self.idle.touch(session_id)
-            if link is not None:
-                bind(live.workspace, link)
-            # The display history is the whole conversation, as for a closed session.
-            return live, await asyncio.to_thread(load, live.transcript.path)
-        path = self._transcript_of(session_id, "to resume")
-        try:
-            # The model's history is what follows the last compaction: `load` parses
-            # that, and of the display only what it is asked for.
-            loaded = await asyncio.to_thread(load, path)
-        except (OSError, ValueError) as exc:
-            raise InvalidParams(f"The transcript of {session_id} cannot be read: {exc}") from exc
+        async with self._exclusive(session_id):
+            live = self.sessions.get(session_id)
+            if live is not None:
+                self.idle.touch(session_id)
+                if link is not None:
+                    bind(live.workspace, link)
+            path = live.transcript.path if live else self._transcript_of(session_id, "to resume")
+            try:
+                # The model's history is what follows the last compaction: `load` parses
+                # that, and of the display only what it is asked for (the whole
+                # conversation's display for a live session too).
+                loaded = await asyncio.to_thread(load, path)
+            except (OSError, ValueError) as exc:
+                raise InvalidParams(
+                    f"The transcript of {session_id} cannot be read: {exc}"
+                ) from exc
+            if live is not None:
+                return live, loaded
+            return await self._restart(session_id, path, loaded, overrides, link), loaded
+
+    async def _restart(
+        self,
+        session_id: str,
+        path: Path,
+        loaded: LoadedSession,
+        overrides: Mapping[str, Any] | None,
+        link: EditorLink | None,
+    ) -> AgentSession:
+        """A closed session started again from its loaded transcript."""
         root = Path(loaded.meta.cwd)
         if not root.is_dir():
             raise InvalidParams(f"The session's directory {root} no longer exists.")
@@ -207,7 +236,7 @@ class SessionManager:
             transcript.record_message(message, None)
         session = self._start(session_id, root, settings, provider, transcript, link)
         session.conversation.restore(loaded.history, loaded.state)
-        return session, loaded
+        return session
 
     def _transcript_of(self, session_id: str, purpose: str) -> Path:
         """The transcript of a live session, or of a closed one under the home (1001)."""
@@ -373,12 +402,13 @@ class SessionManager:
     async def delete(self, session_id: str) -> tuple[str, ...]:
         """Delete a saved session for good (closed first when live: its turn aborted);
         the warnings of leftovers not removed (see agentls.session.deletion)."""
-        home = self.settings_for(Path.cwd(), {}).home
-        live = self.sessions.get(session_id)
-        if live is not None:
-            home = live.settings.home
-            await self.close(session_id)
-        warnings = await delete_saved(check_deletable(home, session_id))
+        async with self._exclusive(session_id):
+            home = self.settings_for(Path.cwd(), {}).home
+            live = self.sessions.get(session_id)
+            if live is not None:
+                home = live.settings.home
+                await self.close(session_id)
+            warnings = await delete_saved(check_deletable(home, session_id))
         if self._index is not None and self._index.home == home:
             # The index file drops the entry now, not at the next listing.
             self._index.metas()

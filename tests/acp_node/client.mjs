@@ -32,6 +32,10 @@
 //         {optionId, hold: true}), a second prompt `/steer more`, then the answer
 //     {op: "list"} (the scenario's cwd)  {op: "resume", session: "s"}  {op: "close", session: "s"}
 //         session/list, session/resume, session/close
+//     {op: "delete", session: "s"} or {op: "delete", sessionId: "..."}     session/delete
+//     {op: "prompt", session: "s", text: "...", deleteAfterUpdate: true}
+//         session/prompt; at its first session/update, session/delete of its session;
+//         the result is {prompt, delete}: each answer or error
 //   ]
 
 import { spawn } from "node:child_process";
@@ -205,6 +209,14 @@ async function runStep(agent, step) {
         { sessionId, prompt: [{ type: "text", text: step.text }] },
         { cancellationSignal: abort.signal },
       );
+      if (step.deleteAfterUpdate) {
+        // The session is deleted under its running prompt; both answers are kept.
+        await Promise.race([nextUpdate(sessionId), answer]);
+        const deleted = agent.request(acp.methods.agent.session.delete, { sessionId });
+        const [prompt, removal] = await Promise.allSettled([answer, deleted]);
+        const settled = (s) => (s.status === "fulfilled" ? { result: s.value } : { error: errorOf(s.reason) });
+        return { prompt: settled(prompt), delete: settled(removal) };
+      }
       if (step.steerAtPermission) {
         // At the turn's (held) permission request, a second prompt steers it; then the
         // request is answered and both prompts wait for the one turn.
@@ -243,6 +255,9 @@ async function runStep(agent, step) {
       });
     case "close":
       return await agent.request(acp.methods.agent.session.close, { sessionId });
+    case "delete":
+      // A stable v1 method of the SDK's own (methods.agent.session.delete), typed params.
+      return await agent.request(acp.methods.agent.session.delete, { sessionId });
     case "setMode":
       return await agent.request(acp.methods.agent.session.setMode, {
         sessionId,

@@ -101,6 +101,15 @@ def test_a_live_session_is_deleted_under_its_running_prompt(node: str, tmp_path:
     assert both["delete"] == {"result": {}}
     # The running turn was aborted: its prompt is answered `cancelled`, not an error.
     assert both["prompt"]["result"]["stopReason"] == "cancelled"
+    # Nothing more is said of the session once its delete is answered (a title update
+    # after it would bring the deleted session back into the client's list).
+    [answered] = responses_to(out, request_ids(out, "session/delete")[0])
+    late = [
+        m["message"]["params"]["update"]
+        for m in out["wire"]
+        if m["seq"] > answered["seq"] and m["message"].get("method") == "session/update"
+    ]
+    assert late == []
     assert out["steps"][2]["result"]["sessions"] == []
     assert out["steps"][3]["error"]["code"] == 1001
     assert saved_files(session_id) == []

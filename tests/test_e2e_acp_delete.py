@@ -84,6 +84,9 @@ async def test_session_delete_under_a_running_prompt_ends_it_cancelled(tmp_path:
         answer = await delete(client, "del-live", sid)
         assert answer["result"] == {}
         assert (await asyncio.wait_for(running, 30)).stop_reason == "cancelled"
+        # No update of the deleted session follows the answer to its delete.
+        after = client.wire[[m for _, m in client.wire].index(answer) + 1 :]
+        assert [m["params"] for _, m in after if m.get("method") == "session/update"] == []
         assert not [p for p in sessions_folder().iterdir() if p.name.startswith(sid)]
         assert (await conn.list_sessions(cwd=str(ws))).sessions == []
         with pytest.raises(RequestError) as closed:

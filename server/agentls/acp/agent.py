@@ -228,6 +228,8 @@ class AcpAgent:
         what could not be removed is in `_meta.agentls.warnings`."""
         with as_request_errors():
             warnings = await self.manager.delete(session_id)
+        # The last updates of its aborted turn go before the answer; none follow it.
+        await self._outbox.flushed()
         self._known.forget(session_id)
         meta = {"agentls": {"warnings": list(warnings)}} if warnings else None
         return acp.DeleteSessionResponse(field_meta=meta)
@@ -279,7 +281,10 @@ class AcpAgent:
         if request.cancelled:
             await self._outbox.flushed()
             raise RequestError(REQUEST_CANCELLED, "Request cancelled")
-        self._announce_changes(session)
+        if self.manager.sessions.get(session.id) is session:
+            # A session closed or deleted under its prompt is told nothing more (a title
+            # update would bring a deleted session back into the client's list).
+            self._announce_changes(session)
         # The answer follows every update of its turn.
         await self._outbox.flushed()
         if completed.stop_reason == "error":

@@ -10,7 +10,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from test_acp_node_client import node, request_ids, responses_to, run_client, scripted
+from test_acp_node_client import (
+    Output,
+    node,
+    request_ids,
+    responses_to,
+    run_client,
+    scripted,
+)
 from test_e2e_worktrees import git, isolated, make_repo, write
 
 __all__ = ["node"]  # the fixture, used by name
@@ -82,18 +89,22 @@ def test_a_saved_session_is_deleted_for_good_from_a_fresh_agent(node: str, tmp_p
     assert again["error"]["code"] == 1001
 
 
-def test_a_live_session_is_deleted_under_its_running_prompt(node: str, tmp_path: Path) -> None:
-    script = [{"text": "This answer never finishes", "hang": True}]
+def delete_under_prompt(
+    node: str, tmp_path: Path, script: list[dict[str, Any]], at: str, **scenario: Any
+) -> tuple[str, Output]:
+    """A session deleted under its running prompt (at its first text chunk or its first
+    permission request); then session/list and a prompt to the deleted id."""
     out = run_client(
         node,
         tmp_path,
         {
+            **scenario,
             "steps": [
                 {"op": "new", "as": "s", "meta": scripted(tmp_path, script)},
-                {"op": "prompt", "session": "s", "text": "go", "deleteAfterUpdate": True},
+                {"op": "prompt", "session": "s", "text": "go", "deleteAt": at},
                 {"op": "list"},
                 {"op": "prompt", "session": "s", "text": "more"},
-            ]
+            ],
         },
     )
     session_id = out["steps"][0]["result"]["sessionId"]
@@ -113,6 +124,30 @@ def test_a_live_session_is_deleted_under_its_running_prompt(node: str, tmp_path:
     assert out["steps"][2]["result"]["sessions"] == []
     assert out["steps"][3]["error"]["code"] == 1001
     assert saved_files(session_id) == []
+    return session_id, out
+
+
+def test_a_live_session_is_deleted_under_its_running_prompt(node: str, tmp_path: Path) -> None:
+    script = [{"text": "This answer never finishes", "hang": True}]
+    delete_under_prompt(node, tmp_path, script, "chunk")
+
+
+def test_a_session_deleted_while_it_asks_permission_never_runs_the_call(
+    node: str, tmp_path: Path
+) -> None:
+    write = {"file_path": "new.txt", "content": "x\n"}
+    script = [
+        {"text": "Writing.", "tool_calls": [{"id": "w1", "name": "Write", "input": write}]},
+        {"text": "Written."},
+    ]
+    held = {"optionId": "allow_once", "hold": True}
+    _session, out = delete_under_prompt(node, tmp_path, script, "permission", permission=held)
+    # The client allowed it after the delete's answer: too late, nothing was written.
+    [asked] = out["permissions"]
+    assert asked["answer"]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}
+    assert not (tmp_path / "new.txt").exists()
+    calls = (tmp_path / "requests.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(calls) == 1
 
 
 def test_a_locked_worktree_is_a_warning_and_the_session_is_gone_anyway(

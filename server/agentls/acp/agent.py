@@ -35,7 +35,7 @@ from agentls.acp.requests import (
 )
 from agentls.acp.steering import delivery_of
 from agentls.acp.updates import STOP_REASONS
-from agentls.errors import AgentError
+from agentls.errors import AgentError, UnknownSession
 from agentls.events import (
     AskUserRequest,
     PermissionModeChanged,
@@ -225,9 +225,13 @@ class AcpAgent:
 
     async def delete_session(self, session_id: str) -> acp.DeleteSessionResponse:
         """`session/delete` (answered through agentls.acp.deleting): as agent/deleteSession;
-        what could not be removed is in `_meta.agentls.warnings`."""
+        what could not be removed is in `_meta.agentls.warnings`. An id with no session
+        (deleted already, never made) is deleted silently, as ACP says it should be."""
         with as_request_errors():
-            warnings = await self.manager.delete(session_id)
+            try:
+                warnings = await self.manager.delete(session_id)
+            except UnknownSession:
+                warnings = ()
         # The last updates of its aborted turn go before the answer; none follow it.
         await self._outbox.flushed()
         self._known.forget(session_id)

@@ -1,5 +1,6 @@
 """`agentls acp` over stdio: spawn → initialize and → session/new answered, prompt → first
-agent_message_chunk, and updates per second with the daemon's CPU per update.
+agent_message_chunk, updates per second with the daemon's CPU per update, and session/delete
+of a saved session and of a live one under its running prompt.
 
 The client is the ACP SDK's own client side (it validates every update with pydantic, so
 the wall-clock rate is bounded by it too); the daemon's CPU seconds per update, read from
@@ -9,6 +10,7 @@ the wall-clock rate is bounded by it too); the daemon's CPU seconds per update, 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -137,5 +139,75 @@ async def _measure_resume(quick: bool) -> list[Row]:
     ]
 
 
+class RawRequests:
+    """Requests the SDK's client cannot send (session/delete in 0.12.1), written on the
+    agent's stdin; their answers caught by a stream observer."""
+
+    def __init__(self) -> None:
+        self.process: Any = None
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    def observe(self, event: Any) -> None:
+        waiter = self._waiting.pop(event.message.get("id"), None)
+        if waiter is not None and "method" not in event.message:
+            waiter.set_result(event.message)
+
+    async def request(self, request_id: str, method: str, params: dict[str, Any]) -> Any:
+        self._waiting[request_id] = asyncio.get_running_loop().create_future()
+        waiter = self._waiting[request_id]
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        await self.process.stdin.drain()
+        answer = await asyncio.wait_for(waiter, 30)
+        assert "result" in answer, answer
+        return answer["result"]
+
+
+async def _measure_delete(quick: bool) -> list[Row]:
+    """session/delete answered: a saved (closed) session, and a live one whose prompt is
+    running (its turn aborted, every update of it flushed, then the files removed)."""
+    runs = 5 if quick else 15
+    client, raw = CountingClient(), RawRequests()
+    saved, live = [], []
+    with scratch() as (home, workspace):
+        command = (sys.executable, "-m", "agentls", "acp")
+        env = daemon_env(home)
+        async with spawn_agent_process(
+            client, *command, env=env, observers=[raw.observe], use_unstable_protocol=True
+        ) as (conn, process):
+            raw.process = process
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            prompt = [acp.TextContentBlock(type="text", text="question")]
+            for n in range(runs):
+                for samples, hang in ((saved, False), (live, True)):
+                    script = [{"text": ANSWER, "hang": hang}]
+                    meta = {"agentls": {"provider": "scripted", "script": script}}
+                    session = await conn.new_session(cwd=str(workspace), mcp_servers=[], **meta)
+                    sid = session.session_id
+                    client.first_chunk = None
+                    running = asyncio.create_task(conn.prompt(session_id=sid, prompt=prompt))
+                    if hang:
+                        while client.first_chunk is None:
+                            await asyncio.sleep(0.005)
+                    else:
+                        await running
+                        await conn.close_session(session_id=sid)
+                    begin = time.perf_counter()
+                    await raw.request(f"del-{n}-{hang}", "session/delete", {"sessionId": sid})
+                    samples.append(time.perf_counter() - begin)
+                    await running
+    ratio = statistics.median(live) / statistics.median(saved)
+    return [
+        *timing_rows(SECTION, "session/delete, a saved session", saved, "closed first"),
+        *timing_rows(
+            SECTION, "session/delete, under a running prompt", live, f"{ratio:.1f}× saved"
+        ),
+    ]
+
+
 def run(quick: bool) -> list[Row]:
-    return asyncio.run(_measure(quick)) + asyncio.run(_measure_resume(quick))
+    return (
+        asyncio.run(_measure(quick))
+        + asyncio.run(_measure_resume(quick))
+        + asyncio.run(_measure_delete(quick))
+    )

@@ -23,7 +23,8 @@ exit, peak RSS; installed from npm into ~/.cache on first use), 12 typing in
 Neovim while its chat streams (key latency, writes per delta, Neovim's CPU; inline edit:
 `:AgentEdit` → the proposal in the buffer, a 200-hunk review drawn and decided), 13 `agentls
 acp` (start-up, prompt → first chunk, updates per second and
-the daemon's CPU per update), 14 the process watchdog (a Bash call with its group guarded
+the daemon's CPU per update, session/delete of a saved session and under a running
+prompt), 14 the process watchdog (a Bash call with its group guarded
 and not, a registration, the watchdog's start, SIGKILL → the daemon's commands gone), 15 a
 window reloading mid-turn (resumeSession of the running session, the missed events resent,
 the cost of holding them), 16 sessions (listing 2,000 through the index and without it; RSS

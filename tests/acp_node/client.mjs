@@ -32,6 +32,12 @@
 //         {optionId, hold: true}), a second prompt `/steer more`, then the answer
 //     {op: "list"} (the scenario's cwd)  {op: "resume", session: "s"}  {op: "close", session: "s"}
 //         session/list, session/resume, session/close
+//     {op: "delete", session: "s"} or {op: "delete", sessionId: "..."}     session/delete
+//     {op: "prompt", session: "s", text: "...", deleteAt: "chunk" | "permission"}
+//         session/prompt; at its first agent_message_chunk, or at its first (held)
+//         permission request, session/delete of its session (the held request is
+//         answered after the delete's answer); the result is {prompt, delete}: each
+//         {result} or {error}
 //   ]
 
 import { spawn } from "node:child_process";
@@ -161,6 +167,23 @@ function nextUpdate(sessionId) {
   });
 }
 
+/** @param {string} sessionId  The session's next agent_message_chunk. */
+async function nextChunk(sessionId) {
+  for (;;) {
+    const params = await nextUpdate(sessionId);
+    if (params.update.sessionUpdate === "agent_message_chunk") return params;
+  }
+}
+
+/** A request's answer or error, as a value. */
+async function settle(promise) {
+  try {
+    return { result: await promise };
+  } catch (error) {
+    return { error: errorOf(error) };
+  }
+}
+
 /** @param {string} sessionId */
 function nextPermission(sessionId) {
   return new Promise((resolve) => {
@@ -205,6 +228,17 @@ async function runStep(agent, step) {
         { sessionId, prompt: [{ type: "text", text: step.text }] },
         { cancellationSignal: abort.signal },
       );
+      if (step.deleteAt) {
+        // The session is deleted under its running prompt: at the turn's first text chunk
+        // ("chunk"), or at its first (held) permission request ("permission"), which is
+        // answered only after the delete's answer. Both answers are kept.
+        const reached = step.deleteAt === "permission" ? nextPermission(sessionId) : nextChunk(sessionId);
+        await Promise.race([reached, answer]);
+        const deleted = await settle(agent.request(acp.methods.agent.session.delete, { sessionId }));
+        for (const release of held.get(sessionId) ?? []) release();
+        held.delete(sessionId);
+        return { prompt: await settle(answer), delete: deleted };
+      }
       if (step.steerAtPermission) {
         // At the turn's (held) permission request, a second prompt steers it; then the
         // request is answered and both prompts wait for the one turn.
@@ -243,6 +277,9 @@ async function runStep(agent, step) {
       });
     case "close":
       return await agent.request(acp.methods.agent.session.close, { sessionId });
+    case "delete":
+      // A stable v1 method of the SDK's own (methods.agent.session.delete), typed params.
+      return await agent.request(acp.methods.agent.session.delete, { sessionId });
     case "setMode":
       return await agent.request(acp.methods.agent.session.setMode, {
         sessionId,

@@ -35,7 +35,7 @@ from agentls.acp.requests import (
 )
 from agentls.acp.steering import delivery_of
 from agentls.acp.updates import STOP_REASONS
-from agentls.errors import AgentError
+from agentls.errors import AgentError, UnknownSession
 from agentls.events import (
     AskUserRequest,
     PermissionModeChanged,
@@ -225,9 +225,15 @@ class AcpAgent:
 
     async def delete_session(self, session_id: str) -> acp.DeleteSessionResponse:
         """`session/delete` (answered through agentls.acp.deleting): as agent/deleteSession;
-        what could not be removed is in `_meta.agentls.warnings`."""
+        what could not be removed is in `_meta.agentls.warnings`. An id with no session
+        (deleted already, never made) is deleted silently, as ACP says it should be."""
         with as_request_errors():
-            warnings = await self.manager.delete(session_id)
+            try:
+                warnings = await self.manager.delete(session_id)
+            except UnknownSession:
+                warnings = ()
+        # The last updates of its aborted turn go before the answer; none follow it.
+        await self._outbox.flushed()
         self._known.forget(session_id)
         meta = {"agentls": {"warnings": list(warnings)}} if warnings else None
         return acp.DeleteSessionResponse(field_meta=meta)
@@ -279,7 +285,10 @@ class AcpAgent:
         if request.cancelled:
             await self._outbox.flushed()
             raise RequestError(REQUEST_CANCELLED, "Request cancelled")
-        self._announce_changes(session)
+        if self.manager.sessions.get(session.id) is session:
+            # A session closed or deleted under its prompt is told nothing more (a title
+            # update would bring a deleted session back into the client's list).
+            self._announce_changes(session)
         # The answer follows every update of its turn.
         await self._outbox.flushed()
         if completed.stop_reason == "error":

@@ -25,13 +25,14 @@ import { turnOfMessage } from "./rewind";
 import { RewindFlow } from "./rewindFlow";
 import { revertChange } from "./undo";
 import { pickSessionRow, type PickerChoice } from "./sessionPicker";
-import { deleteQuestion, deleteWarning, savedRow, type SessionRow } from "./sessionRows";
+import { SessionListCache } from "./sessionListCache";
+import { deleteQuestion, deletedNotice, deleteWarning, savedRow, type SessionRow } from "./sessionRows";
 import type { StatusBar } from "./statusBar";
 import { PATCH_LETTERS } from "./patch";
 import { answerId } from "./words";
 import { pluginRows } from "./plugins";
 import { Worktrees } from "./worktrees";
-import type { AgentEvent, FileDiff, PermissionRequest, PluginInfo, RespondPermissionParams, ResumeSessionResult, SetPermissionModeParams } from "./wire";
+import type { AgentEvent, FileDiff, PermissionRequest, PluginInfo, RespondPermissionParams, ResumeSessionResult, SessionInfo, SetPermissionModeParams } from "./wire";
 
 const PERMISSION_MODES: readonly SetPermissionModeParams["permissionMode"][] = [
   "default",
@@ -60,6 +61,8 @@ export class ChatController {
   private creating: Promise<string> | undefined;
   private state: ViewState = initialState();
   private readonly parked = new Map<string, ParkedChat>();
+  /** `@` offers the project's sessions: listed once per few seconds, not per keystroke. */
+  private readonly mentionSessions = new SessionListCache(() => this.listSessionsForMentions(), MENTION_SESSIONS_TTL_MS);
   /** The installed plugins, as the last agent/newSession listed them (a resume does not). */
   private plugins: PluginInfo[] | undefined;
   private readonly worktrees: Worktrees;
@@ -193,11 +196,12 @@ export class ChatController {
 
   /** What `@` needs of the daemon: the project's sessions, this one left out by mentions.ts. */
   private mentionContext(): MentionContext {
+    return { currentSession: this.sessionId, sessions: () => this.mentionSessions.get() };
+  }
+
+  private async listSessionsForMentions(): Promise<SessionInfo[]> {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    return {
-      currentSession: this.sessionId,
-      sessions: async () => (await this.client.request("agent/listSessions", { ...(cwd ? { cwd } : {}), limit: SESSION_PAGE })).sessions,
-    };
+    return (await this.client.request("agent/listSessions", { ...(cwd ? { cwd } : {}), limit: SESSION_PAGE })).sessions;
   }
 
   private async route(message: FromWebview): Promise<void> {
@@ -349,12 +353,16 @@ export class ChatController {
     const done = await this.client.request("agent/deleteSession", { sessionId: row.sessionId });
     const warning = deleteWarning(done.warnings);
     if (warning) void vscode.window.showWarningMessage(warning);
+    this.mentionSessions.forget();
     if (shown) {
       this.sessionId = null;
       this.creating = undefined;
       this.state = initialState();
       this.view.post({ type: "snapshot", state: this.state });
       this.onWelcomeStale();
+      // Not left on the dead session: a new empty chat, and a notification saying so (the
+      // panel's status line would be cleared by the empty state's refresh).
+      void vscode.window.showInformationMessage(deletedNotice(row.label));
     }
   }
 
@@ -658,4 +666,6 @@ function pendingCount(state: ViewState): number {
 
 /** Sessions per page of the history pick, messages per page of a resumed chat. */
 const SESSION_PAGE = 200;
+/** How long `@` reuses the session list it asked for (a menu's keystrokes come within it). */
+const MENTION_SESSIONS_TTL_MS = 5_000;
 const MESSAGE_PAGE = 200;

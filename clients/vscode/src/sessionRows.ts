@@ -34,6 +34,11 @@ export function deleteQuestion(row: Pick<SessionRow, "label" | "description">, s
   };
 }
 
+/** What the user is told when the shown chat's session was deleted: the chat is new. */
+export function deletedNotice(label: string): string {
+  return `agentls: "${label}" was deleted; this chat is a new one.`;
+}
+
 /** What a finished agent/deleteSession tells the user, or null when all went. */
 export function deleteWarning(warnings: readonly string[] | undefined): string | null {
   if (!warnings?.length) return null;

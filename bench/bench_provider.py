@@ -1,5 +1,11 @@
 """Per-call cost of the real provider SDK paths, and how it grows with history.
 
+Also where one Anthropic call's CPU goes (thread CPU, so the replay server's thread and
+waits on a loaded machine do not count): the whole provider call, the SDK's `post` and
+its event stream alone on the same pre-encoded body (what is left when none of ours
+runs), and the SDK's own HTTP client alone posting those bytes and reading the stream
+(the transport floor under the SDK). Taken round-robin, so a busy spell hits all three.
+
 In process: `AnthropicProvider` / `OpenAIProvider` (Chat Completions) /
 `OpenAIResponsesProvider` (the Responses API) stream one short text answer from the
 ReplayServer (`tests/replay_server.py`, TCP_NODELAY set as in bench_rss) for a request
@@ -123,6 +129,81 @@ async def _measure(reps: int) -> list[Row]:
     return rows
 
 
+SPLIT_HISTORY = 40
+
+
+async def _provider_call(provider: Any, request: ModelRequest) -> None:
+    async for _event in provider.stream(request):
+        pass
+
+
+async def _sdk_call(client: Any, body: bytes) -> None:
+    import anthropic
+
+    events = await client.post(
+        "/v1/messages",
+        cast_to=anthropic.types.Message,
+        content=body,
+        stream=True,
+        stream_cls=anthropic.AsyncStream[object],
+    )
+    async with events:
+        async for _event in events:
+            pass
+
+
+async def _http_call(http: Any, url: str, body: bytes, headers: dict[str, str]) -> None:
+    async with http.stream("POST", url, content=body, headers=headers) as response:
+        async for _chunk in response.aiter_bytes():
+            pass
+
+
+async def _anthropic_split(reps: int) -> list[Row]:
+    """Thread CPU per call: the provider, the SDK alone, the SDK's HTTP client alone."""
+    import anthropic
+
+    from agentls.providers.anthropic import AnthropicProvider
+    from agentls.providers.anthropic_body import RequestBody
+
+    request = request_for(tool_history(SPLIT_HISTORY))
+    body = RequestBody().encode(request)
+    rounds = reps + 2
+    with ReplayServer(
+        [anthropic_text_turn("The host is localhost.") for _ in range(3 * rounds)]
+    ) as server:
+        provider = AnthropicProvider("test", server.base_url)
+        sdk = anthropic.AsyncAnthropic(api_key="test", base_url=server.base_url, max_retries=0)
+        http = anthropic.DefaultAsyncHttpxClient()
+        url = f"{server.base_url}/v1/messages"
+        headers = {"x-api-key": "test", "anthropic-version": "2023-06-01"}
+        headers["content-type"] = "application/json"
+        calls: dict[str, Callable[[], Any]] = {
+            "provider (ours + SDK)": lambda: _provider_call(provider, request),
+            "SDK post + event stream alone": lambda: _sdk_call(sdk, body),
+            "the SDK's HTTP client alone": lambda: _http_call(http, url, body, headers),
+        }
+        cpu: dict[str, list[float]] = {name: [] for name in calls}
+        try:
+            for n in range(rounds):
+                for name, call in calls.items():
+                    start = time.thread_time()
+                    await call()
+                    if n >= 2:  # the first rounds open connections and warm caches
+                        cpu[name].append(time.thread_time() - start)
+        finally:
+            await provider.aclose()
+            await sdk.close()
+            await http.aclose()
+    section = f"{SECTION}: one anthropic call's CPU, history {SPLIT_HISTORY}"
+    medians = {name: summarize(values).median for name, values in cpu.items()}
+    rows = [Row(section, name, value * 1000, "ms CPU") for name, value in medians.items()]
+    whole, sdk_alone, floor = medians.values()
+    rows.append(Row(section, "SDK alone / provider", sdk_alone / whole, "x"))
+    rows.append(Row(section, "HTTP client alone / provider", floor / whole, "x"))
+    return rows
+
+
 def run(quick: bool) -> list[Row]:
-    """Per-call times of both SDK providers at two history sizes."""
-    return asyncio.run(_measure(3 if quick else 8))
+    """Per-call times of both SDK providers at two history sizes, and one call's split."""
+    rows = asyncio.run(_measure(3 if quick else 8))
+    return rows + asyncio.run(_anthropic_split(30 if quick else 100))

@@ -9,6 +9,7 @@ are folded from their plain JSON.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -87,6 +88,24 @@ def test_each_growing_request_equals_the_whole_conversion() -> None:
         assert json.loads(body.encode(req)) == whole(req)
         # Only the new message was converted; the rest came from the previous request.
         assert body.reused == len(history) - 1
+
+
+def test_a_changed_system_prompt_is_sent_as_it_now_is() -> None:
+    # The system prompt's JSON is kept while the prompt stays the same; any change of
+    # either part (or a part becoming empty) must reach the next body.
+    body = RequestBody()
+    history = [user_text("hi")]
+    prompts = [
+        ("You are a coding agent.", "cwd: /repo"),
+        ("You are a coding agent.", "cwd: /repo"),
+        ("You are a coding agent.", "cwd: /other"),
+        ("", "cwd: /other"),
+        ("", ""),
+        ("Plan mode.", ""),
+    ]
+    for static, dynamic in prompts:
+        req = replace(request(history), system_static=static, system_dynamic=dynamic)
+        assert json.loads(body.encode(req)) == whole(req)
 
 
 def test_a_blind_model_gets_notes_and_a_switch_of_model_or_vision_starts_afresh() -> None:

@@ -53,6 +53,9 @@ class RequestBody:
         self._encoded: list[str | None] = []
         self._tools: list[ToolSpec] = []
         self._tools_json = ""
+        # The system prompt's two parts and their JSON (None: no system field).
+        self._system: tuple[str, str] = ("", "")
+        self._system_json: str | None = None
         self._last_reused = 0
         # The model whose images are replaced by notes; None when images are sent.
         self._blind_model: str | None = None
@@ -70,9 +73,9 @@ class RequestBody:
             f'"max_tokens": {_dumps(request.max_tokens)}',
             f'"messages": {self._messages_json(request.messages)}',
         ]
-        system = system_params(request.system_static, request.system_dynamic)
-        if system:
-            parts.append(f'"system": {_dumps(system)}')
+        system = self._system_json_for(request.system_static, request.system_dynamic)
+        if system is not None:
+            parts.append(f'"system": {system}')
         if request.tools:
             parts.append(f'"tools": {self._tools_json_for(request.tools)}')
             if request.tool_choice == "none":
@@ -117,6 +120,15 @@ class RequestBody:
         if self._blind_model is not None:
             (message,) = without_images([message], self._blind_model)
         return _message_param(message)
+
+    def _system_json_for(self, static: str, dynamic: str) -> str | None:
+        # The same prompt comes back on every call of a session; comparing the strings
+        # is cheaper than encoding them (they are usually the very same objects).
+        if (static, dynamic) != self._system:
+            self._system = (static, dynamic)
+            system = system_params(static, dynamic)
+            self._system_json = _dumps(system) if system else None
+        return self._system_json
 
     def _tools_json_for(self, tools: Sequence[ToolSpec]) -> str:
         # The registry hands out the same spec objects on every call.

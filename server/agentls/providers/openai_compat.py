@@ -4,8 +4,9 @@ One provider covers api.openai.com and the compatible servers people run locally
 through proxies (vLLM, Ollama, llama.cpp, DeepSeek, ...). They differ in small ways this
 module absorbs: where usage arrives, what the reasoning field is called, and how parallel
 tool-call fragments are indexed. Only standard request fields are sent, because the strict
-servers reject unknown ones. `create(stream=True)` is used rather than the `.stream()`
-helper, which raises on `finish_reason: length` where the loop wants to continue. The
+servers reject unknown ones. What `create(stream=True)` sends is posted (not the `.stream()`
+helper, which raises on `finish_reason: length` where the loop wants to continue), and
+its chunks are read as parsed JSON. The
 SDK's own retries are off: the loop retries, using the classification made here.
 """
 
@@ -146,14 +147,7 @@ class OpenAIProvider:
         request_id: str | None = None
         try:
             vision = supports_vision(request.model, self._vision)
-            params = build_params(request, vision, self._options)
-            # The SDK's type-driven transform walks every message on every call (about
-            # 230 µs a message, on the event loop); these params are plain JSON already,
-            # so the large lists travel in extra_body, which is sent as it is.
-            bulk = {key: params.pop(key) for key in ("messages", "tools") if key in params}
-            chunks: openai.AsyncStream[Any] = await self._client.chat.completions.create(
-                stream=True, messages=[], extra_body=bulk, **params
-            )
+            chunks = await self._open(build_params(request, vision, self._options))
             request_id = chunks.response.headers.get("x-request-id")
             done = watch_done(chunks)
             async with chunks:
@@ -181,6 +175,21 @@ class OpenAIProvider:
             )
         for out in fold.finish():
             yield out
+
+    async def _open(self, params: dict[str, Any]) -> openai.AsyncStream[Any]:
+        # What `chat.completions.create(stream=True, **params)` posts, through the same
+        # client `post` (credentials, headers, errors and streaming stay the SDK's), minus
+        # the SDK's type-driven walk of every message (about 230 µs a message: these
+        # params are plain JSON already) and its typed chunks (each chunk's JSON is read
+        # as it is, see openai_stream.py).
+        chunks: openai.AsyncStream[Any] = await self._client.post(
+            "/chat/completions",
+            body={**params, "stream": True},
+            cast_to=openai.types.chat.ChatCompletion,
+            stream=True,
+            stream_cls=openai.AsyncStream[object],
+        )
+        return chunks
 
     def _redacted(self, error: ProviderError) -> ProviderError:
         return redacted(error, self._client.api_key)

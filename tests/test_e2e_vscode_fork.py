@@ -9,9 +9,10 @@ a quick pick, the shell's file included, and opens the picked one in the diff ed
 Edit & resend on turn 2's message (agent/forkSession with its messageId) opens a new chat
 that shows turn 1 only, with turn 2's text in the box; edited and sent, the fork's
 transcript under AGENTLS_HOME holds turn 1 and the new text but not turn 2, and the
-original transcript is byte for byte as it was. Screenshots (`fork-01-changes.png`,
-`fork-02-resent.png`) stay in `clients/vscode/e2e/.work/fork/artifacts`. Skipped, naming
-what is missing, without the toolchain of `clients/vscode/e2e/setup.sh`.
+original transcript is byte for byte as it was; History brings the original chat back
+with both turns. Screenshots (`fork-01-changes.png`, `fork-02-resent.png`,
+`fork-03-original.png`) stay in `clients/vscode/e2e/.work/fork/artifacts`. Skipped,
+naming what is missing, without the toolchain of `clients/vscode/e2e/setup.sh`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def vsix() -> Path:
 
 def test_changes_and_edit_and_resend_in_a_real_vscode(vsix: Path) -> None:
     work = WORK / "fork"
-    steps = ("workbench", "two turns", "changes", "edit and resend", "transcripts")
+    steps = ("workbench", "two turns", "changes", "edit and resend", "transcripts", "original kept")
     output = drive_scenario("run-fork.sh", work, str(vsix), str(work), steps=steps)
     # Checked again here on disk: the shell's file and the edit, and the two transcripts.
     ws = work / "ws"
@@ -41,5 +42,5 @@ def test_changes_and_edit_and_resend_in_a_real_vscode(vsix: Path) -> None:
     sessions = work / "agentls-home" / "sessions"
     assert found["original"] != found["fork"]
     assert (sessions / found["original"]).exists() and (sessions / found["fork"]).exists()
-    for picture in ("fork-01-changes.png", "fork-02-resent.png"):
+    for picture in ("fork-01-changes.png", "fork-02-resent.png", "fork-03-original.png"):
         assert (work / "artifacts" / picture).stat().st_size > 0, picture

@@ -4,7 +4,8 @@
 // files in a quick pick (the shell's file included) and opens the picked one's diff. Edit &
 // resend on turn 2's message opens a new chat that ends before it, with its text in the
 // box; the text is edited and sent. On disk: the fork's transcript holds turn 1 and the
-// new text, not turn 2; the original transcript is as it was. Screenshots are artifacts.
+// new text, not turn 2; the original transcript is as it was, and History brings the
+// original chat back with both turns. Screenshots are artifacts.
 //
 //   node drive-fork.mjs --url URL --workspace DIR --artifacts DIR --home AGENTLS_HOME
 
@@ -135,6 +136,18 @@ await step("transcripts", async () => {
   const kept = userTexts(original);
   if (!kept.includes(FIRST) || !kept.includes(SECOND) || kept.includes(RESENT)) throw new Error(`the original's user texts: ${JSON.stringify(kept)}`);
   console.log(JSON.stringify({ original, fork, forkTexts: texts }));
+});
+
+await step("original kept", async () => {
+  // The first chat stayed open behind the fork: History brings it back with both turns.
+  await chat().locator("#history").click();
+  const rows = page.locator(".quick-input-list .monaco-list-row");
+  await rows.first().waitFor({ timeout: 30_000 });
+  await rows.filter({ hasText: FIRST }).filter({ hasNotText: "Fork" }).first().click();
+  await userMessage(SECOND).waitFor({ timeout: 20_000 });
+  await chat().locator(".assistant", { hasText: "I made made-by-bash.txt" }).waitFor({ timeout: 10_000 });
+  if ((await chat().locator(".user", { hasText: RESENT }).count()) !== 0) throw new Error("the original chat shows the fork's message");
+  await shot("fork-03-original");
 });
 
 await browser.close();

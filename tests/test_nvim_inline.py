@@ -2,14 +2,15 @@
 the real daemon with the scripted model.
 
 Lines are selected in app.py and `:'<,'>AgentEdit` sends agent/inlineEdit; a "working"
-virtual line shows above the selection while the turn runs. The scripted model answers with
-one Edit that changes two separate lines: its permission_request (`inlineEdit: true`) is
-shown in app.py's own buffer, removed lines highlighted DiffDelete and the proposed ones as
-DiffAdd virtual lines (a screen capture saved under clients/nvim/.work/artifacts), and the
-hunk keys decide it there: `ca` on the first hunk, `cr` on the second answers allow_once with
-only the first hunk's text, which lands on disk; the chat shows the turn like any other and
-:AgentRewind takes it back. `cR` rejects every hunk: reject_once, the file unchanged. <C-c>
-in the buffer stops a turn that hangs.
+virtual line shows above the selection (above line 1 too) while the model works, and goes
+when its proposal is drawn or the turn ends. The scripted model answers with one Edit that
+changes two separate lines: its permission_request (`inlineEdit: true`) is shown in app.py's
+own buffer, removed lines highlighted DiffDelete and the proposed ones as DiffAdd virtual
+lines (screen captures of the working line and of the review saved under
+clients/nvim/.work/artifacts), and the hunk keys decide it there: `ca` on the first hunk,
+`cr` on the second answers allow_once with only the first hunk's text, which lands on disk;
+the chat shows the turn like any other and :AgentRewind takes it back. `cR` rejects every
+hunk: reject_once, the file unchanged. <C-c> in the buffer stops a turn that hangs.
 """
 
 from __future__ import annotations
@@ -291,7 +292,9 @@ def test_the_working_line_sits_above_a_selection_at_line_1_until_the_turn_ends(
     # Above line 1 (not under it, where the proposal's new lines go), and in sight.
     [[row, above, text]] = working_marks(editor)
     assert row == 0 and above is True and "agentls working: swap them" in text, text
-    grid = screen.capture()
+    title = "agentls in Neovim: an inline edit at work"
+    grid = screen.save(ARTIFACTS, "inline-edit-working", title) if ending == "aborted" else []
+    grid = grid or screen.capture()
     assert "agentls working: swap them" in grid[0] and grid[1] == "a = 1", grid
     if ending == "aborted":
         keys(editor, "<C-c>")

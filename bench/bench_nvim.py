@@ -25,6 +25,9 @@ files drawn in a chat buffer, then redrawn when worktree_resolved says it was me
 And the @ menu of the prompt over a 5,000-file git repository: the project listed (the first
 menu, `git ls-files` and the folders derived from it) and a query typed against the cached
 listing (what each keystroke costs).
+
+And the history actions on a turn that wrote 50 files (nvim_rewind_rows.py): `:AgentChanges`,
+a rewind's preview and the rewind of code and conversation, with the daemon.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from typing import Any
 from bench_resume import write_transcript
 from harness import DAEMON, Row, daemon_env, summarize, timing_rows
 from nvim_inline_rows import inline_rows
+from nvim_rewind_rows import rewind_rows
 
 SECTION = "12 nvim"
 PLUGIN = Path(__file__).resolve().parent.parent / "clients" / "nvim"
@@ -382,6 +386,7 @@ def run(quick: bool) -> list[Row]:
         + inline_rows(pynvim, nvim_path, quick)
         + _card_rows(pynvim, nvim_path, quick)
         + _mention_rows(pynvim, nvim_path, quick)
+        + rewind_rows(pynvim, nvim_path, quick)
     )
 
 

@@ -22,7 +22,8 @@ scripted model, and with the Anthropic SDK against a local replay server),
 first model request, the 3- and 20-call tasks, each extra model call, last model request →
 exit, peak RSS; installed from npm into ~/.cache on first use), 12 typing in
 Neovim while its chat streams (key latency, writes per delta, Neovim's CPU; inline edit:
-`:AgentEdit` → the proposal in the buffer, a 200-hunk review drawn and decided), 13 `agentls
+`:AgentEdit` → the proposal in the buffer, a 200-hunk review drawn and decided; a 50-file
+turn's `:AgentChanges`, rewind preview and rewind), 13 `agentls
 acp` (start-up, prompt → first chunk, updates per second and
 the daemon's CPU per update, session/delete of a saved session and under a running
 prompt), 14 the process watchdog (a Bash call with its group guarded

@@ -2,14 +2,15 @@
 the real daemon with the scripted model.
 
 Lines are selected in app.py and `:'<,'>AgentEdit` sends agent/inlineEdit; a "working"
-virtual line shows above the selection while the turn runs. The scripted model answers with
-one Edit that changes two separate lines: its permission_request (`inlineEdit: true`) is
-shown in app.py's own buffer, removed lines highlighted DiffDelete and the proposed ones as
-DiffAdd virtual lines (a screen capture saved under clients/nvim/.work/artifacts), and the
-hunk keys decide it there: `ca` on the first hunk, `cr` on the second answers allow_once with
-only the first hunk's text, which lands on disk; the chat shows the turn like any other and
-:AgentRewind takes it back. `cR` rejects every hunk: reject_once, the file unchanged. <C-c>
-in the buffer stops a turn that hangs.
+virtual line shows above the selection (above line 1 too) while the model works, and goes
+when its proposal is drawn or the turn ends. The scripted model answers with one Edit that
+changes two separate lines: its permission_request (`inlineEdit: true`) is shown in app.py's
+own buffer, removed lines highlighted DiffDelete and the proposed ones as DiffAdd virtual
+lines (screen captures of the working line and of the review saved under
+clients/nvim/.work/artifacts), and the hunk keys decide it there: `ca` on the first hunk,
+`cr` on the second answers allow_once with only the first hunk's text, which lands on disk;
+the chat shows the turn like any other and :AgentRewind takes it back. `cR` rejects every
+hunk: reject_once, the file unchanged. <C-c> in the buffer stops a turn that hangs.
 """
 
 from __future__ import annotations
@@ -110,6 +111,22 @@ def marks(editor: Editor) -> dict[str, Any]:
     return found
 
 
+# The "working" line's marks in the current buffer: row, whether above, its text.
+WORKING = """
+local ns = vim.api.nvim_get_namespaces()["agentls-inline-edit"]
+local out = {}
+for _, m in ipairs(ns and vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }) or {}) do
+  table.insert(out, { m[2], m[4].virt_lines_above or false, m[4].virt_lines[1][1][1] })
+end
+return out
+"""
+
+
+def working_marks(editor: Editor) -> list[list[Any]]:
+    found: list[list[Any]] = editor.lua(WORKING)
+    return found
+
+
 def test_hunks_accepted_one_by_one_land_on_disk_and_the_turn_rewinds(editor: Editor) -> None:
     source = open_source(editor, TWO_HUNKS)
     screen = Screen.attach(editor.nvim, 100, 24)
@@ -132,8 +149,10 @@ def test_hunks_accepted_one_by_one_land_on_disk_and_the_turn_rewinds(editor: Edi
         )
     )
     assert "a = 10" in grid and "hunk 2/2" in grid, grid
-    # The turn still works (it waits for the answer): said under the selection's first line.
-    assert "agentls working: make a and c ten times bigger" in grid, grid
+    # The proposal is drawn: the "working" line is gone (it sat between old and new lines).
+    assert working_marks(editor) == [], working_marks(editor)
+    assert "agentls working" not in grid, grid
+    assert grid.splitlines()[0].startswith("a = 1 "), grid
     # The cursor starts on the first hunk: accept it, then reject the second.
     assert editor.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 1
     keys(editor, "ca")
@@ -250,6 +269,46 @@ def test_ctrl_c_in_the_buffer_stops_the_inline_turn(editor: Editor) -> None:
         == 0
     )
     assert editor.lua("return vim.fn.maparg('<C-c>', 'n', false, true).buffer") is None
+
+
+@pytest.mark.parametrize("ending", ["aborted", "error"])
+def test_the_working_line_sits_above_a_selection_at_line_1_until_the_turn_ends(
+    editor: Editor, ending: str
+) -> None:
+    if ending == "aborted":
+        script: list[dict[str, Any]] = [{"text": "Thinking about it", "hang": True}]
+    else:
+        failure = {"kind": "overloaded", "message": "try later", "retryable": False}
+        script = [{"text": "Thinking about it", "hang": True}, {"error": failure}]
+    open_source(editor, script)
+    screen = Screen.attach(editor.nvim, 80, 10)
+    editor.lua(
+        "_G.inline_sent = {} vim.api.nvim_create_autocmd('User', { "
+        "pattern = 'AgentlsInlineEditSent', "
+        "callback = function(a) table.insert(_G.inline_sent, a.data) end })"
+    )
+    editor.nvim.command("1,2AgentEdit swap them")
+    editor.wait("#_G.inline_sent == 1")
+    # Above line 1 (not under it, where the proposal's new lines go), and in sight.
+    [[row, above, text]] = working_marks(editor)
+    assert row == 0 and above is True and "agentls working: swap them" in text, text
+    title = "agentls in Neovim: an inline edit at work"
+    grid = screen.save(ARTIFACTS, "inline-edit-working", title) if ending == "aborted" else []
+    grid = grid or screen.capture()
+    assert "agentls working: swap them" in grid[0] and grid[1] == "a = 1", grid
+    if ending == "aborted":
+        keys(editor, "<C-c>")
+    else:
+        # The hanging call is stopped; the next one fails: the turn ends in an error.
+        editor.nvim.command("AgentAbort")
+        editor.turn_ended()
+        editor.nvim.command("1,2AgentEdit swap them")
+        editor.wait("#_G.inline_sent == 2")
+    ended = editor.turn_ended(1 if ending == "aborted" else 2)[-1]
+    assert ended["stopReason"] == ending, ended
+    assert working_marks(editor) == []
+    grid = screen.capture()
+    assert "agentls working" not in "\n".join(grid) and grid[0] == "a = 1", grid
 
 
 def test_accepted_text_keeps_only_the_accepted_hunks(editor: Editor) -> None:

@@ -1,7 +1,9 @@
 """Neovim polish (issue 30, Neovim side), in a real headless Neovim driving the real daemon
 with the scripted model: the prompt's `@` and `/` menus open by themselves as keys are typed
 (nvim_input), and a long daemon error is notified as one line, so Neovim is not left
-waiting at a hit-enter prompt (a UI is attached, as a terminal would be).
+waiting at a hit-enter prompt (a UI is attached, as a terminal would be). Tool output written
+while the user is in insert mode in the prompt (where Neovim updates no fold) folds once
+insert mode ends.
 """
 
 from __future__ import annotations
@@ -208,3 +210,36 @@ def test_d_in_agent_sessions_deletes_a_session_and_the_open_chats_closes_first(
     )
     assert prompt_windows == 0
     assert not (home / f"{plum}.jsonl").exists()
+
+
+# The chat window's output lines: (fold level, closed) of each line starting with │.
+OUTPUT_FOLDS = """
+local chat = require('agentls.chat').all()[1]
+local win = vim.fn.win_findbuf(chat.buffer.bufnr)[1]
+return vim.api.nvim_win_call(win, function()
+  local out = {}
+  for n = 1, vim.fn.line('$') do
+    if vim.startswith(vim.fn.getline(n), '  │ ') then
+      table.insert(out, { vim.fn.foldlevel(n), vim.fn.foldclosed(n) > 0 })
+    end
+  end
+  return out
+end)
+"""
+
+
+def test_output_written_while_typing_in_the_prompt_folds_once_insert_mode_ends(
+    editor: Editor,
+) -> None:
+    (editor.root / "app.py").write_text("a = 1\nb = 2\nc = 3\n", encoding="utf-8")
+    read = {"id": "r", "name": "Read", "input": {"file_path": "app.py"}}
+    start(editor, [{"text": "Reading.", "tool_calls": [read]}, {"text": "Read."}])
+    open_prompt(editor)
+    # Sent from the prompt, which stays in insert mode while the turn writes the chat:
+    # Neovim updates no fold meanwhile.
+    editor.nvim.input("read it<CR>")
+    editor.turn_ended()
+    assert editor.lua("return vim.fn.mode()") == "i"
+    editor.nvim.input("<Esc>")
+    editor.wait("vim.fn.mode() == 'n'")
+    assert editor.lua(OUTPUT_FOLDS) == [[1, True]] * 3

@@ -5,9 +5,9 @@ A turn writes a file; `:AgentRewind` picks its user message and "Code and conver
 (vim.ui.select answered from a queue), previews the rewind in a tab (agent/rewind with
 dryRun: the file's diff, how many messages go; nothing changed yet, a screen capture saved
 under clients/nvim/.work/artifacts), and `y` in the tab applies it: the file is back on disk
-and the chat is redrawn without the turn's messages. `:AgentFork` from a user message opens a
-new chat whose session lacks it and whose prompt holds its text; `:AgentChanges` shows the
-files a turn changed in a read-only tab.
+and the chat is redrawn without the turn's messages (captured too). `:AgentFork` from a user
+message opens a new chat whose session lacks it and whose prompt holds its text;
+`:AgentChanges` shows the files a turn changed in a read-only tab.
 """
 
 from __future__ import annotations
@@ -112,6 +112,13 @@ def test_rewind_both_previews_then_restores_the_file_and_drops_the_messages(
     assert "Rewritten." not in chat, chat
     session = editor.lua("return require('agentls.chat').get().session_id")
     assert session_texts(editor, session) == ["say hello"]
+    # The chat on screen, as the rewind left it.
+    editor.nvim.command("Agent")
+    editor.nvim.command("stopinsert")
+    rewound = "\n".join(
+        screen.save(ARTIFACTS, "rewound", "agentls in Neovim: the chat after the rewind")
+    )
+    assert "say hello" in rewound and "Rewritten." not in rewound, rewound
     # The redrawn chat goes on.
     editor.nvim.command("AgentAsk once more")
     editor.turn_ended(3)

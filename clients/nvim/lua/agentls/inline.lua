@@ -1,8 +1,9 @@
 -- :'<,'>AgentEdit: an instruction about the selected lines sent as agent/inlineEdit, a turn
--- of the root's chat (opened if there is none). While it works, a virtual line above the
--- selection says so, and <C-c> in that buffer (or :AgentAbort) stops it; its proposal comes
--- back as a permission_request with `inlineEdit: true`, reviewed in the buffer
--- (inline_review.lua). User autocmds: AgentlsInlineEditSent (data: turnId, queued, bufnr).
+-- of the root's chat (opened if there is none). While the model works, a virtual line above
+-- the selection says so (gone once its proposal is drawn or the turn ends), and <C-c> in that
+-- buffer (or :AgentAbort) stops the turn; the proposal comes back as a permission_request with
+-- `inlineEdit: true`, reviewed in the buffer (inline_review.lua). User autocmds:
+-- AgentlsInlineEditSent (data: turnId, queued, bufnr).
 
 local client_mod = require("agentls.client")
 local config = require("agentls.config")
@@ -14,7 +15,8 @@ local ns = vim.api.nvim_create_namespace("agentls-inline-edit")
 ---@class agentls.InlineEdit
 ---@field chat agentls.Chat
 ---@field bufnr integer
----@field mark integer         the "working" virtual line's extmark
+---@field mark? integer        the "working" virtual line's extmark, until the proposal is drawn
+---@field proposed? boolean    its proposal was drawn: no working line any more
 ---@field instruction string
 ---@field abort_key? string    the buffer key that stops the turn, while it runs
 
@@ -42,13 +44,33 @@ local function working_line(edit, state)
   return { { ("⠿ agentls %s: %s%s"):format(state, words, abort), "AgentlsSpinner" } }
 end
 
+--- The working line's row now (it follows the user's edits), else `fallback`.
+local function working_row(edit, fallback)
+  if not edit.mark or not vim.api.nvim_buf_is_valid(edit.bufnr) then return fallback end
+  return vim.api.nvim_buf_get_extmark_by_id(edit.bufnr, ns, edit.mark, {})[1] or fallback
+end
+
 local function set_working(edit, row, state)
+  if edit.proposed or not vim.api.nvim_buf_is_valid(edit.bufnr) then return end
   edit.mark = vim.api.nvim_buf_set_extmark(edit.bufnr, ns, row, 0, {
     id = edit.mark,
     virt_lines = { working_line(edit, state) },
-    -- Above the selection, except above the first line, where Neovim shows none.
-    virt_lines_above = row > 0,
+    -- Above the selection's first line; below it, the line would sit between the old text and
+    -- the proposal's new lines drawn under it.
+    virt_lines_above = true,
   })
+  -- Above line 1 it shows only in a window scrolled to it.
+  if row == 0 then require("agentls.inline_review").show_top_fill(edit.bufnr, 1) end
+end
+
+--- The proposal is drawn: the working line goes (the abort key stays while the turn runs).
+---@param edit agentls.InlineEdit
+local function proposed(edit)
+  edit.proposed = true
+  if edit.mark and vim.api.nvim_buf_is_valid(edit.bufnr) then
+    pcall(vim.api.nvim_buf_del_extmark, edit.bufnr, ns, edit.mark)
+  end
+  edit.mark = nil
 end
 
 -- Turns that ended before agent/inlineEdit's answer came (a turn that fails at once).
@@ -57,12 +79,15 @@ local ended_early = {}
 -- Inline edit turns that started before that answer came.
 ---@type table<string, boolean>
 local started_early = {}
+-- Those whose proposal came before that answer.
+---@type table<string, boolean>
+local proposed_early = {}
 
 --- The edit's turn ended (or never started): its line and key go.
 ---@param edit agentls.InlineEdit
 local function clear(edit)
   if not vim.api.nvim_buf_is_valid(edit.bufnr) then return end
-  pcall(vim.api.nvim_buf_del_extmark, edit.bufnr, ns, edit.mark)
+  if edit.mark then pcall(vim.api.nvim_buf_del_extmark, edit.bufnr, ns, edit.mark) end
   if edit.abort_key then pcall(vim.keymap.del, "n", edit.abort_key, { buffer = edit.bufnr }) end
 end
 
@@ -104,10 +129,11 @@ function M.start(instruction, first, last)
       return clear(edit)
     end
     running[result.turnId] = edit
-    if vim.api.nvim_buf_is_valid(bufnr) then
-      local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, edit.mark, {})[1] or first - 1
-      set_working(edit, row, result.queued and "queued (after the running turn)" or "working")
+    if proposed_early[result.turnId] then
+      proposed_early[result.turnId] = nil
+      proposed(edit)
     end
+    set_working(edit, working_row(edit, first - 1), result.queued and "queued (after the running turn)" or "working")
     vim.api.nvim_exec_autocmds("User", {
       pattern = "AgentlsInlineEditSent",
       data = { turnId = result.turnId, queued = result.queued, bufnr = bufnr },
@@ -139,29 +165,39 @@ function M.command(instruction, first, last)
   end)
 end
 
--- A queued edit's turn starting says so; its end (whatever the stop reason) clears its line.
+--- A turn's event: a queued edit's turn starting says so; its proposal (drawn by the chat
+--- before this runs) and its end (whatever the stop reason) take its working line away.
+---@param event table
+local function on_event(event)
+  local turn = event.turnId
+  local edit = turn and running[turn]
+  if event.type == "turn_completed" then
+    running[turn] = nil
+    if edit then
+      clear(edit)
+    elseif started_early[turn] then
+      ended_early[turn] = true
+    end
+    started_early[turn], proposed_early[turn] = nil, nil
+  elseif event.type == "turn_started" then
+    if edit then
+      set_working(edit, working_row(edit, 0), "working")
+    elseif event.inlineEdit then
+      started_early[turn] = true
+    end
+  elseif event.type == "permission_request" and event.inlineEdit then
+    if edit then
+      proposed(edit)
+    elseif started_early[turn] then
+      proposed_early[turn] = true
+    end
+  end
+end
+
 vim.api.nvim_create_autocmd("User", {
   group = vim.api.nvim_create_augroup("agentls-inline-edit", { clear = true }),
   pattern = "AgentlsEvent",
-  callback = function(args)
-    local event = args.data or {}
-    if event.type ~= "turn_completed" and event.type ~= "turn_started" then return end
-    local edit = running[event.turnId]
-    if event.type == "turn_completed" then
-      running[event.turnId] = nil
-      if edit then
-        clear(edit)
-      elseif started_early[event.turnId] then
-        ended_early[event.turnId] = true
-      end
-      started_early[event.turnId] = nil
-    elseif not edit and event.inlineEdit then
-      started_early[event.turnId] = true
-    elseif edit and vim.api.nvim_buf_is_valid(edit.bufnr) then
-      local row = vim.api.nvim_buf_get_extmark_by_id(edit.bufnr, ns, edit.mark, {})[1]
-      if row then set_working(edit, row, "working") end
-    end
-  end,
+  callback = function(args) on_event(args.data or {}) end,
 })
 
 return M

@@ -89,7 +89,9 @@ local function label(review, index)
 end
 
 --- Show `count` virtual lines above the buffer's first line in the windows at its top.
-local function scroll_to_top_fill(bufnr, count)
+---@param bufnr integer
+---@param count integer
+function M.show_top_fill(bufnr, count)
   for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
     vim.api.nvim_win_call(win, function()
       if vim.fn.line("w0") == 1 then vim.fn.winrestview({ topline = 1, topfill = count }) end
@@ -129,7 +131,7 @@ local function draw(review)
           virt_lines_above = above,
         })
         -- Lines above the first one show only when the window is scrolled to them.
-        if above then scroll_to_top_fill(bufnr, #hunk.new_lines) end
+        if above then M.show_top_fill(bufnr, #hunk.new_lines) end
       end
     end
   end

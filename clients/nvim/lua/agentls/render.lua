@@ -39,6 +39,9 @@ function Buffer:edit(fn)
   vim.bo[self.bufnr].modifiable = true
   local ok, err = pcall(fn, self.bufnr)
   vim.bo[self.bufnr].modifiable = false
+  -- Neovim updates no fold while insert mode lasts (typing in the prompt as a turn writes):
+  -- window.lua has the windows showing this buffer fold again once it ends.
+  if vim.api.nvim_get_mode().mode:find("^[iR]") then vim.b[self.bufnr].agentls_folds_stale = true end
   if not ok then error(err) end
 end
 

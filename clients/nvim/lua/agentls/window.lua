@@ -246,6 +246,22 @@ vim.api.nvim_create_autocmd({ "WinResized", "VimResized" }, {
   group = group,
   callback = function() require("agentls.chat").relayout() end,
 })
+-- A chat written during insert mode has stale folds (its tool output unfolded): when insert
+-- mode ends, its windows compute them again (keeping the ones the user opened).
+vim.api.nvim_create_autocmd("InsertLeave", {
+  group = group,
+  callback = function()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local bufnr = vim.api.nvim_win_get_buf(win)
+      if vim.b[bufnr].agentls_folds_stale and vim.wo[win].foldmethod == "expr" then
+        vim.wo[win].foldexpr = vim.wo[win].foldexpr
+      end
+    end
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.b[bufnr].agentls_folds_stale then vim.b[bufnr].agentls_folds_stale = nil end
+    end
+  end,
+})
 -- :q and :qa decide on unsaved changes after this: a half-typed message is not one.
 vim.api.nvim_create_autocmd({ "QuitPre", "ExitPre" }, {
   group = group,

@@ -50,6 +50,9 @@ def pretend_language_server(uri: str) -> list[dict[str, Any]]:
     return found
 
 
+ASKED: list[str] = []
+
+
 @pytest_lsp.fixture(config=daemon_config())
 async def client(lsp_client: AgentClient, tmp_path: Path):
     workspace = tmp_path / "ws"
@@ -58,6 +61,10 @@ async def client(lsp_client: AgentClient, tmp_path: Path):
     @lsp_client.feature("agent/diagnostics")
     def diagnostics(params: Any) -> dict[str, Any]:
         uri = params["uri"] if isinstance(params, dict) else params.uri
+        ASKED.append(uri)
+        if uri.endswith(".txt"):
+            # As Neovim says of a file no language server or linter looks at.
+            return {"diagnostics": [], "watched": False}
         return {"diagnostics": pretend_language_server(uri)}
 
     params = lsp.InitializeParams(
@@ -118,6 +125,29 @@ async def test_an_edit_that_adds_an_error_is_told_and_diagnostics_are_asked(
     (shown,) = client.shown_documents
     assert shown.uri == app.as_uri() and shown.take_focus
     assert shown.selection is not None and shown.selection.start.line == 1
+
+
+async def test_a_file_nothing_watches_is_asked_once_and_not_waited_for(
+    client: AgentClient, tmp_path: Path
+) -> None:
+    notes = tmp_path / "ws" / "notes.txt"
+    notes.write_text("draft\n", encoding="utf-8")
+    edit = {"file_path": "notes.txt", "old_string": "draft", "new_string": "final"}
+    script = [
+        {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+        {"tool_calls": [{"id": "e", "name": "Edit", "input": edit}]},
+        {"text": "Done."},
+    ]
+    session, log = await client.scripted_session(
+        tmp_path, script, permissionMode="bypassPermissions", diagnosticsWait=30
+    )
+    ASKED.clear()
+    _turn, done = await client.run_turn(session, "edit the notes")
+    assert done["stopReason"] == "end_turn"
+    assert notes.read_text(encoding="utf-8") == "final\n"
+    # Asked before the change; `watched: false` means no second look after a 30 s wait.
+    assert ASKED == [notes.as_uri()]
+    assert "new error" not in results(read_requests(log)[2])["e"]
 
 
 async def test_without_the_capabilities_the_tools_are_not_offered(tmp_path: Path) -> None:

@@ -59,7 +59,9 @@ class LspEditorIntel:
     async def workspace_symbols(self, query: str) -> list[Place] | None:
         return await self._navigation.workspace_symbols(query)
 
-    async def diagnostics(self, path: Path) -> list[Diagnostic] | None:
+    async def diagnostics(
+        self, path: Path, *, watched_only: bool = False
+    ) -> list[Diagnostic] | None:
         if not self.has_diagnostics:
             return None
         request = self._server.protocol.send_request_async(
@@ -69,6 +71,8 @@ class LspEditorIntel:
             answer = await asyncio.wait_for(request, ANSWER_TIMEOUT)
         except (TimeoutError, JsonRpcException) as exc:
             log.warning("the editor gave no diagnostics for %s: %s", path, exc)
+            return None
+        if watched_only and _field(answer, "watched") is False:
             return None
         return self._diagnostics(path, answer)
 

@@ -154,7 +154,8 @@ class ProblemsWatch:
         intel = ctx.workspace.intel
         if wait <= 0 or intel is None or not intel.has_diagnostics:
             return None
-        before = await intel.diagnostics(path)
+        # A file no language server or linter looks at gets no new errors: no wait for them.
+        before = await intel.diagnostics(path, watched_only=True)
         return None if before is None else cls(intel, path, before, wait)
 
     async def new_errors(self, cwd: Path) -> str | None:

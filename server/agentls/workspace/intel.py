@@ -68,8 +68,11 @@ class EditorIntel(Protocol):
     async def workspace_symbols(self, query: str) -> list[Place] | None:
         """The workspace's symbols matching `query`; None when the editor did not answer."""
 
-    async def diagnostics(self, path: Path) -> list[Diagnostic] | None:
-        """The file's current diagnostics; None when the editor did not answer."""
+    async def diagnostics(
+        self, path: Path, *, watched_only: bool = False
+    ) -> list[Diagnostic] | None:
+        """The file's current diagnostics; None when the editor did not answer, or (with
+        `watched_only`) when it says nothing that reports diagnostics looks at the file."""
 
     async def show(self, path: Path, line: int | None) -> bool:
         """Open the file in the editor (at a 0-based line) for the user; whether it did."""

@@ -74,7 +74,8 @@ class EventOut:
     def __init__(self, session_id: str, sink: EventSink, masker: Masker) -> None:
         self._session_id = session_id
         self._sink = sink
-        self._masker = masker
+        # Every event passes here: looked up once.
+        self._mask = masker.mask_value
         self._seq = 0
         self.recent = RecentEvents()
 
@@ -86,10 +87,11 @@ class EventOut:
     def emit(
         self, event: LoopEvent, turn_id: str | None, origin: tuple[str, str] | None = None
     ) -> None:
-        self._seq += 1
-        call_id, agent_id = origin if origin is not None else (None, None)
-        masked = self._masker.mask_value(event)
-        envelope = SessionEvent(self._session_id, self._seq, turn_id, masked, call_id, agent_id)
+        self._seq = seq = self._seq + 1
+        if origin is None:
+            envelope = SessionEvent(self._session_id, seq, turn_id, self._mask(event))
+        else:
+            envelope = SessionEvent(self._session_id, seq, turn_id, self._mask(event), *origin)
         self.recent.add(envelope)
         try:
             self._sink(envelope)

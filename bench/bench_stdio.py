@@ -153,49 +153,53 @@ async def stdio_events_per_second(entry: dict[str, Any], repeats: int) -> Measur
             await client.close()
 
 
-# (chunk size, daemon CPU seconds per event) per turn.
-PerChunk = list[tuple[int, float]]
+# (chunk size, events, daemon CPU seconds) per turn.
+PerChunk = list[tuple[int, int, float]]
 # The chunk sizes the CPU rows compare, in quick runs too: the goal holds for both or not.
 CPU_CHUNKS = (1, 4)
 
 
 async def daemon_cpu_per_event(deltas: int, chunks: tuple[int, ...], rounds: int) -> PerChunk:
-    """Per chunk size, the daemon's CPU seconds per event of each turn: one daemon whose
-    turns take the chunk sizes in turn, so a change of load (the machine is shared) falls
-    on every size alike. Run one size after the other, the rows once differed 1.7× at load
-    0.4–1, while turns alternating in one daemon differ by under 10% (either way)."""
-    entries = [streamed_entry(deltas * chunk, chunk) for chunk in chunks]
-    per_event: dict[int, list[float]] = {chunk: [] for chunk in chunks}
+    """Per turn, its chunk size, events and the daemon's CPU seconds: one daemon whose turns
+    take the chunk sizes in turn, in reverse order every other round (1 4 4 1 1 4 ...).
+
+    Run one size after the other, a change of load on the shared machine fell on one size
+    only. And a full garbage collection (tens of ms: the daemon's ~110k objects) comes
+    about every second streamed turn: with the sizes in the same order each round it fell
+    on the same size every time, which made chunk=4 look dearer than chunk=1."""
+    per_turn: PerChunk = []
+    order = [*chunks, *reversed(chunks)] * rounds
     with scratch() as (home, workspace):
         client = await DaemonClient.start(daemon_env(home), workspace)
         try:
             await client.initialize(workspace)
-            script = entries * (rounds + 1)
+            warmup = list(chunks)  # the first turns load and warm what turns use
+            script = [streamed_entry(deltas * chunk, chunk) for chunk in warmup + order]
             session = await client.new_session(workspace, provider="scripted", script=script)
-            for turn in range(len(script)):
+            for turn, chunk in enumerate(warmup + order):
                 before = _cpu_seconds(client.pid)
                 count, _seconds = await _count_turn(client, session)
-                if turn >= len(chunks):  # the first round warms up (imports, caches)
-                    chunk = chunks[turn % len(chunks)]
-                    per_event[chunk].append((_cpu_seconds(client.pid) - before) / count)
+                if turn >= len(warmup):
+                    per_turn.append((chunk, count, _cpu_seconds(client.pid) - before))
         finally:
             await client.close()
-    return [(chunk, seconds) for chunk in chunks for seconds in per_event[chunk]]
+    return per_turn
 
 
 def cpu_rows(measured: PerChunk) -> list[Row]:
-    """Median and lowest daemon CPU per event per chunk size (CPU time only grows with the
-    load: caches and a shared core's other thread, so the lowest is the cost unloaded)."""
+    """Daemon CPU per event per chunk size: all its turns' CPU over all their events (the
+    collections included, as they come), with the cheapest and dearest turn."""
     rows = []
-    for chunk in dict.fromkeys(chunk for chunk, _ in measured):
-        samples = [seconds * 1e6 for size, seconds in measured if size == chunk]
-        middle, low = statistics.median(samples), min(samples)
+    for chunk in dict.fromkeys(size for size, _, _ in measured):
+        turns = [(count, cpu) for size, count, cpu in measured if size == chunk]
+        mean = sum(cpu for _, cpu in turns) / sum(count for count, _ in turns) * 1e6
+        each = [cpu / count * 1e6 for count, cpu in turns]
         note = (
-            f"{1e6 / middle:,.0f} ev/s of daemon CPU (lowest {low:.2f} µs, {1e6 / low:,.0f}/s); "
-            f"{len(samples)} turns alternating chunk sizes in one daemon"
+            f"{1e6 / mean:,.0f} ev/s of daemon CPU; turns {min(each):.2f}–{max(each):.2f} µs "
+            f"({len(turns)} turns, chunk sizes alternating in one daemon)"
         )
         name = f"chunk={chunk}: daemon CPU per event (stdio)"
-        rows.append(Row(THROUGHPUT, name, middle, "µs", note))
+        rows.append(Row(THROUGHPUT, name, mean, "µs", note))
     return rows
 
 

@@ -127,11 +127,6 @@ def streamed_entry(chars: int, chunk: int) -> dict[str, Any]:
 Measured = list[tuple[int, float]]
 
 
-# The daemon's own CPU seconds per event in the last stdio run: the wall-clock rate on two
-# cores is also bounded by this benchmark's client, which parses every event in Python.
-DAEMON_CPU_PER_EVENT: list[float] = []
-
-
 def _cpu_seconds(pid: int) -> float:
     """The process's CPU time so far, in nanoseconds from each thread's schedstat (the
     clock ticks of /proc/PID/stat, 10 ms, were a seventh of a 5,000-event turn)."""
@@ -153,16 +148,59 @@ async def stdio_events_per_second(entry: dict[str, Any], repeats: int) -> Measur
             await client.initialize(workspace)
             script = [entry] * repeats
             session = await client.new_session(workspace, provider="scripted", script=script)
-            measured = []
-            DAEMON_CPU_PER_EVENT.clear()
-            for _ in range(repeats):
-                before = _cpu_seconds(client.pid)
-                count, seconds = await _count_turn(client, session)
-                DAEMON_CPU_PER_EVENT.append((_cpu_seconds(client.pid) - before) / count)
-                measured.append((count, seconds))
-            return measured
+            return [await _count_turn(client, session) for _ in range(repeats)]
         finally:
             await client.close()
+
+
+# (chunk size, events, daemon CPU seconds) per turn.
+PerChunk = list[tuple[int, int, float]]
+# The chunk sizes the CPU rows compare, in quick runs too: the goal holds for both or not.
+CPU_CHUNKS = (1, 4)
+
+
+async def daemon_cpu_per_event(deltas: int, chunks: tuple[int, ...], rounds: int) -> PerChunk:
+    """Per turn, its chunk size, events and the daemon's CPU seconds: one daemon whose turns
+    take the chunk sizes in turn, in reverse order every other round (1 4 4 1 1 4 ...).
+
+    Run one size after the other, a change of load on the shared machine fell on one size
+    only. And a full garbage collection (tens of ms: the daemon's ~110k objects) comes
+    about every second streamed turn: with the sizes in the same order each round it fell
+    on the same size every time, which made chunk=4 look dearer than chunk=1."""
+    per_turn: PerChunk = []
+    order = [*chunks, *reversed(chunks)] * rounds
+    with scratch() as (home, workspace):
+        client = await DaemonClient.start(daemon_env(home), workspace)
+        try:
+            await client.initialize(workspace)
+            warmup = list(chunks)  # the first turns load and warm what turns use
+            script = [streamed_entry(deltas * chunk, chunk) for chunk in warmup + order]
+            session = await client.new_session(workspace, provider="scripted", script=script)
+            for turn, chunk in enumerate(warmup + order):
+                before = _cpu_seconds(client.pid)
+                count, _seconds = await _count_turn(client, session)
+                if turn >= len(warmup):
+                    per_turn.append((chunk, count, _cpu_seconds(client.pid) - before))
+        finally:
+            await client.close()
+    return per_turn
+
+
+def cpu_rows(measured: PerChunk) -> list[Row]:
+    """Daemon CPU per event per chunk size: all its turns' CPU over all their events (the
+    collections included, as they come), with the cheapest and dearest turn."""
+    rows = []
+    for chunk in dict.fromkeys(size for size, _, _ in measured):
+        turns = [(count, cpu) for size, count, cpu in measured if size == chunk]
+        mean = sum(cpu for _, cpu in turns) / sum(count for count, _ in turns) * 1e6
+        each = [cpu / count * 1e6 for count, cpu in turns]
+        note = (
+            f"{1e6 / mean:,.0f} ev/s of daemon CPU; turns {min(each):.2f}–{max(each):.2f} µs "
+            f"({len(turns)} turns, chunk sizes alternating in one daemon)"
+        )
+        name = f"chunk={chunk}: daemon CPU per event (stdio)"
+        rows.append(Row(THROUGHPUT, name, mean, "µs", note))
+    return rows
 
 
 async def _count_turn(client: DaemonClient, session: str) -> tuple[int, float]:
@@ -238,17 +276,7 @@ async def throughput(deltas: int, repeats: int, chunks: tuple[int, ...]) -> list
         rows.append(Row(THROUGHPUT, f"chunk={chunk}: stdio / run_turn", ratio, "x"))
         per_event = 1e6 / rates["daemon over stdio"]
         rows.append(Row(THROUGHPUT, f"chunk={chunk}: cost per event over stdio", per_event, "µs"))
-        cpu = statistics.median(DAEMON_CPU_PER_EVENT) * 1e6
-        rows.append(
-            Row(
-                THROUGHPUT,
-                f"chunk={chunk}: daemon CPU per event (stdio)",
-                cpu,
-                "µs",
-                f"{1e6 / cpu:,.0f} ev/s of daemon CPU",
-            )
-        )
-    return rows
+    return [*rows, *cpu_rows(await daemon_cpu_per_event(deltas, CPU_CHUNKS, repeats))]
 
 
 def run(quick: bool) -> list[Row]:

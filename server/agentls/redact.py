@@ -30,6 +30,9 @@ _HEADER = re.compile(
 
 
 _SHORTEST_HEADER = len("api-key")
+# Text shorter than this holds nothing to mask: no secret (MIN_SECRET_LENGTH) and no header
+# name fits in it. Most streamed deltas are this short.
+_SHORTEST_MASKED = min(_SHORTEST_HEADER, MIN_SECRET_LENGTH)
 # Values that hold no text to mask.
 _NO_TEXT: frozenset[type] = frozenset({int, float, bool, type(None)})
 
@@ -56,10 +59,12 @@ class Masker:
 
     def mask(self, text: str) -> str:
         """`text` with every secret value and credential header value masked."""
+        if len(text) < _SHORTEST_MASKED:
+            return text
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        if len(text) >= _SHORTEST_HEADER and _may_hold_header(text):
+        if _may_hold_header(text):
             text = _HEADER.sub(_mask_header, text)
         return text
 
@@ -92,7 +97,7 @@ class Masker:
             item = getattr(value, name)
             kind = item.__class__
             if kind is str:
-                if item is clean.get(name):
+                if len(item) < _SHORTEST_MASKED or item is clean.get(name):
                     continue
                 masked = self.mask(item)
                 if masked == item:

@@ -99,6 +99,12 @@ class AssistantAssembler:
             return list(self._release(stopped_only=False))
         return []
 
+    def text(self, event: TextDelta) -> TextDeltaEvent | None:
+        """`feed` for a text delta, most of a stream's events: its loop event, if any,
+        without a list around it."""
+        self._block(event.index, "text").text.append(event.text)
+        return TextDeltaEvent(self.message_id, event.text) if event.text else None
+
     def streamed(self) -> bool:
         """True once any text or thinking was streamed to the client."""
         return any(b.kind != "tool_use" and any(b.text) for b in self._blocks.values())

@@ -34,7 +34,7 @@ from agentls.loop.turn_state import Inflight, QueryState, Transition, TurnRun, T
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
 from agentls.pairing import alternating, pairing_problems, repair_pairing
 from agentls.pricing import add_cost
-from agentls.providers.base import ModelRequest, ProviderError, StopReason
+from agentls.providers.base import ModelRequest, ProviderError, StopReason, TextDelta
 from agentls.usage import Usage
 
 __all__ = ["LoopDeps", "LoopSettings", "QueryState", "announces_action", "drive_turn", "run_turn"]
@@ -404,6 +404,11 @@ async def _stream(deps: LoopDeps, request: ModelRequest, inflight: Inflight, emi
                 if now + timeout - deadline > slack:
                     deadline = now + timeout
                     watchdog.reschedule(deadline)
+                if event.__class__ is TextDelta:
+                    delta = assembler.text(event)
+                    if delta is not None:
+                        emit(delta)
+                    continue
                 for item in assembler.feed(event):
                     if isinstance(item, ToolCallReady):
                         executor.submit(item)

@@ -46,6 +46,7 @@ from agentls import PROTOCOL_VERSION, __version__, methods
 from agentls.errors import AgentError
 from agentls.json_compact import dump_bytes
 from agentls.json_text import is_unicode
+from agentls.lsp.gc_settle import freeze_startup_objects
 from agentls.lsp.hub import AgentCore, Hub
 from agentls.lsp.paths import uri_path
 from agentls.lsp.progress import ToolProgress
@@ -442,6 +443,7 @@ def _register_lifecycle(server: AgentServer) -> None:
         await server.handlers()
         cwd = server.workspace_roots[0] if server.workspace_roots else Path.cwd()
         await asyncio.to_thread(preload_sdk, cwd, server.client_options)
+        freeze_startup_objects()
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:

@@ -42,6 +42,8 @@ def _serve_locked(path: str, idle_timeout: float) -> int:
     loading = threading.Thread(target=importlib.import_module, args=("agentls.lsp.unix",))
     loading.start()
     accepted = early.serve_until_loaded(listener, loading)
+    from agentls.lsp.gc_settle import daemon_process
     from agentls.lsp.unix import serve_unix
 
+    daemon_process()
     return serve_unix(Path(path), idle_timeout, listener, accepted)

@@ -24,6 +24,7 @@ from pygls.io_ import StdoutWriter
 
 from agentls.lsp.ending import end_connection, on_sigterm
 from agentls.lsp.gate import gated_frames
+from agentls.lsp.gc_settle import daemon_process
 from agentls.lsp.jsonrpc import serve_frames
 from agentls.lsp.outgoing import (
     OutgoingWriter,
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 def serve_stdio() -> int:
     """Serve the editor on stdin/stdout; the exit code LSP asks for (1: exit before shutdown)."""
+    daemon_process()
     server = build_server()
     code = asyncio.run(_serve(server))
     if server.reading_blocked:

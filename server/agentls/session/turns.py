@@ -148,9 +148,7 @@ class TurnRunner:
             await mcp.wait_started(self.mcp_wait())
         state = QueryState(turn.turn_id, self.conversation.history)
         deps = self.loop_deps(turn)
-        await drive_turn(
-            state, deps, lambda event: self.events.send(marked_for_review(event, turn), turn)
-        )
+        await drive_turn(state, deps, self.events.turn_sender(turn, marked_for_review))
 
     async def _run_local(self, turn: Turn, action: LocalAction) -> None:
         """A local command's turn: its output, then its end; no message, no model call."""

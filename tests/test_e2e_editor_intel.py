@@ -146,7 +146,7 @@ async def test_a_file_nothing_watches_is_asked_once_and_not_waited_for(
     assert done["stopReason"] == "end_turn"
     assert notes.read_text(encoding="utf-8") == "final\n"
     # Asked before the change; `watched: false` means no second look after a 30 s wait.
-    assert ASKED == [notes.as_uri()]
+    assert [notes.as_uri()] == ASKED
     assert "new error" not in results(read_requests(log)[2])["e"]
 
 

@@ -16,6 +16,11 @@ then with the map the first resume saved: the time, and the RSS it adds to the d
 Three layers are timed: `load_transcript` alone, `SessionManager.resume` in process (the
 same, plus settings, provider and AgentSession construction), and `agent/resumeSession`
 over stdio (plus the wire conversion of every display message and a multi-MB response).
+The plain case also times the `toolCalls` each reply's tool_use blocks add to a display
+(`display_calls`: the calls announced again with the session's tools), beside the rest of
+the display's wire conversion (`to_wire` of every message's content), for the last 100
+messages (a `messageLimit` resume's first page) and for all 5,000.
+
 Each resume is followed by a close, so the next one starts from the file again; the file
 must not change between runs (a well-paired transcript needs no repair records). In
 process, `gc.collect()` runs before each sample: loading allocates some 100,000 tracked
@@ -43,10 +48,12 @@ from agentls.messages import (
     ToolUseBlock,
     new_id,
 )
+from agentls.session.display import display_calls
 from agentls.session.manager import SessionManager
 from agentls.session.records import SessionStarted, TurnEnded
 from agentls.session.store import SessionMeta, Transcript, load_transcript, transcript_path
 from agentls.session.transcript_map import load_tail, saved_map_path
+from agentls.wire import to_wire
 from harness import (
     DaemonClient,
     Row,
@@ -268,6 +275,36 @@ async def time_stdio_resume(home: Path, workspace: Path, written: Written, runs:
     return Stdio(samples, size / (1 << 20))
 
 
+async def tool_call_rows(home: Path, written: Written, runs: int) -> list[Row]:
+    """What `toolCalls` costs a display of the last 100 messages and of all of them, beside
+    the content's own wire conversion."""
+    manager = SessionManager(lambda _payload: None, env={"AGENTLS_HOME": str(home)})
+    session, display = await manager.resume(written.session_id, OVERRIDES)
+    try:
+        last = _display_rows("last 100", display.messages[-100:], session, runs)
+        return last + _display_rows("all", display.messages, session, runs)
+    finally:
+        await manager.close(session.id)
+
+
+def _display_rows(label: str, messages: list[Message], session: Any, runs: int) -> list[Row]:
+    def content() -> None:
+        for m in messages:
+            to_wire(list(m.content))
+
+    def calls() -> None:
+        for m in messages:
+            display_calls(m, session.registry, session.cwd)
+
+    wired = [_timed(content) for _ in range(runs)]
+    called = [_timed(calls) for _ in range(runs)]
+    ratio = summarize(called).median / summarize(wired).median
+    name = f"plain: display of {label} messages"
+    return timing_rows(SECTION, f"{name}, content to_wire", wired) + timing_rows(
+        SECTION, f"{name}, toolCalls", called, f"{ratio:.2f}x the content's to_wire"
+    )
+
+
 def _check(display: int, history: int | None, written: Written) -> None:
     """The resume saw every message (and, in process, the history after the boundary)."""
     if display != MESSAGES or history not in (None, written.history):
@@ -310,6 +347,8 @@ async def _measure(quick: bool) -> list[Row]:
             label = f"{case}: agent/resumeSession (stdio)"
             rows += timing_rows(SECTION, label, stdio.samples, note)
             rows.append(_rate_row(label, stdio.samples))
+            if not compact:
+                rows += await tool_call_rows(home, written, runs)
             if written.path.stat().st_size != size:
                 raise RuntimeError("resuming changed the transcript (repair records?)")
     return rows

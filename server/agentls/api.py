@@ -39,6 +39,7 @@ from agentls.api_worktrees import (
 )
 from agentls.names import Delivery, ProviderName, RewindWhat, RulesScope, SandboxMode
 from agentls.names import PermissionMode as PermissionModeName
+from agentls.tool_values import ToolKind
 from agentls.wire_paths import PathText
 from agentls.wire_paths import unnameable as unnameable
 
@@ -289,12 +290,29 @@ class GetMessagesParams(ParamsModel):
     limit: int = Field(default=100, ge=1, le=1_000)
 
 
+class DisplayLocation(WireModel):
+    path: str
+    line: int | None = None
+
+
+class DisplayToolCall(WireModel):
+    """A tool_use block of the history as its `tool_call` event announced it."""
+
+    tool_call_id: str
+    kind: ToolKind
+    title: str
+    locations: list[DisplayLocation] | None = None
+
+
 class DisplayMessage(WireModel):
     message_id: str
     role: Literal["user", "assistant"]
     content: list[dict[str, Any]]
     # On a user message that began a turn: that turn's id (for agent/rewind, agent/turnDiff).
     turn_id: str | None = None
+    # On a reply with tool_use blocks (in their order): how each call was announced, so a
+    # resumed chat shows "Read app.py" where the block only names "Read".
+    tool_calls: list[DisplayToolCall] | None = None
 
 
 class PlanEntryParam(WireModel):

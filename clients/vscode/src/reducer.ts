@@ -711,16 +711,19 @@ function history(messages: DisplayMessage[]): Item[] {
     const content = message.content as unknown as ContentBlock[];
     // A resumed user message that began a turn keeps it: Rewind… and Changes are offered.
     state = completed(state, message.messageId, message.role, content, message.turnId ?? undefined);
+    // How each call was announced when it ran (an older daemon sends none: the name stands).
+    const announced = new Map((message.toolCalls ?? []).map((c) => [c.toolCallId, c]));
     for (const block of content) {
       if (block.type === "tool_use") {
+        const call = announced.get(block.id);
         state = upsert(state, {
           kind: "tool",
           id: block.id,
           name: block.name,
-          toolKind: "other",
-          title: block.name,
+          toolKind: call?.kind ?? "other",
+          title: call?.title ?? block.name,
           input: block.input,
-          locations: [],
+          locations: (call?.locations ?? []).map((at): Location => (at.line == null ? { path: at.path } : { path: at.path, line: at.line })),
           status: "completed",
           output: "",
           truncated: false,

@@ -113,11 +113,25 @@ export interface DeleteSessionResult {
   warnings?: string[];
 }
 
+export interface DisplayLocation {
+  line?: number | null;
+  path: string;
+}
+
 export interface DisplayMessage {
   content: Array<Record<string, unknown>>;
   messageId: string;
   role: "user" | "assistant";
+  toolCalls?: DisplayToolCall[] | null;
   turnId?: string | null;
+}
+
+/** A tool_use block of the history as its `tool_call` event announced it. */
+export interface DisplayToolCall {
+  kind: "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "other";
+  locations?: DisplayLocation[] | null;
+  title: string;
+  toolCallId: string;
 }
 
 export interface EditorStateParams {

@@ -345,6 +345,32 @@ test("a resumed session renders its history, tool results on their cards", () =>
   assert.equal(next.items.length, 5);
 });
 
+test("a resumed tool card shows the call as it was announced live: title, kind, places", () => {
+  const messages: DisplayMessage[] = [
+    {
+      messageId: "a1",
+      role: "assistant",
+      content: [
+        { type: "tool_use", id: "c1", name: "Read", input: { file_path: "app.py" } },
+        { type: "tool_use", id: "c2", name: "Bash", input: { command: "make" } },
+        { type: "tool_use", id: "c3", name: "Gone", input: {} },
+      ],
+      toolCalls: [
+        { toolCallId: "c1", kind: "read", title: "Read app.py", locations: [{ path: "/ws/app.py", line: null }] },
+        { toolCallId: "c2", kind: "execute", title: "make", locations: [{ path: "/ws", line: 3 }] },
+      ],
+    },
+  ];
+  const state = reduce(initialState(), { type: "session", sessionId: SESSION, messages });
+  const cards = state.items.flatMap((i) => (i.kind === "tool" ? [[i.title, i.toolKind, i.locations]] : []));
+  assert.deepEqual(cards, [
+    ["Read app.py", "read", [{ path: "/ws/app.py" }]],
+    ["make", "execute", [{ path: "/ws", line: 3 }]],
+    // A call the daemon did not announce (or an older daemon): its name, kind other.
+    ["Gone", "other", []],
+  ]);
+});
+
 /** A turn whose edits changed `app.py` twice and created `new.py`. */
 function editTurn(): AgentEvent[] {
   const edit = (id: string, path: string, oldText: string | undefined, newText: string) => [

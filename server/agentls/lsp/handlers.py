@@ -34,7 +34,7 @@ from agentls.permissions.asking import PermissionAnswer
 from agentls.permissions.rules import Rule, parse_rule
 from agentls.providers.catalog import ModelCatalog
 from agentls.sandbox import sandbox_status
-from agentls.session.display import DisplayHistory
+from agentls.session.display import DisplayHistory, display_calls
 from agentls.session.manager import SessionManager
 from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
@@ -243,7 +243,10 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
         self, p: api.GetMessagesParams, _client: Client
     ) -> api.GetMessagesResult:
         page, cursor = await self.manager.messages_before(p.session_id, p.before, p.limit)
-        return api.GetMessagesResult(messages=_display_messages(page), next_cursor=cursor)
+        return api.GetMessagesResult(
+            messages=_display_messages(page, self.manager.sessions.get(p.session_id)),
+            next_cursor=cursor,
+        )
 
     async def list_tasks(self, p: api.SessionParams, _client: Client) -> api.ListTasksResult:
         records = self.manager.get(p.session_id).tasks.records.values()
@@ -313,7 +316,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
         if attach:
             self.hub.attach(session.id, client)
         running = session.intake.queue.running
-        messages = _display_messages(display)
+        messages = _display_messages(display, session)
         plan = [
             api.PlanEntryParam(content=e.content, status=e.status, priority=e.priority)
             for e in session.data.plan
@@ -439,13 +442,18 @@ def _rule_of(info: api.PermissionRuleInfo, field: str) -> tuple[Rule, RulesScope
         raise InvalidParams(str(exc), {"field": field}) from exc
 
 
-def _display_messages(display: DisplayHistory) -> list[api.DisplayMessage]:
+def _display_messages(
+    display: DisplayHistory, session: AgentSession | None
+) -> list[api.DisplayMessage]:
+    """`display` on the wire; with `session` (open in this daemon), each reply's tool calls
+    as its tools announced them."""
     return [
         api.DisplayMessage(
             message_id=m.id,
             role=m.role,
             content=to_wire(list(m.content)),
             turn_id=display.turn_of(m),
+            tool_calls=display_calls(m, session.registry, session.cwd) if session else None,
         )
         for m in display.messages
     ]

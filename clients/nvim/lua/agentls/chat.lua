@@ -753,7 +753,7 @@ function Chat:on_turn_completed(event)
 end
 
 --- One message of a resumed history.
----@param message { role: string, content: table[], messageId?: string, turnId?: string }
+---@param message { role: string, content: table[], messageId?: string, turnId?: string, toolCalls?: table[] }
 function Chat:history(message)
   if message.role == "user" then
     self:on_message_completed({ role = "user", content = message.content, messageId = message.messageId })
@@ -769,11 +769,19 @@ function Chat:history(message)
     end
     return
   end
+  -- How each call was announced when it ran (DisplayMessage.toolCalls); an older daemon
+  -- sends none, and the title is then guessed from the block as the daemon would make it.
+  local announced = {}
+  if type(message.toolCalls) == "table" then
+    for _, call in ipairs(message.toolCalls) do announced[call.toolCallId] = call end
+  end
   for _, block in ipairs(message.content) do
     if block.type == "text" and block.text ~= "" then
       self:block_text(block.text)
     elseif block.type == "tool_use" then
-      self:on_tool_call({ toolCallId = block.id, name = block.name, title = lines.history_title(block), input = block.input })
+      local call = announced[block.id]
+      local title = call and type(call.title) == "string" and call.title or lines.history_title(block)
+      self:on_tool_call({ toolCallId = block.id, name = block.name, title = title, input = block.input })
       local plan = block.name == "ExitPlanMode" and type(block.input) == "table" and block.input.plan
       if type(plan) == "string" then self:plan_card(plan) end
     end

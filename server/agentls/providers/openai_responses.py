@@ -1,7 +1,7 @@
 """OpenAI's Responses API as a `Provider` (setting `openaiApi`).
 
 It wraps the Chat Completions provider, whose SDK client, model list and connection
-pool it shares, and streams `responses.create(stream=True)` instead. The SDK's
+pool it shares, and posts what `responses.create(stream=True)` would instead. The SDK's
 `responses.stream()` helper is not used: it rebuilds a snapshot of the whole response
 on every event (each text delta re-copies the text so far), raises its own RuntimeError
 and AssertionError on streams it finds inconsistent, and hides the HTTP response that
@@ -68,12 +68,7 @@ class OpenAIResponsesProvider:
             params = build_params(
                 request, supports_vision(request.model, self._vision), self._options
             )
-            # As for Chat Completions: the SDK's type-driven transform would walk every
-            # item on every call; these params are plain JSON, so the large lists go as is.
-            bulk = {key: params.pop(key) for key in ("input", "tools") if key in params}
-            events: openai.AsyncStream[Any] = await client.responses.create(
-                stream=True, extra_body=bulk, **params
-            )
+            events = await _open(client, params)
             fold.request_id = events.response.headers.get("x-request-id")
             async with events:
                 async for event in events:
@@ -97,3 +92,19 @@ class OpenAIResponsesProvider:
                 retryable=True,
                 request_id=fold.request_id,
             )
+
+
+async def _open(client: openai.AsyncOpenAI, params: dict[str, Any]) -> openai.AsyncStream[Any]:
+    # What `responses.create(stream=True, **params)` posts, through the same client `post`
+    # (credentials, headers, errors and streaming stay the SDK's), minus the SDK's
+    # type-driven walk of every input item (these params are plain JSON already) and its
+    # typed events (each event's JSON is read as it is, see responses_stream.py).
+    events: openai.AsyncStream[Any] = await client.post(
+        "/responses",
+        body={**params, "stream": True},
+        options={"security": {"bearer_auth": True}},
+        cast_to=openai.types.responses.Response,
+        stream=True,
+        stream_cls=openai.AsyncStream[object],
+    )
+    return events

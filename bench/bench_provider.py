@@ -129,6 +129,34 @@ async def _measure(reps: int) -> list[Row]:
     return rows
 
 
+async def _thread_cpu_per_call(name: str, size: int, reps: int) -> float:
+    """Median CPU of this thread per streamed call (the replay server's thread left out),
+    which a loaded machine disturbs far less than wall time."""
+    request = request_for(tool_history(size))
+    turns = [TURNS[name]("The host is localhost.") for _ in range(reps + 1)]
+    with ReplayServer(turns) as server:
+        provider = make_provider(name, server)
+        samples = []
+        try:
+            for _ in range(reps + 1):
+                start = time.thread_time()
+                await _provider_call(provider, request)
+                samples.append(time.thread_time() - start)
+        finally:
+            await provider.aclose()
+    return summarize(samples[1:]).median
+
+
+async def _cpu_rows(reps: int) -> list[Row]:
+    section = f"{SECTION}: one call's CPU (this thread)"
+    return [
+        Row(section, f"{name}: history {size}", cpu * 1000, "ms CPU")
+        for name in TURNS
+        for size in SIZES
+        for cpu in [await _thread_cpu_per_call(name, size, reps)]
+    ]
+
+
 SPLIT_HISTORY = 40
 
 
@@ -204,6 +232,7 @@ async def _anthropic_split(reps: int) -> list[Row]:
 
 
 def run(quick: bool) -> list[Row]:
-    """Per-call times of both SDK providers at two history sizes, and one call's split."""
+    """Per-call times and CPU of the SDK providers at two history sizes, and one call's split."""
     rows = asyncio.run(_measure(3 if quick else 8))
+    rows += asyncio.run(_cpu_rows(10 if quick else 30))
     return rows + asyncio.run(_anthropic_split(30 if quick else 100))

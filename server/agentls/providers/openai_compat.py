@@ -29,8 +29,9 @@ from agentls.providers.base import (
     redacted,
 )
 from agentls.providers.http_clients import SharedHttpClients, connection_key
+from agentls.providers.openai_body import ChatBody
 from agentls.providers.openai_errors import api_error, connection_error
-from agentls.providers.openai_request import PLACEHOLDER_API_KEY, RequestOptions, build_params
+from agentls.providers.openai_request import PLACEHOLDER_API_KEY, RequestOptions
 from agentls.providers.openai_stream import ChunkFold, watch_done
 
 # --- provider -----------------------------------------------------------------------
@@ -84,7 +85,7 @@ class OpenAIProvider:
     ) -> None:
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
-        self._options = options
+        self._body = ChatBody(options)
         http = None if client else _http(shared, connection_key("openai", base_url, api_key))
         self._client = client or _client(api_key, base_url, timeout, http)
         # A shared HTTP client (taken here, or under a given `client` with `owns_http`
@@ -147,7 +148,7 @@ class OpenAIProvider:
         request_id: str | None = None
         try:
             vision = supports_vision(request.model, self._vision)
-            chunks = await self._open(build_params(request, vision, self._options))
+            chunks = await self._open(self._body.encode(request, vision))
             request_id = chunks.response.headers.get("x-request-id")
             done = watch_done(chunks)
             async with chunks:
@@ -176,15 +177,17 @@ class OpenAIProvider:
         for out in fold.finish():
             yield out
 
-    async def _open(self, params: dict[str, Any]) -> openai.AsyncStream[Any]:
-        # What `chat.completions.create(stream=True, **params)` posts, through the same
-        # client `post` (credentials, headers, errors and streaming stay the SDK's), minus
-        # the SDK's type-driven walk of every message (about 230 µs a message: these
-        # params are plain JSON already) and its typed chunks (each chunk's JSON is read
-        # as it is, see openai_stream.py).
+    async def _open(self, body: bytes) -> openai.AsyncStream[Any]:
+        # What `chat.completions.create(stream=True, **build_params(...))` posts, through
+        # the same client `post` (credentials, headers, errors and streaming stay the
+        # SDK's), minus the SDK's type-driven walk of every message (about 230 µs a
+        # message), the conversion and encoding of the messages the last request already
+        # had (openai_body.py) and the typed chunks (each chunk's JSON is read as it is,
+        # see openai_stream.py).
         chunks: openai.AsyncStream[Any] = await self._client.post(
             "/chat/completions",
-            body={**params, "stream": True},
+            content=body,
+            options={"security": {"bearer_auth": True}},
             cast_to=openai.types.chat.ChatCompletion,
             stream=True,
             stream_cls=openai.AsyncStream[object],

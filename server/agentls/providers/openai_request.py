@@ -105,9 +105,9 @@ def message_params(request: ModelRequest) -> list[dict[str, Any]]:
         params.append({"role": "system", "content": system})
     for message in request.messages:
         if message.role == "assistant":
-            params += _assistant_params(message)
+            params += assistant_params(message)
         else:
-            params += _user_params(message)
+            params += user_params(message)
     return params
 
 
@@ -115,7 +115,8 @@ def _joined_text(message: Message) -> str:
     return "\n\n".join(b.text for b in message.content if isinstance(b, TextBlock) and b.text)
 
 
-def _assistant_params(message: Message) -> list[dict[str, Any]]:
+def assistant_params(message: Message) -> list[dict[str, Any]]:
+    """An assistant message: its text and its tool calls, or nothing when it has neither."""
     text = _joined_text(message)
     calls = [_tool_call_param(b) for b in message.content if isinstance(b, ToolUseBlock)]
     if not text and not calls:
@@ -137,7 +138,7 @@ def _tool_call_param(block: ToolUseBlock) -> dict[str, Any]:
     }
 
 
-def _user_params(message: Message) -> list[dict[str, Any]]:
+def user_params(message: Message) -> list[dict[str, Any]]:
     """Tool results first (they must directly follow the assistant's calls), then the rest.
 
     A tool message holds text only, so the images of tool results follow in one user

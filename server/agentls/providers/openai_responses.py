@@ -1,7 +1,7 @@
 """OpenAI's Responses API as a `Provider` (setting `openaiApi`).
 
 It wraps the Chat Completions provider, whose SDK client, model list and connection
-pool it shares, and streams `responses.create(stream=True)` instead. The SDK's
+pool it shares, and posts what `responses.create(stream=True)` would instead. The SDK's
 `responses.stream()` helper is not used: it rebuilds a snapshot of the whole response
 on every event (each text delta re-copies the text so far), raises its own RuntimeError
 and AssertionError on streams it finds inconsistent, and hides the HTTP response that
@@ -28,7 +28,8 @@ from agentls.providers.base import (
 )
 from agentls.providers.openai_compat import OpenAIProvider
 from agentls.providers.openai_errors import api_error, connection_error
-from agentls.providers.responses_request import ResponsesOptions, build_params
+from agentls.providers.responses_body import ResponsesBody
+from agentls.providers.responses_request import ResponsesOptions
 from agentls.providers.responses_stream import ResponseFold
 
 
@@ -46,7 +47,7 @@ class OpenAIResponsesProvider:
         self._chat = chat
         # The `vision` setting; None lets the model table decide for each request's model.
         self._vision = vision
-        self._options = options
+        self._body = ResponsesBody(options)
 
     @property
     def endpoint(self) -> str:
@@ -65,15 +66,8 @@ class OpenAIResponsesProvider:
         client = self._chat.client
         fold = ResponseFold()
         try:
-            params = build_params(
-                request, supports_vision(request.model, self._vision), self._options
-            )
-            # As for Chat Completions: the SDK's type-driven transform would walk every
-            # item on every call; these params are plain JSON, so the large lists go as is.
-            bulk = {key: params.pop(key) for key in ("input", "tools") if key in params}
-            events: openai.AsyncStream[Any] = await client.responses.create(
-                stream=True, extra_body=bulk, **params
-            )
+            body = self._body.encode(request, supports_vision(request.model, self._vision))
+            events = await _open(client, body)
             fold.request_id = events.response.headers.get("x-request-id")
             async with events:
                 async for event in events:
@@ -97,3 +91,20 @@ class OpenAIResponsesProvider:
                 retryable=True,
                 request_id=fold.request_id,
             )
+
+
+async def _open(client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[Any]:
+    # What `responses.create(stream=True, **build_params(...))` posts, through the same
+    # client `post` (credentials, headers, errors and streaming stay the SDK's), minus the
+    # SDK's type-driven walk of every input item, the conversion and encoding of the items
+    # the last request already had (responses_body.py) and the typed events (each event's
+    # JSON is read as it is, see responses_stream.py).
+    events: openai.AsyncStream[Any] = await client.post(
+        "/responses",
+        content=body,
+        options={"security": {"bearer_auth": True}},
+        cast_to=openai.types.responses.Response,
+        stream=True,
+        stream_cls=openai.AsyncStream[object],
+    )
+    return events

@@ -1,4 +1,4 @@
-"""Reading a Responses stream: its typed events folded into the provider's normalised ones.
+"""Reading a Responses stream: its events folded into the provider's normalised ones.
 
 Each output item (a reasoning item, a message, a function call) becomes one block, in
 the order the items come. Reasoning summary text streams as thinking, and the item's
@@ -7,6 +7,10 @@ block. A refusal streams as text (the user reads what the model said) and the st
 says `refusal`. The message stops at `response.completed` or `response.incomplete`; a
 `response.failed` or `error` event raises. A server that sends only the finished items
 (no deltas) still gives their whole text, arguments and summary.
+
+The events are read as parsed JSON (plain dicts): the SDK's typed events cost a
+`construct` of every nested object per event, and the fold reads only a few fields by
+name. The SDK's typed events are still read the same way (tests hold the two equal).
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ _THINKING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
 
 
+def _get(value: Any, name: str, default: Any = None) -> Any:
+    """A field of an event or of a part of one: parsed JSON (plain dicts), or the SDK's
+    typed objects. A field present as null reads as `default`, like a missing one."""
+    found = value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+    return default if found is None else found
+
+
 @dataclass(slots=True)
 class _Item:
     """One output item's block: its kind and whether any of its content was streamed."""
@@ -58,34 +69,34 @@ class ResponseFold:
 
     def feed(self, event: Any) -> list[StreamEvent]:
         """The normalised events for one stream event; raises ProviderError on a failure."""
-        kind = getattr(event, "type", None)
+        kind = _get(event, "type", None)
         if self.stopped or not isinstance(kind, str):
             return []
         if kind == "response.output_item.added":
-            return self._on_added(event.output_index, event.item)
+            return self._on_added(_get(event, "output_index"), _get(event, "item"))
         if kind in _TEXT_DELTAS:
             self.refused = self.refused or kind == "response.refusal.delta"
-            item = self._item(event.output_index, "message")
+            item = self._item(_get(event, "output_index"), "message")
             item.streamed = True
-            return [TextDelta(item.block, event.delta)] if event.delta else []
+            return [TextDelta(item.block, _get(event, "delta"))] if _get(event, "delta") else []
         if kind in _THINKING_DELTAS:
             return self._on_thinking(event)
         if kind == "response.function_call_arguments.delta":
-            call = self.items.get(event.output_index)
-            if call is None or call.kind != "function_call" or not event.delta:
+            call = self.items.get(_get(event, "output_index"))
+            if call is None or call.kind != "function_call" or not _get(event, "delta"):
                 return []
             call.streamed = True
-            return [ToolInputDelta(call.block, event.delta)]
+            return [ToolInputDelta(call.block, _get(event, "delta"))]
         if kind == "response.output_item.done":
-            return self._on_done(event.output_index, event.item)
+            return self._on_done(_get(event, "output_index"), _get(event, "item"))
         if kind in ("response.completed", "response.incomplete"):
-            return self._on_end(event.response)
+            return self._on_end(_get(event, "response"))
         if kind == "response.failed":
-            error = getattr(event.response, "error", None)
-            code, message = getattr(error, "code", None), getattr(error, "message", "")
+            error = _get(_get(event, "response"), "error", None)
+            code, message = _get(error, "code", None), _get(error, "message", "")
             raise stream_failure(code, message, self.request_id, source="response.failed")
         if kind == "error":
-            code, message = getattr(event, "code", None), getattr(event, "message", "")
+            code, message = _get(event, "code", None), _get(event, "message", "")
             raise stream_failure(code, message, self.request_id, source="stream error")
         return []
 
@@ -98,7 +109,7 @@ class ResponseFold:
         return item
 
     def _on_added(self, output_index: int, item: Any) -> list[StreamEvent]:
-        kind = getattr(item, "type", None)
+        kind = _get(item, "type", None)
         if kind in ("message", "reasoning"):
             self._item(output_index, kind)
             return []
@@ -109,21 +120,21 @@ class ResponseFold:
     def _start_call(self, output_index: int, item: Any) -> list[StreamEvent]:
         block = self._item(output_index, "function_call").block
         self.calls += 1
-        call_id = getattr(item, "call_id", None) or new_id("call")
-        return [ToolUseStart(block, call_id, str(getattr(item, "name", "")))]
+        call_id = _get(item, "call_id", None) or new_id("call")
+        return [ToolUseStart(block, call_id, str(_get(item, "name", "")))]
 
     def _on_thinking(self, event: Any) -> list[StreamEvent]:
-        item = self._item(event.output_index, "reasoning")
-        if not event.delta:
+        item = self._item(_get(event, "output_index"), "reasoning")
+        if not _get(event, "delta"):
             return []
         # Summary parts are paragraphs of their own.
-        part = getattr(event, "summary_index", item.summary_index)
+        part = _get(event, "summary_index", item.summary_index)
         gap = "\n\n" if item.streamed and part != item.summary_index else ""
         item.summary_index, item.streamed = part, True
-        return [ThinkingDelta(item.block, gap + event.delta)]
+        return [ThinkingDelta(item.block, gap + _get(event, "delta"))]
 
     def _on_done(self, output_index: int, item: Any) -> list[StreamEvent]:
-        kind = getattr(item, "type", None)
+        kind = _get(item, "type", None)
         out: list[StreamEvent] = []
         if kind == "function_call" and output_index not in self.items:
             out += self._start_call(output_index, item)
@@ -133,7 +144,7 @@ class ResponseFold:
         if not known.streamed:
             out += _unstreamed_content(known.block, item)
             self.refused = self.refused or _has_refusal(item)
-        encrypted = getattr(item, "encrypted_content", None) if kind == "reasoning" else None
+        encrypted = _get(item, "encrypted_content", None) if kind == "reasoning" else None
         if encrypted:
             out.append(EncryptedReasoning(known.block, encrypted))
         if known.block in self.open_blocks:
@@ -145,11 +156,11 @@ class ResponseFold:
         self.stopped = True
         out: list[StreamEvent] = [BlockStop(b) for b in self.open_blocks]
         self.open_blocks.clear()
-        usage = getattr(response, "usage", None)
+        usage = _get(response, "usage", None)
         if usage is not None:
             out.append(UsageUpdate(usage_from(usage)))
-        details = getattr(response, "incomplete_details", None)
-        out.append(MessageStop(self.stop_reason(getattr(details, "reason", None))))
+        details = _get(response, "incomplete_details", None)
+        out.append(MessageStop(self.stop_reason(_get(details, "reason", None))))
         return out
 
     def stop_reason(self, incomplete: str | None) -> StopReason:
@@ -163,45 +174,45 @@ class ResponseFold:
 
 def _unstreamed_content(block: int, item: Any) -> list[StreamEvent]:
     """A finished item's content when none of it came as deltas."""
-    kind = getattr(item, "type", None)
+    kind = _get(item, "type", None)
     if kind == "function_call":
-        arguments = getattr(item, "arguments", "")
+        arguments = _get(item, "arguments", "")
         return [ToolInputDelta(block, arguments)] if arguments else []
     if kind == "reasoning":
-        parts = [getattr(p, "text", "") for p in getattr(item, "summary", None) or ()]
-        parts += [getattr(p, "text", "") for p in getattr(item, "content", None) or ()]
+        parts = [_get(p, "text", "") for p in _get(item, "summary", None) or ()]
+        parts += [_get(p, "text", "") for p in _get(item, "content", None) or ()]
         text = "\n\n".join(p for p in parts if p)
         return [ThinkingDelta(block, text)] if text else []
     if kind == "message":
-        texts = [_part_text(p) for p in getattr(item, "content", None) or ()]
+        texts = [_part_text(p) for p in _get(item, "content", None) or ()]
         text = "".join(t for t in texts if t)
         return [TextDelta(block, text)] if text else []
     return []
 
 
 def _part_text(part: Any) -> str:
-    if getattr(part, "type", None) == "refusal":
-        return str(getattr(part, "refusal", ""))
-    return str(getattr(part, "text", ""))
+    if _get(part, "type", None) == "refusal":
+        return str(_get(part, "refusal", ""))
+    return str(_get(part, "text", ""))
 
 
 def _has_refusal(item: Any) -> bool:
-    parts = getattr(item, "content", None) or ()
-    return getattr(item, "type", None) == "message" and any(
-        getattr(p, "type", None) == "refusal" for p in parts
+    parts = _get(item, "content", None) or ()
+    return _get(item, "type", None) == "message" and any(
+        _get(p, "type", None) == "refusal" for p in parts
     )
 
 
 def usage_from(usage: Any) -> Usage:
     """Our usage from a ResponseUsage: cached (and cache-written) input split out; output
     tokens include the reasoning tokens, which are billed as output."""
-    details = getattr(usage, "input_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
-    written = getattr(details, "cache_write_tokens", None) or 0
-    total_input = getattr(usage, "input_tokens", None) or 0
+    details = _get(usage, "input_tokens_details", None)
+    cached = _get(details, "cached_tokens", None) or 0
+    written = _get(details, "cache_write_tokens", None) or 0
+    total_input = _get(usage, "input_tokens", None) or 0
     return Usage(
         input_tokens=max(0, total_input - cached - written),
-        output_tokens=getattr(usage, "output_tokens", None) or 0,
+        output_tokens=_get(usage, "output_tokens", None) or 0,
         cache_read_tokens=cached,
         cache_write_tokens=written,
     )

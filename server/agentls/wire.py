@@ -77,8 +77,6 @@ def event_payload(envelope: SessionEvent) -> dict[str, Any]:
     return payload
 
 
-# How an encoded event goes out: its session, its params as JSON text, and the envelope.
-EncodedDeliver = Callable[[str, str, SessionEvent], None]
 # The envelope's keys: an event field of the same name (TurnStarted's `turn_id`) takes the
 # key's place in the dict, so such events are written from the dict itself.
 _ENVELOPE_KEYS = frozenset({"sessionId", "seq", "turnId", "parentToolCallId", "agentId"})
@@ -156,15 +154,6 @@ def event_json(envelope: SessionEvent) -> str:
         elif item is not None:
             text += key + dumps(item if item.__class__ in _PLAIN else to_wire(item))
     return text + "}"
-
-
-def encoded_sink(deliver: EncodedDeliver) -> Callable[[SessionEvent], None]:
-    """An event sink for a front end that sends `agent/event` params as JSON text."""
-
-    def sink(envelope: SessionEvent) -> None:
-        deliver(envelope.session_id, event_json(envelope), envelope)
-
-    return sink
 
 
 def json_sink(deliver: Callable[[dict[str, Any]], None]) -> Callable[[SessionEvent], None]:

@@ -10,9 +10,11 @@ from typing import Any
 import anthropic
 import pytest
 
+from agentls.events import SessionEvent, TextDeltaEvent
 from agentls.lsp.hub import Hub
 from agentls.lsp.server import build_server
 from agentls.providers.http_clients import connection_key
+from agentls.wire import event_json
 
 
 async def _closed(hub: Hub, session_id: str) -> bool:
@@ -108,3 +110,41 @@ async def test_the_daemons_end_closes_the_http_clients_its_sessions_shared(
     assert client is not None and len(shared) == 1
     await hub.close_all()
     assert client.is_closed and len(shared) == 0
+
+
+class _Window:
+    """A connection that keeps the `agent/event` params it is sent."""
+
+    shared = True
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def send_event(self, payload: dict[str, Any]) -> None:
+        self.sent.append(json.dumps(payload))
+
+    def send_event_json(self, params: str, envelope: Any) -> None:
+        self.sent.append(params)
+
+
+def test_the_event_sink_writes_an_event_once_for_its_windows_and_not_for_none() -> None:
+    hub = Hub()
+    written: list[SessionEvent] = []
+
+    def encode(envelope: SessionEvent) -> str:
+        written.append(envelope)
+        return event_json(envelope)
+
+    sink = hub.event_sink(encode)
+    first = SessionEvent("sess_1", 1, "turn_1", TextDeltaEvent("msg_1", "a"))
+    sink(first)  # nobody sees the session: nothing is written
+    assert written == []
+    windows = [_Window(), _Window()]
+    for window in windows:
+        hub.attach("sess_1", window)
+    second = SessionEvent("sess_1", 2, "turn_1", TextDeltaEvent("msg_1", "b"))
+    sink(second)
+    assert written == [second]
+    expected = event_json(second)
+    assert [window.sent for window in windows] == [[expected], [expected]]
+    assert json.loads(expected)["text"] == "b"

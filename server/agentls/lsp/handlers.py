@@ -40,7 +40,7 @@ from agentls.session.rewind import rewind, turn_diff
 from agentls.session.session import AgentSession
 from agentls.session.slash import submit_message
 from agentls.session.turn import Submission
-from agentls.wire import encoded_sink, to_wire
+from agentls.wire import event_json, to_wire
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
@@ -54,7 +54,7 @@ class AgentHandlers(WorktreeHandlers, InlineEditHandlers, McpHandlers):
 
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
-        self.manager = SessionManager(encoded_sink(hub.deliver_json))
+        self.manager = SessionManager(hub.event_sink(event_json))
         self._table: dict[str, Handler] = {
             name: getattr(self, m.handler) for name, m in methods.REQUESTS.items()
         }

@@ -113,13 +113,25 @@ class Hub:
             except Exception:
                 log.exception("an event of session %s was not delivered", payload["sessionId"])
 
-    def deliver_json(self, session_id: str, params: str, envelope: Any) -> None:
-        """Send one session event, written once as JSON text, to every attached connection."""
-        for connection in self.attached.get(session_id, ()):
-            try:
-                connection.send_event_json(params, envelope)
-            except Exception:
-                log.exception("an event of session %s was not delivered", session_id)
+    def event_sink(self, encode: Callable[[Any], str]) -> Callable[[Any], None]:
+        """The sessions' event sink: each event (a SessionEvent) written once as JSON text
+        by `encode` (agentls.wire.event_json) and sent to every connection attached to its
+        session; not written at all while none is. One call per event, every streamed
+        delta's: the sink does the writing and the delivering itself."""
+        attached = self.attached
+
+        def sink(envelope: Any) -> None:
+            connections = attached.get(envelope.session_id)
+            if not connections:
+                return
+            params = encode(envelope)
+            for connection in connections:
+                try:
+                    connection.send_event_json(params, envelope)
+                except Exception:
+                    log.exception("an event of session %s was not delivered", envelope.session_id)
+
+        return sink
 
     def attach(self, session_id: str, connection: Connection) -> None:
         """Let `connection` see the session's events from now on."""

@@ -34,14 +34,17 @@ class ModelRequest:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+# The stream's deltas, thousands a reply, are the one kind built without frozen=True: a
+# frozen dataclass sets each field through object.__setattr__, which made building one
+# about three times dearer (~1 µs); nothing changes them after they are built either way.
+@dataclass(slots=True)
 class TextDelta:
     index: int
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ThinkingDelta:
     index: int
     text: str

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentls.images import without_images
-from agentls.messages import Message, ToolSpec
+from agentls.messages import Message
 from agentls.providers.anthropic_request import (
     block_param,
     mark_cache_breakpoint,
@@ -24,6 +24,7 @@ from agentls.providers.anthropic_request import (
     tool_params,
 )
 from agentls.providers.base import ModelRequest
+from agentls.providers.history_json import EncodedTools
 
 
 def _dumps(value: Any) -> str:
@@ -51,8 +52,7 @@ class RequestBody:
         # The JSON of each message without a cache breakpoint; None for one the API would
         # reject as empty (it is left out).
         self._encoded: list[str | None] = []
-        self._tools: list[ToolSpec] = []
-        self._tools_json = ""
+        self._tools = EncodedTools(tool_params, _dumps)
         # The system prompt's two parts and their JSON (None: no system field).
         self._system: tuple[str, str] = ("", "")
         self._system_json: str | None = None
@@ -77,7 +77,7 @@ class RequestBody:
         if system is not None:
             parts.append(f'"system": {system}')
         if request.tools:
-            parts.append(f'"tools": {self._tools_json_for(request.tools)}')
+            parts.append(f'"tools": {self._tools.json_of(request.tools)}')
             if request.tool_choice == "none":
                 parts.append('"tool_choice": {"type": "none"}')
         if request.thinking_budget:
@@ -129,12 +129,3 @@ class RequestBody:
             system = system_params(static, dynamic)
             self._system_json = _dumps(system) if system else None
         return self._system_json
-
-    def _tools_json_for(self, tools: Sequence[ToolSpec]) -> str:
-        # The registry hands out the same spec objects on every call.
-        if len(tools) != len(self._tools) or any(
-            a is not b for a, b in zip(tools, self._tools, strict=True)
-        ):
-            self._tools = list(tools)
-            self._tools_json = _dumps(tool_params(tools))
-        return self._tools_json

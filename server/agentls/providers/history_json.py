@@ -4,15 +4,17 @@ An agent loop resends the whole history on every call. The OpenAI request bodies
 (openai_body.py, responses_body.py) keep each message's encoded API form here and reuse
 it while the next request's history holds the same frozen `Message` object at the same
 place, so only the new tail is converted. It serves APIs where a message's API form
-depends on that message alone, whatever comes before or after it.
+depends on that message alone, whatever comes before or after it. The tools' JSON is kept
+the same way by all three request bodies (anthropic_body.py too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from agentls.images import without_images
-from agentls.messages import Message
+from agentls.messages import Message, ToolSpec
 
 
 class EncodedHistory:
@@ -55,3 +57,22 @@ class EncodedHistory:
                 (seen,) = without_images([message], blind_model)
             self._encoded.append(self._encode(seen))
         return self._encoded
+
+
+class EncodedTools:
+    """The tools' JSON, encoded again only when the registry hands out other specs (it
+    hands out the same spec objects on every call of a session)."""
+
+    def __init__(self, params: Callable[[Sequence[ToolSpec]], Any], dumps: Callable[[Any], str]):
+        self._params = params
+        self._dumps = dumps
+        self._tools: list[ToolSpec] = []
+        self._json = ""
+
+    def json_of(self, tools: Sequence[ToolSpec]) -> str:
+        if len(tools) != len(self._tools) or any(
+            a is not b for a, b in zip(tools, self._tools, strict=True)
+        ):
+            self._tools = list(tools)
+            self._json = self._dumps(self._params(tools))
+        return self._json

@@ -13,12 +13,11 @@ it. The body is what `build_params` gives plus `"stream": true`, equal once pars
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from agentls.messages import Message, ToolSpec
+from agentls.messages import Message
 from agentls.providers.base import ModelRequest
-from agentls.providers.history_json import EncodedHistory
+from agentls.providers.history_json import EncodedHistory, EncodedTools
 from agentls.providers.openai_request import (
     RequestOptions,
     assistant_params,
@@ -49,8 +48,7 @@ class ChatBody:
     def __init__(self, options: RequestOptions = RequestOptions()) -> None:
         self._options = options
         self._history = EncodedHistory(_message_json)
-        self._tools: list[ToolSpec] = []
-        self._tools_json = ""
+        self._tools = EncodedTools(tool_params, _dumps)
         self._system: tuple[str, str] = ("", "")
         self._system_json = ""
 
@@ -76,7 +74,7 @@ class ChatBody:
         if options.reasoning_effort and reasoning:
             parts.append(f'"reasoning_effort": {_dumps(options.reasoning_effort)}')
         if request.tools:
-            parts.append(f'"tools": {self._tools_json_for(request.tools)}')
+            parts.append(f'"tools": {self._tools.json_of(request.tools)}')
             if request.tool_choice == "none":
                 parts.append('"tool_choice": "none"')
         parts.append('"stream": true')
@@ -94,12 +92,3 @@ class ChatBody:
             system = "\n\n".join(p for p in (static, dynamic) if p)
             self._system_json = _dumps({"role": "system", "content": system}) if system else ""
         return self._system_json
-
-    def _tools_json_for(self, tools: Sequence[ToolSpec]) -> str:
-        # The registry hands out the same spec objects on every call.
-        if len(tools) != len(self._tools) or any(
-            a is not b for a, b in zip(tools, self._tools, strict=True)
-        ):
-            self._tools = list(tools)
-            self._tools_json = _dumps(tool_params(tools))
-        return self._tools_json

@@ -11,12 +11,11 @@ the reference.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from agentls.messages import Message, ToolSpec
+from agentls.messages import Message
 from agentls.providers.base import ModelRequest
-from agentls.providers.history_json import EncodedHistory
+from agentls.providers.history_json import EncodedHistory, EncodedTools
 from agentls.providers.responses_request import (
     ENCRYPTED_REASONING,
     ResponsesOptions,
@@ -41,8 +40,7 @@ class ResponsesBody:
     def __init__(self, options: ResponsesOptions = ResponsesOptions()) -> None:
         self._options = options
         self._history = EncodedHistory(_message_json)
-        self._tools: list[ToolSpec] = []
-        self._tools_json = ""
+        self._tools = EncodedTools(tool_params, _dumps)
 
     @property
     def reused(self) -> int:
@@ -68,17 +66,8 @@ class ResponsesBody:
             parts.append(f'"reasoning": {_dumps(reasoning)}')
             parts.append(f'"include": {_dumps([ENCRYPTED_REASONING])}')
         if request.tools:
-            parts.append(f'"tools": {self._tools_json_for(request.tools)}')
+            parts.append(f'"tools": {self._tools.json_of(request.tools)}')
             if request.tool_choice == "none":
                 parts.append('"tool_choice": "none"')
         parts.append('"stream": true')
         return ("{" + ", ".join(parts) + "}").encode()
-
-    def _tools_json_for(self, tools: Sequence[ToolSpec]) -> str:
-        # The registry hands out the same spec objects on every call.
-        if len(tools) != len(self._tools) or any(
-            a is not b for a, b in zip(tools, self._tools, strict=True)
-        ):
-            self._tools = list(tools)
-            self._tools_json = _dumps(tool_params(tools))
-        return self._tools_json

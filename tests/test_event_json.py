@@ -8,7 +8,6 @@ from typing import cast
 
 import pytest
 
-from agentls import wire
 from agentls.events import (
     PLAN_OPTIONS,
     AvailableCommands,
@@ -85,18 +84,3 @@ def test_a_delta_whose_text_is_not_text_is_written_field_by_field() -> None:
     envelope = SessionEvent("sess_1", 1, "turn_1", odd)
     assert event_json(envelope) == dumps(event_payload(envelope))
     assert "text" not in json.loads(event_json(envelope))
-
-
-def test_a_turns_own_deltas_are_written_without_the_general_field_readers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The deltas, most of a turn's events, have their own template: reading them through
-    the general text-event path (attrgetter, map) cost twice as much per delta."""
-
-    def no_general_path(cls: type) -> None:
-        raise AssertionError(f"{cls.__name__} went through the general path")
-
-    monkeypatch.setattr(wire, "_text_event", no_general_path)
-    for event in (TextDeltaEvent("msg_1", ODD_TEXT), ThinkingDeltaEvent("msg_2", "hmm")):
-        envelope = SessionEvent("sess_1", 7, "turn_1", event)
-        assert json.loads(event_json(envelope)) == event_payload(envelope)

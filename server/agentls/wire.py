@@ -14,9 +14,9 @@ from collections.abc import Callable
 from functools import cache
 from json.encoder import encode_basestring_ascii
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any
 
-from agentls.events import SessionEvent, TextDeltaEvent, ThinkingDeltaEvent
+from agentls.events import SessionEvent
 from agentls.json_compact import dumps
 
 
@@ -121,29 +121,10 @@ def _is_text(annotation: object) -> bool:
     return annotation == "str" or annotation.startswith("Literal[")
 
 
-# The streamed deltas, most of a turn's events, as a turn's own events (a turnId, no agent)
-# are: their two texts read by name and their `type`, the class's constant, written in.
-# (The general text-event path reads them through attrgetter and map: twice the cost.)
-_DELTA_HEAD = '{"sessionId":%s,"seq":%d,"turnId":%s,"messageId":%s,"text":%s,"type":'
-_DELTA_JSON: dict[type, str] = {
-    cls: _DELTA_HEAD + encode_basestring_ascii(cls("", "").type) + "}"
-    for cls in (TextDeltaEvent, ThinkingDeltaEvent)
-}
-
-
 def event_json(envelope: SessionEvent) -> str:
     """`event_payload(envelope)` as compact JSON text (the same text, character for character)."""
     event = envelope.event
     kind: type = event.__class__
-    delta = _DELTA_JSON.get(kind)
-    if delta is not None and envelope.turn_id is not None and envelope.agent_id is None:
-        encode = encode_basestring_ascii
-        texts = cast(TextDeltaEvent | ThinkingDeltaEvent, event)
-        try:
-            stamp = (encode(envelope.session_id), envelope.seq, encode(envelope.turn_id))
-            return delta % (*stamp, encode(texts.message_id), encode(texts.text))
-        except TypeError:
-            pass  # not text after all: written field by field below
     text_event = _text_event(kind)
     if text_event is not None and envelope.turn_id is not None and envelope.agent_id is None:
         values, template = text_event

@@ -148,7 +148,12 @@ class OpenAIProvider:
         request_id: str | None = None
         try:
             vision = supports_vision(request.model, self._vision)
-            chunks = await self._open(self._body.encode(request, vision))
+            chunks = await post_stream(
+                self._client,
+                "/chat/completions",
+                self._body.encode(request, vision),
+                openai.types.chat.ChatCompletion,
+            )
             request_id = chunks.response.headers.get("x-request-id")
             done = watch_done(chunks)
             async with chunks:
@@ -177,22 +182,25 @@ class OpenAIProvider:
         for out in fold.finish():
             yield out
 
-    async def _open(self, body: bytes) -> openai.AsyncStream[Any]:
-        # What `chat.completions.create(stream=True, **build_params(...))` posts, through
-        # the same client `post` (credentials, headers, errors and streaming stay the
-        # SDK's), minus the SDK's type-driven walk of every message (about 230 µs a
-        # message), the conversion and encoding of the messages the last request already
-        # had (openai_body.py) and the typed chunks (each chunk's JSON is read as it is,
-        # see openai_stream.py).
-        chunks: openai.AsyncStream[Any] = await self._client.post(
-            "/chat/completions",
-            content=body,
-            options={"security": {"bearer_auth": True}},
-            cast_to=openai.types.chat.ChatCompletion,
-            stream=True,
-            stream_cls=openai.AsyncStream[object],
-        )
-        return chunks
-
     def _redacted(self, error: ProviderError) -> ProviderError:
         return redacted(error, self._client.api_key)
+
+
+async def post_stream(
+    client: openai.AsyncOpenAI, path: str, body: bytes, cast_to: type[Any]
+) -> openai.AsyncStream[Any]:
+    """Stream what the SDK's `create(stream=True, ...)` would post to `path` (Chat
+    Completions, Responses), through the same client `post`: credentials, headers, errors
+    and streaming stay the SDK's. Skipped: its type-driven walk of every message (about
+    230 µs a message), converting and encoding again what the last request already had
+    (openai_body.py, responses_body.py) and typed events (each event's JSON is read as it
+    is: openai_stream.py, responses_stream.py)."""
+    stream: openai.AsyncStream[Any] = await client.post(
+        path,
+        content=body,
+        options={"security": {"bearer_auth": True}},
+        cast_to=cast_to,
+        stream=True,
+        stream_cls=openai.AsyncStream[object],
+    )
+    return stream

@@ -12,7 +12,6 @@ off and the loop retries with the classification made here.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import openai
 
@@ -26,7 +25,7 @@ from agentls.providers.base import (
     malformed_stream,
     redacted,
 )
-from agentls.providers.openai_compat import OpenAIProvider
+from agentls.providers.openai_compat import OpenAIProvider, post_stream
 from agentls.providers.openai_errors import api_error, connection_error
 from agentls.providers.responses_body import ResponsesBody
 from agentls.providers.responses_request import ResponsesOptions
@@ -67,7 +66,7 @@ class OpenAIResponsesProvider:
         fold = ResponseFold()
         try:
             body = self._body.encode(request, supports_vision(request.model, self._vision))
-            events = await _open(client, body)
+            events = await post_stream(client, "/responses", body, openai.types.responses.Response)
             fold.request_id = events.response.headers.get("x-request-id")
             async with events:
                 async for event in events:
@@ -91,20 +90,3 @@ class OpenAIResponsesProvider:
                 retryable=True,
                 request_id=fold.request_id,
             )
-
-
-async def _open(client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[Any]:
-    # What `responses.create(stream=True, **build_params(...))` posts, through the same
-    # client `post` (credentials, headers, errors and streaming stay the SDK's), minus the
-    # SDK's type-driven walk of every input item, the conversion and encoding of the items
-    # the last request already had (responses_body.py) and the typed events (each event's
-    # JSON is read as it is, see responses_stream.py).
-    events: openai.AsyncStream[Any] = await client.post(
-        "/responses",
-        content=body,
-        options={"security": {"bearer_auth": True}},
-        cast_to=openai.types.responses.Response,
-        stream=True,
-        stream_cls=openai.AsyncStream[object],
-    )
-    return events

@@ -47,8 +47,15 @@ SECTION = "1 startup"
 INIT_LABEL = "daemon spawn → initialize response"  # in process: `--stdio --no-daemon`
 RELAY_COLD_LABEL = "relay spawn → initialize, daemon not up"
 RELAY_WARM_LABEL = "relay spawn → initialize, daemon up"
-# What an editor starts: `agentls --stdio`, relayed to the warm daemon.
-RELAY = [PYTHON, "-m", "agentls", "--stdio"]
+RELAY_VSCODE_LABEL = "relay, daemon up: VS Code's python -P -c …"
+RELAY_RUNPY_LABEL = "relay, daemon up: python -m agentls --stdio"
+# What editors start, relayed to the warm daemon: Neovim's `agentls --stdio` (the console
+# script, run here by the interpreter its first line names) and the VS Code extension's
+# launch line (clients/vscode/src/launch.ts); `-m agentls` for comparison (runpy first).
+RELAY_RUNPY = [PYTHON, "-m", "agentls", "--stdio"]
+CONSOLE_SCRIPT = Path(PYTHON).parent / "agentls"
+RELAY = [PYTHON, str(CONSOLE_SCRIPT), "--stdio"] if CONSOLE_SCRIPT.is_file() else RELAY_RUNPY
+RELAY_VSCODE = [PYTHON, "-P", "-c", "from agentls.cli import console; console()"]
 # Before editors attached to the warm daemon (issue 28): each spawned its own, in process.
 PREVIOUS_IN_PROCESS = "0.9 s before (issue 28)"
 CORE_LABEL = "daemon spawn → core ready (listSessions answered)"
@@ -215,8 +222,8 @@ class RelayProbes:
         core = _after_initialized("agent/listSessions", {})
         return time_initialize(self.env, self.workspace, core, RELAY, timed_to=1)
 
-    def warm(self) -> float:
-        return time_initialize(self.env, self.workspace, command=RELAY)
+    def warm(self, command: list[str] = RELAY) -> float:
+        return time_initialize(self.env, self.workspace, command=command)
 
     def stop(self) -> None:
         from agentls.warm_stop import daemon_pid
@@ -310,12 +317,15 @@ def run(quick: bool) -> list[Row]:
         # Cold before warm: each round's warm probe meets the daemon its cold one started.
         probes[RELAY_COLD_LABEL] = relay.cold
         probes[RELAY_WARM_LABEL] = relay.warm
+        probes[RELAY_VSCODE_LABEL] = lambda: relay.warm(RELAY_VSCODE)
+        probes[RELAY_RUNPY_LABEL] = lambda: relay.warm(RELAY_RUNPY)
         try:
             samples = _interleaved(probes, spawns, warm=not quick)
         finally:
             relay.close()
+        notes = {INIT_LABEL: PREVIOUS_IN_PROCESS, RELAY_WARM_LABEL: _console_script_note()}
         for label, values in samples.items():
-            note = PREVIOUS_IN_PROCESS if label == INIT_LABEL else ""
+            note = notes.get(label, "")
             rows += timing_rows(SECTION, label, values, note)
         rows += _ratio_rows(samples)
         rows += _relay_rows(samples)
@@ -337,6 +347,15 @@ def run(quick: bool) -> list[Row]:
         note = f"{note}; SDK preload imported {when} (under -X importtime)"
         rows.append(Row(SECTION, "loaded after initialized, no session", _loaded(later), note=note))
     return rows
+
+
+def _console_script_note() -> str:
+    """What the console script costs beyond `-c`: the pip that wrote it decides (older
+    ones import re to trim argv[0], some milliseconds of enum and functools)."""
+    if RELAY is RELAY_RUNPY:
+        return "no console script beside the interpreter: timed as python -m agentls"
+    imports_re = "import re" in CONSOLE_SCRIPT.read_text(errors="replace")
+    return "Neovim's agentls --stdio" + ("; its script imports re" if imports_re else "")
 
 
 def _floor_probe(code: str, env: dict[str, str]) -> Callable[[], float]:
@@ -399,10 +418,14 @@ def _relay_rows(samples: dict[str, list[float]]) -> list[Row]:
     here = summarize(samples[INIT_LABEL]).median
     warm = summarize(samples[RELAY_WARM_LABEL]).median
     cold = summarize(samples[RELAY_COLD_LABEL]).median
+    vscode = summarize(samples[RELAY_VSCODE_LABEL]).median
+    runpy = summarize(samples[RELAY_RUNPY_LABEL]).median
     return [
         Row(SECTION, "ratio in process / relay, daemon up", here / warm, "x", "medians"),
         Row(SECTION, "ratio in process / relay, daemon not up", here / cold, "x", "medians"),
+        Row(SECTION, "ratio -m agentls / VS Code's launch", runpy / vscode, "x", "medians"),
         Row(SECTION, "target relay, daemon up ≤ 50 ms (median)", _verdict(warm <= 0.05)),
+        Row(SECTION, "target VS Code's relay, daemon up ≤ 50 ms", _verdict(vscode <= 0.05)),
         Row(SECTION, "target relay, daemon not up ≤ 0.5 s (median)", _verdict(cold <= 0.5)),
     ]
 

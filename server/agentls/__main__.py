@@ -1,7 +1,5 @@
 """`python -m agentls` runs the console script."""
 
-import sys
+from agentls.cli import console
 
-from agentls.cli import main
-
-sys.exit(main())
+console()

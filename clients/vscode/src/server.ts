@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import * as vscode from "vscode";
 
+import { DAEMON_ARGS } from "./launch";
 import { readSettings } from "./settings";
 
 const run = promisify(execFile);
@@ -33,7 +34,7 @@ export async function serverCommand(extensionPath: string): Promise<ServerComman
     const bin = path.join(bundled, "bin", `cp${version.join("")}`);
     env.PYTHONPATH = [bin, path.join(bundled, "libs")].join(path.delimiter);
   }
-  return { command: python, args: ["-m", "agentls"], env };
+  return { command: python, args: [...DAEMON_ARGS], env };
 }
 
 /** The Python versions the bundled daemon was built for; null when none is bundled. */

@@ -55,7 +55,7 @@ RELAY_RUNPY_LABEL = "relay, daemon up: python -m agentls --stdio"
 RELAY_RUNPY = [PYTHON, "-m", "agentls", "--stdio"]
 CONSOLE_SCRIPT = Path(PYTHON).parent / "agentls"
 RELAY = [PYTHON, str(CONSOLE_SCRIPT), "--stdio"] if CONSOLE_SCRIPT.is_file() else RELAY_RUNPY
-RELAY_VSCODE = [PYTHON, "-P", "-c", "from agentls.cli import console; console()"]
+RELAY_VSCODE = [PYTHON, "-P", "-c", "import sys; from agentls.cli import main; sys.exit(main())"]
 # Before editors attached to the warm daemon (issue 28): each spawned its own, in process.
 PREVIOUS_IN_PROCESS = "0.9 s before (issue 28)"
 CORE_LABEL = "daemon spawn → core ready (listSessions answered)"

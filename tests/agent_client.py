@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-from agentls.lsp.server import json_converter
+from agentls.lsp.converter import json_converter
 
 Event = dict[str, Any]
 

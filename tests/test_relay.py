@@ -377,8 +377,9 @@ def test_the_early_initialize_answer_is_the_servers(capabilities: dict[str, Any]
     # server says to the same client.
     from lsprotocol import types as lsp
 
+    from agentls.lsp.converter import json_converter
     from agentls.lsp.early import initialize_response
-    from agentls.lsp.server import build_server, json_converter
+    from agentls.lsp.server import build_server
 
     params = {"processId": 7, "rootUri": None, "capabilities": capabilities}
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}

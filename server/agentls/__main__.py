@@ -1,5 +1,7 @@
 """`python -m agentls` runs the console script."""
 
-from agentls.cli import console
+import sys
 
-console()
+from agentls.cli import main
+
+sys.exit(main())

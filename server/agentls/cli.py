@@ -43,13 +43,6 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args)
 
 
-def console() -> None:
-    """`main` as a process: what `python -m agentls` and the VS Code extension's
-    `python -P -c "from agentls.cli import console; console()"` run (the latter skips
-    runpy's imports, a quarter of an editor's wait on the warm daemon)."""
-    sys.exit(main())
-
-
 def configure_logging() -> None:
     """Log to stderr at AGENTLS_LOG_LEVEL, with every credential value masked."""
     import logging

@@ -8,6 +8,8 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# How a surrogate gets into JSON text decoded as UTF-8: escaped, `\ud800` to `\udfff`.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def is_unicode(value: Any) -> bool:
@@ -19,6 +21,12 @@ def is_unicode(value: Any) -> bool:
     if isinstance(value, list):
         return all(is_unicode(v) for v in value)
     return True
+
+
+def may_hold_surrogates(body: bytes) -> bool:
+    """Whether JSON text in UTF-8 can decode to a string with a surrogate: without one
+    escaped there is none, so `is_unicode` (a walk of every value) is not needed."""
+    return _SURROGATE_ESCAPE.search(body) is not None
 
 
 def _encodes(text: str) -> bool:

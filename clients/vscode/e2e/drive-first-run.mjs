@@ -42,7 +42,7 @@ function extensionLog() {
 /** agentls daemons among code-server's processes (the extension host spawns them). */
 function daemons() {
   const listed = execFileSync("ps", ["-o", "pid=,args=", "-g", pgid]).toString();
-  return listed.split("\n").filter((line) => /-m agentls\b|from agentls\.cli import console/.test(line));
+  return listed.split("\n").filter((line) => /-m agentls\b|from agentls\.cli import main/.test(line));
 }
 
 function check(condition, message) {

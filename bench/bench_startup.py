@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -49,6 +50,10 @@ RELAY_COLD_LABEL = "relay spawn → initialize, daemon not up"
 RELAY_WARM_LABEL = "relay spawn → initialize, daemon up"
 RELAY_VSCODE_LABEL = "relay, daemon up: VS Code's python -P -c …"
 RELAY_RUNPY_LABEL = "relay, daemon up: python -m agentls --stdio"
+CONNECTION_LABEL = "daemon up: socket connect → initialize answered"
+# What Neovim 0.11 sends as its capabilities (vim.lsp.protocol.make_client_capabilities()):
+# the daemon structures them for every connection.
+EDITOR_CAPABILITIES = Path(__file__).with_name("nvim_capabilities.json")
 # What editors start, relayed to the warm daemon: Neovim's `agentls --stdio` (the console
 # script, run here by the interpreter its first line names) and the VS Code extension's
 # launch line (clients/vscode/src/launch.ts); `-m agentls` for comparison (runpy first).
@@ -225,6 +230,26 @@ class RelayProbes:
     def warm(self, command: list[str] = RELAY) -> float:
         return time_initialize(self.env, self.workspace, command=command)
 
+    def connection(self) -> float:
+        """The daemon's share of a relay's start: connect to its socket, send what a relay
+        sends first and an `initialize` with a real editor's capabilities, to the answer."""
+        from agentls.daemon_socket import open_socket
+        from agentls.relay import client_context_frame
+
+        capabilities = json.loads(EDITOR_CAPABILITIES.read_text(encoding="utf-8"))
+        params = {**initialize_request(self.workspace)["params"], "capabilities": capabilities}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+        start = time.perf_counter()
+        # The relay's own socket type has no makefile: the same connection as a socket.socket.
+        sock = socket.socket(fileno=open_socket(self.env).detach())
+        with sock, sock.makefile("rb") as answers:
+            sock.sendall(client_context_frame(str(self.workspace)) + frame(message))
+            while (answer := read_frame(answers)) is not None and answer.get("id") != 1:
+                pass
+            elapsed = time.perf_counter() - start
+            sock.sendall(frame({"jsonrpc": "2.0", "method": "exit"}))
+        return elapsed
+
     def stop(self) -> None:
         from agentls.warm_stop import daemon_pid
 
@@ -319,6 +344,7 @@ def run(quick: bool) -> list[Row]:
         probes[RELAY_WARM_LABEL] = relay.warm
         probes[RELAY_VSCODE_LABEL] = lambda: relay.warm(RELAY_VSCODE)
         probes[RELAY_RUNPY_LABEL] = lambda: relay.warm(RELAY_RUNPY)
+        probes[CONNECTION_LABEL] = relay.connection
         try:
             samples = _interleaved(probes, spawns, warm=not quick)
         finally:

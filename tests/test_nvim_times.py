@@ -68,6 +68,7 @@ def test_iso_times_parse_with_z_an_offset_or_no_fraction_and_others_are_refused(
     for refused in ("yesterday", "2026-11-27", "2026-11-27T05:12:33 CET", 42):
         assert parse(refused) is None, refused
     assert nvim.exec_lua("return require('agentls.times').ago_iso('soon', 0)") == "soon"
+    assert nvim.exec_lua("return require('agentls.times').ago_iso(vim.NIL, 0)") == ""
 
 
 NOW = "2026-11-27T05:00:00.000Z"  # 14:00 in Tokyo, 05:00 UTC

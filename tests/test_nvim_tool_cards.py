@@ -58,6 +58,7 @@ def test_a_card_is_its_kinds_icon_its_title_and_the_files_the_title_does_not_nam
     # An unknown kind is "other"'s; no kind at all (an older daemon's history), no icon.
     assert card(nvim, {"title": "mcp__x", "kind": "brand_new"})[0] == [["▸ • mcp__x"]]
     assert card(nvim, {"title": "Read a", "locations": None}) == [[["▸ Read a"]]]
+    assert card(nvim, {"kind": "other"}) == [[["▸ • "]], [4, 7]]
     # Icons replaced, or none for a kind set to false.
     icons = {"read": "R", "execute": False}
     assert card(nvim, {"title": "Read a", "kind": "read"}, "/ws", icons)[0] == [["▸ R Read a"]]

@@ -67,13 +67,14 @@ function M.ago(time, now)
   return short
 end
 
---- An ISO 8601 time as `ago` says it; the text itself when it is not one.
----@param iso string
+--- An ISO 8601 time as `ago` says it; the text itself when it is not one ("" for no text).
+---@param iso any
 ---@param now integer
 ---@return string
 function M.ago_iso(iso, now)
   local time = M.parse_iso(iso)
-  return time and M.ago(time, now) or tostring(iso)
+  if time then return M.ago(time, now) end
+  return type(iso) == "string" and iso or ""
 end
 
 return M

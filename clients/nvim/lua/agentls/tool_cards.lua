@@ -61,13 +61,14 @@ end
 ---@return [integer, integer]|nil icon  first byte and end byte of the icon
 function M.lines(call, root, icons)
   local icon = M.icon(call.kind, icons or M.ICONS)
-  local head = M.PREFIX .. (icon and (icon .. " ") or "") .. call.title
+  local title = type(call.title) == "string" and call.title or ""
+  local head = M.PREFIX .. (icon and (icon .. " ") or "") .. title
   local out = { { head } }
   -- A location the title already ends with ("Read app.py") is not said twice.
   local places = {}
   for _, location in ipairs(type(call.locations) == "table" and call.locations or {}) do
     local place = M.location(location, root)
-    if not vim.endswith(call.title, " " .. place) then table.insert(places, place) end
+    if not vim.endswith(title, " " .. place) then table.insert(places, place) end
   end
   for i, place in ipairs(places) do
     if i > M.MAX_LOCATIONS then

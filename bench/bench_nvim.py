@@ -20,7 +20,8 @@ proposal's review in the source buffer.
 Last, the cards of the power-user requests, drawn in Neovim without a daemon: a 200-line
 plan highlighted by treesitter's markdown parser (parsed once, as extmarks), and the file
 list of a 100-file patch with its +/− counts; and an isolated agent's worktree card of 200
-files drawn in a chat buffer, then redrawn when worktree_resolved says it was merged.
+files drawn in a chat buffer, then redrawn when worktree_resolved says it was merged; and
+`:AgentSessions`' lines for 500 sessions, each with when it was last used ("3 h ago").
 
 And the @ menu of the prompt over a 5,000-file git repository: the project listed (the first
 menu, `git ls-files` and the folders derived from it) and a query typed against the cached
@@ -198,6 +199,21 @@ return { drawn, redrawn, count }
 """
 
 
+# :AgentSessions' lines for a page of sessions, each saying when it was last used.
+SESSION_LABELS = """
+local count = ...
+local now = os.time()
+local sessions = {}
+for i = 1, count do
+  sessions[i] = { sessionId = "s" .. i, title = "Request " .. i, turns = i % 7,
+    updatedAt = os.date("!%Y-%m-%dT%H:%M:%S.000Z", now - i * 977) }
+end
+local started = vim.uv.hrtime()
+local out = require("agentls.sessions_view").lines(sessions, true, nil, now)
+return { (vim.uv.hrtime() - started) / 1e9, #out }
+"""
+
+
 def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
     """A long plan highlighted and a large patch listed, in a Neovim without a daemon."""
     runs = 5 if quick else 20
@@ -205,6 +221,7 @@ def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
     patches: list[float] = []
     cards_drawn: list[float] = []
     cards_redrawn: list[float] = []
+    labelled: list[float] = []
     nvim = pynvim.attach("child", argv=[nvim_path, "--embed", "--headless", "--clean", "-n"])
     try:
         nvim.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
@@ -215,6 +232,8 @@ def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
             drawn, redrawn, card_lines = nvim.exec_lua(WORKTREE_CARD, 200)
             cards_drawn.append(drawn)
             cards_redrawn.append(redrawn)
+            seconds, session_lines = nvim.exec_lua(SESSION_LABELS, 500)
+            labelled.append(seconds)
     finally:
         nvim.close()
     section = f"{SECTION} (cards)"
@@ -224,6 +243,12 @@ def _card_rows(pynvim: Any, nvim_path: str, quick: bool) -> list[Row]:
         *timing_rows(section, "a 200-file worktree card drawn", cards_drawn, f"{card_lines} lines"),
         *timing_rows(
             section, "the same card redrawn as merged", cards_redrawn, "worktree_resolved"
+        ),
+        *timing_rows(
+            section,
+            ":AgentSessions, 500 sessions and their times",
+            labelled,
+            f"{session_lines} lines",
         ),
     ]
 

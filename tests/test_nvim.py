@@ -188,8 +188,8 @@ def test_a_turn_reads_an_unsaved_buffer_and_an_allowed_edit_lands_saved(editor: 
     for expected in (
         "> change the port to 9000",
         "Reading it.",
-        "▸ Read app.py",
-        "▸ Edit app.py",
+        "▸ ≡ Read app.py",
+        "▸ ✎ Edit app.py",
         "→ Allow once",
         "Changed the port to 9000.",
     ):
@@ -643,10 +643,10 @@ def test_sessions_resume_renders_the_history_and_goes_on(editor: Editor) -> None
     for expected in (
         "> what port?",
         "Reading it.",
-        "▸ Read app.py",
+        "▸ ≡ Read app.py",
         "  │ ",
         "PORT = 8000",
-        "▸ Grep PORT",
+        "▸ ⌕ Grep PORT",
         "It is 8000.",
     ):
         assert expected in chat, chat

@@ -273,7 +273,6 @@ local ok, err = pcall(function()
   lines.welcome('m', 'default', { allow_once = 'y', view_diff = 'v' })
   lines.user_message({ { type = 'text', text = 'hi' } })
   lines.thinking('a\\nb')
-  lines.tool_card('Read a')
   lines.tool_look('failed')
   lines.tool_output('a\\nb', true, true)
   lines.diff(permission.diff, 'v')
@@ -306,7 +305,6 @@ def test_lines_never_reads_or_writes_the_editors_state(nvim: Any) -> None:
 
 
 def test_small_pieces_read_as_the_chat_shows_them(nvim: Any) -> None:
-    assert call(nvim, "tool_card", "Read app.py") == [["▸ Read app.py"]]
     assert call(nvim, "permission_title", PERMISSION) == ["⚠ Edit app.py"]
     assert call(nvim, "compaction", {"tokensBefore": 9000, "tokensAfter": 1}) == [
         "· context compacted: 9000 → 1 token"

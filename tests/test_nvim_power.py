@@ -152,7 +152,7 @@ def test_an_approved_plan_is_a_card_then_the_mode_changes_and_the_turn_goes_on(
         "require('agentls.chat').resume(chat.root, chat.session_id)"
     )
     resumed = editor.chat_text()
-    assert "▸ Plan: Add a greeting\n" in resumed, resumed
+    assert "▸ • Plan: Add a greeting\n" in resumed, resumed
     assert "  ────────\n" + PLAN + "\n  ────────\n" in resumed, resumed
 
 

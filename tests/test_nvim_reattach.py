@@ -61,7 +61,7 @@ def test_neovim_started_again_mid_turn_comes_back_to_it(
             text = second.chat_text()
             assert "re-attached to the turn that was running" in text, text
             # The history and the events sent again draw each part once.
-            for part in (STORY, "> write the file", "▸ Write new.txt", "The file is written."):
+            for part in (STORY, "> write the file", "▸ ✎ Write new.txt", "The file is written."):
                 assert text.count(part) == 1, (part, text)
             assert "→ Allow once" in text, text
             assert (root / "new.txt").read_text() == "hi\n"

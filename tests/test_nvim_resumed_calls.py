@@ -42,7 +42,7 @@ def test_a_resumed_chat_titles_its_tool_cards_as_the_live_one_did(editor: Editor
     editor.turn_ended(1, timeout=40)
     session = editor.lua("return require('agentls.chat').get().session_id")
     live = cards(editor.chat_text())
-    assert live == ["▸ BashOutput sh_gone", "▸ Read app.py"], editor.chat_text()
+    assert live == ["▸ • BashOutput sh_gone", "▸ ≡ Read app.py"], editor.chat_text()
     editor.nvim.command("AgentNew")
     resume_from_list(editor, "look at the shell")
     editor.wait(f"require('agentls.chat').get(nil, false).session_id == '{session}'")

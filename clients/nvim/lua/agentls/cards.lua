@@ -41,14 +41,8 @@ function M.counts(old_text, new_text)
   return added, removed
 end
 
---- `path` under `root` as a relative path (others as they are).
----@param path string
----@param root? string
----@return string
-function M.relative(path, root)
-  if root and vim.startswith(path, root .. "/") then return path:sub(#root + 2) end
-  return path
-end
+-- Paths under the workspace root are shown relative to it (text.lua has the rule).
+M.relative = words.relative
 
 --- One file of a patch as a list line: "update src/app.py  +1 −1" (a move names both paths),
 --- paths relative to `root`.

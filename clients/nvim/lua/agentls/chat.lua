@@ -8,6 +8,7 @@ local client_mod = require("agentls.client")
 local config = require("agentls.config")
 local lines = require("agentls.lines")
 local render = require("agentls.render")
+local tool_cards = require("agentls.tool_cards")
 
 local M = {}
 
@@ -16,8 +17,12 @@ local keys_ns = vim.api.nvim_create_namespace("agentls-permission-keys")
 
 ---@class agentls.Tool  a tool call's card in the chat
 ---@field name string
+---@field input? table      the call's input
+---@field call agentls.ToolCall  its title, kind and locations as shown
 ---@field status string     its last status (pending, in_progress, completed, failed, …)
----@field mark integer      extmark on the card's line
+---@field mark? integer     extmark on the card's first line
+---@field head integer      the card's lines (its title, then its locations)
+---@field head_marks integer[]  extmarks of the card's highlights
 ---@field status_mark? integer  extmark of its sign and status words
 ---@field lines integer     output lines under the card
 ---@field diff? table       the change it made, when the daemon sent one
@@ -392,16 +397,54 @@ function Chat:on_message_discarded(event)
   self.stream_id = nil
 end
 
+-- A tool call announced live (tool_call) or drawn from a resumed history (Chat:history).
 function Chat:on_tool_call(event)
   self.stream_id = nil
-  local card = event.name == "WriteStdin" and type(event.input) == "table"
-      and lines.shell_input(event.input, (self.shells or {})[event.input.shell_id])
-    or lines.tool_card(event.title)
-  local row = self.buffer:block(card)
-  local tool = { lines = 0, status = "pending", name = event.name }
-  tool.mark = self.buffer:mark(row, 0)
+  local tool = {
+    name = event.name,
+    input = type(event.input) == "table" and event.input or nil,
+    call = { title = event.title, kind = event.kind, locations = event.locations },
+    status = "pending",
+    head = 0,
+    head_marks = {},
+    lines = 0,
+  }
   self.tools[event.toolCallId] = tool
+  self:draw_card(tool)
   self:tool_status(tool, "pending")
+end
+
+--- Draw a tool's card: at the end of the chat when it is new, else in place of its lines
+--- (a tool_call_update changed its title or locations), the output under it kept.
+---@param tool agentls.Tool
+function Chat:draw_card(tool)
+  local shown, icon
+  if tool.name == "WriteStdin" and tool.input then
+    local typed = lines.shell_input(tool.input, (self.shells or {})[tool.input.shell_id])
+    shown = vim.tbl_map(function(text) return { text } end, typed)
+  else
+    local icons = vim.tbl_extend("force", tool_cards.ICONS, config.options.chat.tool_icons or {})
+    shown, icon = tool_cards.lines(tool.call, self.root, icons)
+  end
+  local text = vim.tbl_map(function(line) return line[1] end, shown)
+  local row
+  if tool.mark then
+    row = self.buffer:mark_row(tool.mark)
+    for _, id in ipairs(tool.head_marks) do vim.api.nvim_buf_del_extmark(self.buffer.bufnr, render.ns, id) end
+    -- The title line's text in place, so the marks on it (the card's, its status, a header
+    -- above it) stay on it; then its location lines.
+    self.buffer:set_line(row, text[1])
+    self.buffer:replace(row + 1, row + tool.head, vim.list_slice(text, 2))
+  else
+    row = self.buffer:block(text)
+    tool.mark = self.buffer:mark(row, 0)
+  end
+  tool.head = #text
+  tool.head_marks = {}
+  for i, line in ipairs(shown) do
+    if line[2] then table.insert(tool.head_marks, self.buffer:mark(row + i - 1, 0, { line_hl_group = line[2] })) end
+  end
+  if icon then table.insert(tool.head_marks, self.buffer:mark(row, icon[1], { end_col = icon[2], hl_group = "AgentlsToolKind" })) end
 end
 
 ---@param tool agentls.Tool
@@ -425,7 +468,7 @@ end
 ---@param output string
 ---@param replace boolean
 function Chat:tool_output(tool, output, replace)
-  local row = self.buffer:mark_row(tool.mark) + 1
+  local row = self.buffer:mark_row(tool.mark) + tool.head
   if replace and tool.lines > 0 then
     self.buffer:replace(row, row + tool.lines, {})
     tool.lines = 0
@@ -444,6 +487,16 @@ end
 function Chat:on_tool_call_update(event)
   local tool = self.tools[event.toolCallId]
   if not tool then return end
+  -- An update may name the call anew (its title, kind or files): the card is drawn again.
+  local changed = false
+  for _, field in ipairs({ "title", "kind", "locations" }) do
+    local value = event[field]
+    if value ~= nil and value ~= vim.NIL and not vim.deep_equal(value, tool.call[field]) then
+      tool.call[field] = value
+      changed = true
+    end
+  end
+  if changed then self:draw_card(tool) end
   self:tool_status(tool, event.status)
   if event.content and event.content ~= "" then
     -- Bash streams its output in pieces while in progress; the final content replaces them.
@@ -779,9 +832,11 @@ function Chat:history(message)
     if block.type == "text" and block.text ~= "" then
       self:block_text(block.text)
     elseif block.type == "tool_use" then
-      local call = announced[block.id]
-      local title = call and type(call.title) == "string" and call.title or lines.history_title(block)
-      self:on_tool_call({ toolCallId = block.id, name = block.name, title = title, input = block.input })
+      local call = announced[block.id] or {}
+      local title = type(call.title) == "string" and call.title or lines.history_title(block)
+      self:on_tool_call({
+        toolCallId = block.id, name = block.name, title = title, kind = call.kind, locations = call.locations, input = block.input,
+      })
       local plan = block.name == "ExitPlanMode" and type(block.input) == "table" and block.input.plan
       if type(plan) == "string" then self:plan_card(plan) end
     end

@@ -30,6 +30,10 @@ M.defaults = {
     -- it). Off by default: re-parsing while an answer streams doubles Neovim's CPU and
     -- triples typing latency (bench/bench_nvim.py). A plan is highlighted by it either way.
     treesitter = false,
+    -- A tool call's card starts with the icon of its kind; set any of them (a Nerd Font's
+    -- glyphs, say), e.g. { read = "R", execute = ">" }; a kind set to false has none.
+    -- Kinds: read, edit, delete, move, search, execute, think, fetch, other.
+    tool_icons = {},
   },
   history = {
     -- Sessions per page of :AgentSessions (a "More…" entry asks for the next page).

@@ -107,13 +107,6 @@ function M.thinking(text)
   return (text:gsub("\n", "\n" .. M.THINKING_PREFIX))
 end
 
---- A tool call's card.
----@param title string
----@return string[]
-function M.tool_card(title)
-  return { "▸ " .. title }
-end
-
 --- Control characters in caret notation (^C), Enter as ⏎: what was typed, visible.
 ---@param input string
 ---@return string

@@ -145,6 +145,17 @@ function Buffer:replace(first, last, lines)
   end)
 end
 
+--- Replace the text of line `row`; the extmarks on it stay on it.
+---@param row integer
+---@param text string
+function Buffer:set_line(row, text)
+  self:flush()
+  self:edit(function(bufnr)
+    local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, true)[1]
+    vim.api.nvim_buf_set_text(bufnr, row, 0, row, #old, { text })
+  end)
+end
+
 --- Delete from (row, col) to the end (a discarded attempt's text).
 ---@param row integer
 ---@param col integer

@@ -4,6 +4,7 @@
 -- it is the one open, and the list is drawn again without it.
 
 local listview = require("agentls.listview")
+local times = require("agentls.times")
 local words = require("agentls.text")
 
 local M = {}
@@ -12,23 +13,28 @@ M.HELP = "<CR> resume · d delete · q close"
 -- The last line of a page when more sessions follow.
 local MORE = { more = true }
 
---- A session as a line of the list.
+--- A session as a line of the list: its title, turns and when it was last used, seen from
+--- `now` ("2 turns, 5 min ago").
 ---@param session table  SessionInfo
+---@param now integer  seconds since the epoch
 ---@return string
-function M.label(session)
+function M.label(session, now)
   local turns = words.count(session.turns, "turn")
-  return ("%s  (%s, %s)"):format(session.title ~= "" and session.title or "(no message)", turns, session.updatedAt:sub(1, 16))
+  local title = session.title ~= "" and session.title or "(no message)"
+  return ("%s  (%s, %s)"):format(title, turns, times.ago_iso(session.updatedAt, now))
 end
 
 ---@param sessions table[]
 ---@param more boolean
 ---@param problem? string
+---@param now? integer  seconds since the epoch (os.time() by default)
 ---@return agentls.ListLine[]
-function M.lines(sessions, more, problem)
+function M.lines(sessions, more, problem, now)
+  now = now or os.time()
   local out = { { M.HELP, hl = "AgentlsFooter" } }
   if problem then table.insert(out, { "! " .. problem, hl = "AgentlsNoticeError" }) end
   if #sessions == 0 then table.insert(out, { "No saved session here.", hl = "Comment" }) end
-  for _, session in ipairs(sessions) do table.insert(out, { M.label(session), item = session }) end
+  for _, session in ipairs(sessions) do table.insert(out, { M.label(session, now), item = session }) end
   if more then table.insert(out, { "More…", item = MORE, hl = "Comment" }) end
   return out
 end

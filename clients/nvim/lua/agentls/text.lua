@@ -1,4 +1,5 @@
--- Words for people: counts with the right plural, labels instead of option ids.
+-- Words for people: counts with the right plural, labels instead of option ids, paths
+-- relative to the workspace.
 
 local M = {}
 
@@ -26,6 +27,15 @@ M.OPTION_LABELS = {
 function M.option_label(option)
   if vim.startswith(option.optionId or "", "plan_") and option.name then return option.name end
   return M.OPTION_LABELS[option.kind] or option.name or option.optionId
+end
+
+--- `path` under `root` as a relative path (others as they are).
+---@param path string
+---@param root? string
+---@return string
+function M.relative(path, root)
+  if root and vim.startswith(path, root .. "/") then return path:sub(#root + 2) end
+  return path
 end
 
 --- A message as one line that fits the command line (a longer one would stop Neovim at a

@@ -29,6 +29,7 @@ from agentls.acp.prompt import PromptBlock, message_of
 from agentls.acp.questions import ask_permission, ask_question, dismissed
 from agentls.acp.requests import (
     AUTH_METHODS,
+    NOT_SAVED,
     McpServerParam,
     as_request_errors,
     session_overrides,
@@ -189,7 +190,7 @@ class AcpAgent:
         **meta: Any,
     ) -> acp.ForkSessionResponse:
         handle = SessionHandle(flushed=self._outbox.flushed)
-        with as_request_errors():
+        with as_request_errors(session_id, NOT_SAVED):
             session, _display = await self.manager.fork(
                 session_id, None, self._link(Path(cwd), handle)
             )
@@ -217,7 +218,7 @@ class AcpAgent:
         )
 
     async def close_session(self, session_id: str, **_meta: Any) -> acp.CloseSessionResponse:
-        with as_request_errors():
+        with as_request_errors(session_id):
             self.manager.get(session_id)
             await self.manager.close(session_id)
         self._known.forget(session_id)
@@ -252,7 +253,7 @@ class AcpAgent:
         if config_id == "mode":
             self._set_mode(session, str(value))
         elif config_id == "model":
-            with as_request_errors():
+            with as_request_errors(session_id):
                 await self.manager.set_model(session_id, str(value), None)
             self._of(session.id).told = told(session)
         else:
@@ -269,7 +270,7 @@ class AcpAgent:
     ) -> acp.PromptResponse:
         session = self._session(session_id)
         with self.requests.running() as request:
-            with as_request_errors():
+            with as_request_errors(session_id):
                 text, attachments = message_of(prompt, session.cwd)
                 delivery, text = delivery_of(text, meta)
                 submission = Submission(text, attachments=attachments, delivery=delivery)
@@ -388,7 +389,7 @@ class AcpAgent:
     # -- helpers -----------------------------------------------------------------------
 
     def _session(self, session_id: str) -> AgentSession:
-        with as_request_errors():
+        with as_request_errors(session_id):
             return self.manager.get(session_id)
 
     def _link(self, cwd: Path, handle: SessionHandle) -> EditorLink:
@@ -439,7 +440,7 @@ class AcpAgent:
         handle = SessionHandle(session_id, self._outbox.flushed)
         overrides = session_overrides(mcp_servers, None, meta.get("agentls"))
         link = self._link(Path(cwd), handle)
-        with as_request_errors():
+        with as_request_errors(session_id, NOT_SAVED):
             if tail:
                 session, display, _older = await self.manager.resume_tail(
                     session_id, 1, overrides, link

@@ -19,6 +19,7 @@ from acp import schema as acp
 
 from agentls import __version__
 from agentls.acp.cancelling import REQUEST_CANCELLED, CancellableRequests
+from agentls.acp.capabilities import AGENT_CAPABILITIES
 from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTerminal, SessionHandle
 from agentls.acp.envelope import absolute_cwd, client_capabilities_of
 from agentls.acp.history import replay
@@ -34,6 +35,7 @@ from agentls.acp.requests import (
     as_request_errors,
     session_overrides,
 )
+from agentls.acp.roots import activate
 from agentls.acp.steering import delivery_of
 from agentls.acp.updates import STOP_REASONS
 from agentls.errors import AgentError, UnknownSession
@@ -90,20 +92,7 @@ class AcpAgent:
         self.capabilities = client_capabilities_of(client_capabilities)
         return acp.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=acp.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=acp.PromptCapabilities(
-                    image=True, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=acp.McpCapabilities(http=True, sse=False),
-                session_capabilities=acp.SessionCapabilities(
-                    list=acp.SessionListCapabilities(),
-                    resume=acp.SessionResumeCapabilities(),
-                    close=acp.SessionCloseCapabilities(),
-                    delete=acp.SessionDeleteCapabilities(),
-                    fork=acp.SessionForkCapabilities(),
-                ),
-            ),
+            agent_capabilities=AGENT_CAPABILITIES,
             auth_methods=list(AUTH_METHODS),
             agent_info=acp.Implementation(name="agentls", title="agentls", version=__version__),
         )
@@ -158,7 +147,9 @@ class AcpAgent:
         **meta: Any,
     ) -> acp.LoadSessionResponse:
         """The session, its whole history replayed as updates before the answer."""
-        session, display = await self._resume(session_id, cwd, mcp_servers, meta)
+        session, display = await self._resume(
+            session_id, cwd, mcp_servers, meta, additional_directories
+        )
         for update in replay(display, session.registry, session.cwd, tuple(session.data.plan)):
             self._outbox.send(session.id, update)
         await self._outbox.flushed()
@@ -175,7 +166,9 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None = None,
         **meta: Any,
     ) -> acp.ResumeSessionResponse:
-        session, _display = await self._resume(session_id, cwd, mcp_servers, meta, tail=True)
+        session, _display = await self._resume(
+            session_id, cwd, mcp_servers, meta, additional_directories, tail=True
+        )
         self._opened(session)
         return acp.ResumeSessionResponse(
             modes=mode_state(session.gate.mode), config_options=self._config(session)
@@ -194,6 +187,7 @@ class AcpAgent:
             session, _display = await self.manager.fork(
                 session_id, None, self._link(Path(cwd), handle)
             )
+        activate(self.manager, session, additional_directories)
         handle.id = session.id
         self._opened(session)
         return acp.ForkSessionResponse(
@@ -432,11 +426,12 @@ class AcpAgent:
         cwd: str,
         mcp_servers: list[McpServerParam] | None,
         meta: Mapping[str, Any],
+        directories: list[str] | None,
         tail: bool = False,
     ) -> tuple[AgentSession, list[Any]]:
-        """The session, live or rebuilt, and its display history; with `tail` (a resume,
-        which replays nothing) only the last message of it is read, so a huge session
-        opens as fast as its model history allows."""
+        """The session, live or rebuilt, with `directories` as its additional roots, and its
+        display history; with `tail` (a resume, which replays nothing) only the last message
+        of it is read, so a huge session opens as fast as its model history allows."""
         handle = SessionHandle(session_id, self._outbox.flushed)
         overrides = session_overrides(mcp_servers, None, meta.get("agentls"))
         link = self._link(Path(cwd), handle)
@@ -447,7 +442,8 @@ class AcpAgent:
                 )
             else:
                 session, display = await self.manager.resume(session_id, overrides, link)
-            return session, display.messages
+        activate(self.manager, session, directories)
+        return session, display.messages
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""

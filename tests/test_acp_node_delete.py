@@ -84,7 +84,7 @@ def test_a_saved_session_is_deleted_for_good_from_a_fresh_agent(node: str, tmp_p
     assert [m["message"]["result"] for m in answer] == [{}]
     assert after["result"]["sessions"] == []
     assert saved_files(session_id) == []
-    assert loaded["error"]["code"] == 1001
+    assert loaded["error"]["code"] == -32002
     # Deleted already: ACP says a delete of it succeeds silently (agentls answers `{}`
     # itself; the SDK would also resolve a -32002 as done, but not another error).
     assert again["result"] == {}
@@ -124,7 +124,7 @@ def delete_under_prompt(
     ]
     assert late == []
     assert out["steps"][2]["result"]["sessions"] == []
-    assert out["steps"][3]["error"]["code"] == 1001
+    assert out["steps"][3]["error"]["code"] == -32002
     assert saved_files(session_id) == []
     return session_id, out
 

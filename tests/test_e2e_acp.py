@@ -423,11 +423,28 @@ async def test_prompt_blocks_become_the_message_and_its_attachments(tmp_path: Pa
 
 
 async def test_unknown_sessions_and_bad_params_are_clear_errors(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
     client = EditorClient()
     async with acp_agent(client) as (conn, _init):
-        with pytest.raises(RequestError) as unknown:
-            await conn.prompt(session_id="sess_nope", prompt=text("hi"))
-        assert unknown.value.code == 1001 and "sess_nope" in str(unknown.value)
+        # Every method naming a session answers an unknown one with ACP's -32002
+        # (resource not found), the id in its message and in `data.sessionId`.
+        calls = {
+            "session/prompt": conn.prompt(session_id="sess_nope", prompt=text("hi")),
+            "session/load": conn.load_session(cwd=str(ws), session_id="sess_nope", mcp_servers=[]),
+            "session/resume": conn.resume_session(cwd=str(ws), session_id="sess_nope"),
+            "session/fork": conn.fork_session(cwd=str(ws), session_id="sess_nope"),
+            "session/set_mode": conn.set_session_mode(session_id="sess_nope", mode_id="plan"),
+            "session/set_config_option": conn.set_config_option(
+                config_id="model", session_id="sess_nope", value="m"
+            ),
+            "session/close": conn.close_session(session_id="sess_nope"),
+        }
+        for method, call in calls.items():
+            with pytest.raises(RequestError) as unknown:
+                await call
+            error = unknown.value
+            assert (error.code, error.data) == (-32002, {"sessionId": "sess_nope"}), method
+            assert "'sess_nope'" in str(error), method
         with pytest.raises(RequestError) as relative:
             await conn.new_session(cwd="relative/dir", mcp_servers=[])
         assert relative.value.code == -32602
@@ -652,7 +669,7 @@ async def test_resume_and_fork_go_on_from_the_history(tmp_path: Path) -> None:
         await conn.close_session(session_id=session.session_id)
         with pytest.raises(RequestError) as closed:
             await conn.prompt(session_id=session.session_id, prompt=text("still there?"))
-        assert closed.value.code == 1001
+        assert closed.value.code == -32002
     # The fork's model saw the original conversation before its own question.
     sent = tool_results(tmp_path)
     assert "first question" in sent and "An answer." in sent and "and then?" in sent

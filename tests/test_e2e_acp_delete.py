@@ -62,7 +62,7 @@ async def test_session_delete_removes_a_session_for_good(tmp_path: Path) -> None
         assert (await conn.list_sessions(cwd=str(ws))).sessions == []
         with pytest.raises(RequestError) as gone:
             await conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
-        assert gone.value.code == 1001
+        assert gone.value.code == -32002
 
         # Deleted already, or never made: ACP says a delete of it succeeds silently.
         again = await delete(client, "del-2", sid)
@@ -94,7 +94,7 @@ async def test_session_delete_under_a_running_prompt_ends_it_cancelled(tmp_path:
         assert (await conn.list_sessions(cwd=str(ws))).sessions == []
         with pytest.raises(RequestError) as closed:
             await conn.prompt(session_id=sid, prompt=text("more"))
-        assert closed.value.code == 1001
+        assert closed.value.code == -32002
 
 
 async def test_session_delete_names_a_locked_worktree_in_its_warnings(tmp_path: Path) -> None:
@@ -130,4 +130,4 @@ async def test_session_delete_names_a_locked_worktree_in_its_warnings(tmp_path: 
         assert (await conn.list_sessions(cwd=str(ws))).sessions == []
         with pytest.raises(RequestError) as gone:
             await conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
-        assert gone.value.code == 1001
+        assert gone.value.code == -32002

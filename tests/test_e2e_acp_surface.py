@@ -167,7 +167,14 @@ async def test_a_newer_client_is_told_version_1_and_delete_is_served() -> None:
     await asyncio.wait_for(process.wait(), 20)
     assert answers[0]["result"]["protocolVersion"] == 1
     capabilities = answers[0]["result"]["agentCapabilities"]["sessionCapabilities"]
-    assert set(capabilities) == {"list", "resume", "close", "fork", "delete"}
+    assert set(capabilities) == {
+        "list",
+        "resume",
+        "close",
+        "fork",
+        "delete",
+        "additionalDirectories",
+    }
     # Served (see test_e2e_acp_delete.py): a session that is not there is deleted
     # silently, as ACP says.
     assert answers[1]["result"] == {}

@@ -39,12 +39,20 @@
 //         answered after the delete's answer); the result is {prompt, delete}: each
 //         {result} or {error}
 //   ]
+//   Steps new, load and resume take `additionalDirectories: ["/abs", …]`. The output's
+//   `initializeParsed` is the initialize answer as the SDK's stable v1 schema parses it.
 
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+
+// The SDK's own zod schema of stable v1 (not in its package exports, so by file): the
+// initialize answer parsed with it keeps only the fields that schema names.
+const { zInitializeResponse } = await import(
+  new URL("./node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js", import.meta.url).href
+);
 
 const STEP_TIMEOUT_MS = 60_000;
 
@@ -54,6 +62,7 @@ const buffers = new Map(Object.entries(scenario.buffers ?? {}));
 let seq = 0;
 const out = {
   initialize: null,
+  initializeParsed: null,
   steps: [],
   updates: [],
   permissions: [],
@@ -197,6 +206,11 @@ function nextPermission(sessionId) {
  * @param {acp.ClientContext} agent
  * @param {any} step
  */
+/** A step's `additionalDirectories`, when it names some, as session/new, load and resume take them. */
+function roots(step) {
+  return step.additionalDirectories ? { additionalDirectories: step.additionalDirectories } : {};
+}
+
 async function runStep(agent, step) {
   const sessionId = step.sessionId ?? sessions.get(step.session);
   switch (step.op) {
@@ -204,6 +218,7 @@ async function runStep(agent, step) {
       const result = await agent.request(acp.methods.agent.session.new, {
         cwd: step.cwd ?? scenario.cwd,
         mcpServers: [],
+        ...roots(step),
         ...(step.meta ? { _meta: step.meta } : {}),
       });
       if (step.as) sessions.set(step.as, result.sessionId);
@@ -214,6 +229,7 @@ async function runStep(agent, step) {
         sessionId,
         cwd: step.cwd ?? scenario.cwd,
         mcpServers: [],
+        ...roots(step),
         ...(step.meta ? { _meta: step.meta } : {}),
       });
       if (step.as) sessions.set(step.as, sessionId);
@@ -274,6 +290,7 @@ async function runStep(agent, step) {
         sessionId,
         cwd: step.cwd ?? scenario.cwd,
         mcpServers: [],
+        ...roots(step),
       });
     case "close":
       return await agent.request(acp.methods.agent.session.close, { sessionId });
@@ -313,6 +330,7 @@ try {
       }),
       "initialize",
     );
+    out.initializeParsed = zInitializeResponse.parse(out.initialize);
     for (const step of scenario.steps) {
       const record = { op: step.op, session: step.session ?? step.as ?? null };
       out.steps.push(record);

@@ -19,6 +19,7 @@ from acp import schema as acp
 
 from agentls import __version__
 from agentls.acp.cancelling import REQUEST_CANCELLED, CancellableRequests
+from agentls.acp.capabilities import AGENT_CAPABILITIES
 from agentls.acp.client_side import ClientBuffers, ClientEditSink, ClientTerminal, SessionHandle
 from agentls.acp.envelope import absolute_cwd, client_capabilities_of
 from agentls.acp.history import replay
@@ -29,10 +30,12 @@ from agentls.acp.prompt import PromptBlock, message_of
 from agentls.acp.questions import ask_permission, ask_question, dismissed
 from agentls.acp.requests import (
     AUTH_METHODS,
+    NOT_SAVED,
     McpServerParam,
     as_request_errors,
     session_overrides,
 )
+from agentls.acp.roots import activate
 from agentls.acp.steering import delivery_of
 from agentls.acp.updates import STOP_REASONS
 from agentls.errors import AgentError, UnknownSession
@@ -89,20 +92,7 @@ class AcpAgent:
         self.capabilities = client_capabilities_of(client_capabilities)
         return acp.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=acp.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=acp.PromptCapabilities(
-                    image=True, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=acp.McpCapabilities(http=True, sse=False),
-                session_capabilities=acp.SessionCapabilities(
-                    list=acp.SessionListCapabilities(),
-                    resume=acp.SessionResumeCapabilities(),
-                    close=acp.SessionCloseCapabilities(),
-                    delete=acp.SessionDeleteCapabilities(),
-                    fork=acp.SessionForkCapabilities(),
-                ),
-            ),
+            agent_capabilities=AGENT_CAPABILITIES,
             auth_methods=list(AUTH_METHODS),
             agent_info=acp.Implementation(name="agentls", title="agentls", version=__version__),
         )
@@ -157,7 +147,9 @@ class AcpAgent:
         **meta: Any,
     ) -> acp.LoadSessionResponse:
         """The session, its whole history replayed as updates before the answer."""
-        session, display = await self._resume(session_id, cwd, mcp_servers, meta)
+        session, display = await self._resume(
+            session_id, cwd, mcp_servers, meta, additional_directories
+        )
         for update in replay(display, session.registry, session.cwd, tuple(session.data.plan)):
             self._outbox.send(session.id, update)
         await self._outbox.flushed()
@@ -174,7 +166,9 @@ class AcpAgent:
         mcp_servers: list[McpServerParam] | None = None,
         **meta: Any,
     ) -> acp.ResumeSessionResponse:
-        session, _display = await self._resume(session_id, cwd, mcp_servers, meta, tail=True)
+        session, _display = await self._resume(
+            session_id, cwd, mcp_servers, meta, additional_directories, tail=True
+        )
         self._opened(session)
         return acp.ResumeSessionResponse(
             modes=mode_state(session.gate.mode), config_options=self._config(session)
@@ -189,10 +183,11 @@ class AcpAgent:
         **meta: Any,
     ) -> acp.ForkSessionResponse:
         handle = SessionHandle(flushed=self._outbox.flushed)
-        with as_request_errors():
+        with as_request_errors(session_id, NOT_SAVED):
             session, _display = await self.manager.fork(
                 session_id, None, self._link(Path(cwd), handle)
             )
+        activate(self.manager, session, additional_directories)
         handle.id = session.id
         self._opened(session)
         return acp.ForkSessionResponse(
@@ -217,7 +212,7 @@ class AcpAgent:
         )
 
     async def close_session(self, session_id: str, **_meta: Any) -> acp.CloseSessionResponse:
-        with as_request_errors():
+        with as_request_errors(session_id):
             self.manager.get(session_id)
             await self.manager.close(session_id)
         self._known.forget(session_id)
@@ -252,7 +247,7 @@ class AcpAgent:
         if config_id == "mode":
             self._set_mode(session, str(value))
         elif config_id == "model":
-            with as_request_errors():
+            with as_request_errors(session_id):
                 await self.manager.set_model(session_id, str(value), None)
             self._of(session.id).told = told(session)
         else:
@@ -269,7 +264,7 @@ class AcpAgent:
     ) -> acp.PromptResponse:
         session = self._session(session_id)
         with self.requests.running() as request:
-            with as_request_errors():
+            with as_request_errors(session_id):
                 text, attachments = message_of(prompt, session.cwd)
                 delivery, text = delivery_of(text, meta)
                 submission = Submission(text, attachments=attachments, delivery=delivery)
@@ -388,7 +383,7 @@ class AcpAgent:
     # -- helpers -----------------------------------------------------------------------
 
     def _session(self, session_id: str) -> AgentSession:
-        with as_request_errors():
+        with as_request_errors(session_id):
             return self.manager.get(session_id)
 
     def _link(self, cwd: Path, handle: SessionHandle) -> EditorLink:
@@ -431,22 +426,24 @@ class AcpAgent:
         cwd: str,
         mcp_servers: list[McpServerParam] | None,
         meta: Mapping[str, Any],
+        directories: list[str] | None,
         tail: bool = False,
     ) -> tuple[AgentSession, list[Any]]:
-        """The session, live or rebuilt, and its display history; with `tail` (a resume,
-        which replays nothing) only the last message of it is read, so a huge session
-        opens as fast as its model history allows."""
+        """The session, live or rebuilt, with `directories` as its additional roots, and its
+        display history; with `tail` (a resume, which replays nothing) only the last message
+        of it is read, so a huge session opens as fast as its model history allows."""
         handle = SessionHandle(session_id, self._outbox.flushed)
         overrides = session_overrides(mcp_servers, None, meta.get("agentls"))
         link = self._link(Path(cwd), handle)
-        with as_request_errors():
+        with as_request_errors(session_id, NOT_SAVED):
             if tail:
                 session, display, _older = await self.manager.resume_tail(
                     session_id, 1, overrides, link
                 )
             else:
                 session, display = await self.manager.resume(session_id, overrides, link)
-            return session, display.messages
+        activate(self.manager, session, directories)
+        return session, display.messages
 
     def _opened(self, session: AgentSession) -> None:
         """After the answer that names it: the session's commands, then its models."""

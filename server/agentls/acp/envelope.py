@@ -138,7 +138,7 @@ def _check_params(
 
 def _path_problems(params: Any) -> Iterator[tuple[str, str]]:
     """The directories in `params` the OS could not name (a NUL, too long): refused here,
-    as the OS would fail on them deep in a handler (-32603)."""
+    as the OS would fail on them deep in a handler (-32603); and a relative root."""
     if not isinstance(params, dict):
         return
     cwd = params.get("cwd")
@@ -146,8 +146,15 @@ def _path_problems(params: Any) -> Iterator[tuple[str, str]]:
         yield "cwd", problem
     directories = params.get("additionalDirectories")
     for index, item in enumerate(directories if isinstance(directories, list) else []):
-        if isinstance(item, str) and (problem := unnameable(item)) is not None:
+        if isinstance(item, str) and (problem := _root_problem(item)) is not None:
             yield f"additionalDirectories.{index}", problem
+
+
+def _root_problem(directory: str) -> str | None:
+    """Why an additional root cannot be one: ACP says each is an absolute path."""
+    if not Path(directory).is_absolute():
+        return "must be an absolute path"
+    return unnameable(directory)
 
 
 def _is_alias(model: type[BaseModel], key: str) -> bool:

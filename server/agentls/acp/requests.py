@@ -1,5 +1,8 @@
 """What an ACP request's params become in the core, and the core's errors as JSON-RPC
-errors: the auth methods offered, a session's settings from `session/new`'s fields."""
+errors: the auth methods offered, a session's settings from `session/new`'s fields.
+
+An unknown session is ACP's -32002 (resource not found) with the requested id in `data`
+(`{"sessionId": …}`, ACP's session-not-found error data), not the LSP wire's 1001."""
 
 from __future__ import annotations
 
@@ -11,9 +14,17 @@ from acp import RequestError
 from acp import schema as acp
 
 from agentls import api
-from agentls.errors import AgentError, ProviderNotConfigured
+from agentls.errors import AgentError, ProviderNotConfigured, UnknownSession
 
 AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+# Why a session id is not found: one that must be open here (prompt, mode, close) ...
+NOT_OPEN = (
+    "is not open in this agent (never created, closed or deleted; "
+    "session/load or session/resume opens a saved one)"
+)
+# ... or one that must be saved (load, resume, fork).
+NOT_SAVED = "has no saved transcript (never created, or deleted)"
 McpServerParam = acp.HttpMcpServer | acp.SseMcpServer | acp.AcpMcpServer | acp.McpServerStdio
 AUTH_METHODS = [
     acp.EnvVarAuthMethod(
@@ -30,11 +41,23 @@ AUTH_METHODS = [
 ]
 
 
+def session_not_found(session_id: str, why: str = NOT_OPEN) -> RequestError:
+    """ACP's -32002 for a session id the agent does not know, naming it."""
+    shown = repr(session_id if len(session_id) <= 80 else session_id[:80] + "…")
+    message = f"Resource not found: session {shown} {why}"
+    return RequestError(RESOURCE_NOT_FOUND, message, {"sessionId": session_id})
+
+
 @contextlib.contextmanager
-def as_request_errors() -> Iterator[None]:
-    """The core's errors as JSON-RPC errors; a missing API key is ACP's auth_required."""
+def as_request_errors(session_id: str | None = None, why: str = NOT_OPEN) -> Iterator[None]:
+    """The core's errors as JSON-RPC errors; a missing API key is ACP's auth_required, an
+    unknown `session_id` ACP's resource_not_found."""
     try:
         yield
+    except UnknownSession as exc:
+        if session_id is None:
+            raise RequestError(RESOURCE_NOT_FOUND, exc.message, exc.data) from None
+        raise session_not_found(session_id, why) from None
     except ProviderNotConfigured as exc:
         raise RequestError(AUTH_REQUIRED, exc.message, exc.data) from None
     except AgentError as exc:

@@ -46,7 +46,8 @@ def test_a_card_is_its_kinds_icon_its_title_and_the_files_the_title_does_not_nam
     read = {"title": "Read app.py", "kind": "read", "locations": [{"path": "/ws/app.py"}]}
     # The title names the file already: no line for it; "≡" is three bytes after "▸ ".
     assert card(nvim, read) == [[["▸ ≡ Read app.py"]], [4, 7]]
-    read["locations"] = [{"path": "/ws/src/app.py", "line": 12}]
+    # Location lines count from 0: line 11 is the twelfth.
+    read["locations"] = [{"path": "/ws/src/app.py", "line": 11}]
     assert card(nvim, read)[0] == [
         ["▸ ≡ Read app.py"],
         ["  @ src/app.py:12", "AgentlsToolLocation"],
@@ -187,7 +188,7 @@ def test_an_update_that_renames_a_call_redraws_its_card_above_its_output(editor:
         "status": "completed",
         "title": "Read app.py and more",
         "locations": [
-            {"path": str(editor.root / "app.py"), "line": 2},
+            {"path": str(editor.root / "app.py"), "line": 1},
             {"path": str(editor.root / "lib.py")},
         ],
     }

@@ -297,7 +297,8 @@ def test_titles_locations_and_rules_use_paths_relative_to_cwd(root: Path) -> Non
     assert read.title(args) == "Read src/app.py"
     assert read.rule_content(args, root) == "src/app.py"
     [location] = read.locations(args, root)
-    assert (location.path, location.line) == (str(root / "src" / "app.py"), 7)
+    # Line 7 of the file is line 6 counted from 0, as LSP and ACP locations count.
+    assert (location.path, location.line) == (str(root / "src" / "app.py"), 6)
     outside = EditInput.model_validate(
         {"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"}
     )

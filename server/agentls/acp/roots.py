@@ -10,9 +10,7 @@ entry is an absolute path, as ACP says (agentls.acp.envelope refuses any other).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from agentls.session.manager import SessionManager
+from agentls.session.manager import SessionManager, session_roots
 from agentls.session.session import AgentSession
 from agentls.workspace.paths import PathPolicy
 
@@ -20,9 +18,6 @@ from agentls.workspace.paths import PathPolicy
 def activate(manager: SessionManager, session: AgentSession, directories: list[str] | None) -> None:
     """Make the session's roots its cwd, `directories` (the settings' own when there are
     none) and its spilled results' folder, as a new session's are made."""
-    extra = directories or [
-        str(d if Path(d).is_absolute() else session.cwd / d)
-        for d in manager.settings_for(session.cwd, {}).additional_directories
-    ]
-    roots = [session.cwd, *map(Path, extra), session.transcript.spill_dir]
+    extra = directories or manager.settings_for(session.cwd, {}).additional_directories
+    roots = session_roots(session.cwd, extra, session.transcript.spill_dir)
     session.workspace.policy = PathPolicy(roots)

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,12 @@ from agentls.workspace.link import EditorLink, bind
 from agentls.workspace.view import EditorState, EditSink, OpenDocument, WorkspaceView
 
 log = logging.getLogger(__name__)
+
+
+def session_roots(cwd: Path, directories: Sequence[str], spill_dir: Path) -> list[Path]:
+    """A session's workspace roots: its cwd, its additional directories (a relative one is
+    from the cwd), and the folder of its spilled tool results, which its own Read reads."""
+    return [cwd, *(cwd / d for d in directories), spill_dir]
 
 
 class SessionManager:
@@ -318,11 +324,9 @@ class SessionManager:
         transcript: Transcript,
         link: EditorLink | None,
     ) -> AgentSession:
-        extra = [
-            Path(d) if Path(d).is_absolute() else root / d for d in settings.additional_directories
-        ]
-        # The session's spilled tool results are readable by its own Read tool.
-        view = WorkspaceView([root, *extra, transcript.spill_dir])
+        view = WorkspaceView(
+            session_roots(root, settings.additional_directories, transcript.spill_dir)
+        )
         link = link or self.default_link()
         bind(view, link)
         # Memory files are read from the editor's workspace root down to the session's cwd.

@@ -80,7 +80,9 @@ class ReadTool(ReadOnlyTool[ReadInput], PathTool[ReadInput]):
 
     def locations(self, args: ReadInput, cwd: Path) -> list[Location]:
         """The file, at the first line shown."""
-        return [Location(str(absolute_path(args.file_path, cwd)), line=args.offset)]
+        # Location lines count from 0, as LSP's and ACP's do; offset counts from 1.
+        line = args.offset - 1 if args.offset else None
+        return [Location(str(absolute_path(args.file_path, cwd)), line=line)]
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> ToolOutput:
         """Show the file's lines (or the image) and remember what the model has now seen."""

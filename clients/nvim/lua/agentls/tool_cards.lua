@@ -37,7 +37,8 @@ M.ICONS = {
 ---@return string
 function M.location(location, root)
   local path = words.relative(tostring(location.path), root)
-  if type(location.line) == "number" then return ("%s:%d"):format(path, location.line) end
+  -- Location lines count from 0 (as LSP's); people count from 1.
+  if type(location.line) == "number" then return ("%s:%d"):format(path, location.line + 1) end
   return path
 end
 

@@ -124,6 +124,17 @@ def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
 
 
 @contextlib.contextmanager
+def bare_nvim() -> Iterator[Any]:
+    """A headless Neovim with only the plugin on its runtimepath, for its pure modules."""
+    editor = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "--clean", "-n"])
+    try:
+        editor.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
+        yield editor
+    finally:
+        editor.close()
+
+
+@contextlib.contextmanager
 def open_editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
     """A headless Neovim in `tmp_path`/ws (a git root), quit (`:qa!`) when done."""
     root = tmp_path / "ws"

@@ -12,17 +12,13 @@ from typing import Any
 
 import pytest
 
-from test_nvim import NVIM, PLUGIN, pynvim
+from test_nvim import bare_nvim
 
 
 @pytest.fixture(scope="module")
 def nvim() -> Iterator[Any]:
-    editor = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "--clean", "-n"])
-    try:
-        editor.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
+    with bare_nvim() as editor:
         yield editor
-    finally:
-        editor.close()
 
 
 def call(nvim: Any, name: str, *args: Any) -> list[Any]:

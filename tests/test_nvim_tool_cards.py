@@ -15,17 +15,13 @@ from typing import Any
 
 import pytest
 
-from test_nvim import NVIM, PLUGIN, Editor, open_editor, pynvim, resume_from_list, start
+from test_nvim import Editor, bare_nvim, open_editor, resume_from_list, start
 
 
 @pytest.fixture(scope="module")
 def nvim() -> Iterator[Any]:
-    editor = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "--clean", "-n"])
-    try:
-        editor.exec_lua("vim.opt.runtimepath:prepend(...)", str(PLUGIN))
+    with bare_nvim() as editor:
         yield editor
-    finally:
-        editor.close()
 
 
 def card(nvim: Any, call: dict[str, Any], root: str = "/ws", icons: Any = None) -> Any:
@@ -150,12 +146,17 @@ def script(root: Path) -> list[dict[str, Any]]:
     ]
 
 
-def test_live_cards_show_kind_and_locations_as_the_resumed_session_does(editor: Editor) -> None:
+def look_around(editor: Editor) -> None:
+    """One turn of the script: Read app.py from line 2, Read lib.py, Bash printing two lines."""
     (editor.root / "app.py").write_text("a = 1\nb = 2\nc = 3\n")
     (editor.root / "lib.py").write_text("x = 1\n")
     start(editor, script(editor.root))
     editor.nvim.command("AgentAsk look around")
     editor.turn_ended(1, timeout=40)
+
+
+def test_live_cards_show_kind_and_locations_as_the_resumed_session_does(editor: Editor) -> None:
+    look_around(editor)
     session = editor.lua("return require('agentls.chat').get().session_id")
     live: list[dict[str, Any]] = editor.lua(CARDS)
     heads = [card["lines"][: card["head"]] for card in live]
@@ -175,11 +176,7 @@ def test_live_cards_show_kind_and_locations_as_the_resumed_session_does(editor: 
 
 
 def test_an_update_that_renames_a_call_redraws_its_card_above_its_output(editor: Editor) -> None:
-    (editor.root / "app.py").write_text("a = 1\nb = 2\nc = 3\n")
-    (editor.root / "lib.py").write_text("x = 1\n")
-    start(editor, script(editor.root))
-    editor.nvim.command("AgentAsk look around")
-    editor.turn_ended(1, timeout=40)
+    look_around(editor)
     before: list[dict[str, Any]] = editor.lua(CARDS)
     # The daemon names no call anew today; ACP's tool_call_update may, and the card follows.
     update = {

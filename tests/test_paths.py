@@ -181,4 +181,6 @@ def test_a_sessions_directory_is_resolved_once_to_show_paths(
     assert display_path(real / "pkg" / "mod.py", cwd) == "pkg/mod.py"
     assert display_path(tmp_path / "elsewhere.py", cwd) == str(tmp_path / "elsewhere.py")
     assert display_path(real, cwd) == "."
+    # A sibling whose name starts with cwd's is outside it.
+    assert display_path(tmp_path / "realm" / "x.py", cwd) == str(tmp_path / "realm" / "x.py")
     assert resolved.count(str(cwd)) == 1

@@ -320,12 +320,11 @@ def absolute_path(raw: str, cwd: Path) -> Path:
 
 def display_path(path: Path, cwd: Path) -> str:
     """`path` relative to cwd (posix) when it lies inside cwd, else absolute."""
-    real_cwd = _real_cwd(cwd)
-    if path == real_cwd:
-        return "."
-    if path.is_relative_to(real_cwd):
-        return path.relative_to(real_cwd).as_posix()
-    return str(path)
+    try:
+        # One walk of the parts (is_relative_to would be a second); cwd itself is ".".
+        return path.relative_to(_real_cwd(cwd)).as_posix()
+    except ValueError:
+        return str(path)
 
 
 @functools.lru_cache(maxsize=256)

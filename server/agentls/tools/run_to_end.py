@@ -78,6 +78,11 @@ async def _collect(process: subprocess.Popen[bytes], pidfd: int) -> tuple[bytes,
                 data = os.read(fd, READ_SIZE)
             except BlockingIOError:
                 return
+            except OSError as exc:
+                # Raised here it would only reach the loop's handler: end the wait with it.
+                if not done.done():
+                    done.set_exception(exc)
+                return
             if data:
                 output[fd] += data
                 return

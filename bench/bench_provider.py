@@ -5,6 +5,9 @@ waits on a loaded machine do not count): the whole provider call, the SDK's `pos
 its event stream alone on the same pre-encoded body (what is left when none of ours
 runs), and the SDK's own HTTP client alone posting those bytes and reading the stream
 (the transport floor under the SDK). Taken round-robin, so a busy spell hits all three.
+Then each extra model call of a whole `agentls run` turn in process (loop_call.py), with
+the scripted model and with the Anthropic SDK, and the Anthropic one less the SDK alone:
+the part of a call that is ours (loop, tools, events, transcript, request and fold).
 
 In process: `AnthropicProvider` / `OpenAIProvider` (Chat Completions) /
 `OpenAIResponsesProvider` (the Responses API) stream one short text answer from the
@@ -28,6 +31,7 @@ from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, 
 from agentls.providers.base import ModelRequest
 from agentls.tools.registry import ToolRegistry, default_tools
 from harness import TESTS_DIR, Row, summarize
+from loop_call import extra_call_cpu, median_ms
 
 sys.path.insert(0, TESTS_DIR)
 
@@ -231,8 +235,24 @@ async def _anthropic_split(reps: int) -> list[Row]:
     return rows
 
 
+def _loop_rows(rounds: int, split: list[Row]) -> list[Row]:
+    """Each extra model call of a whole turn in process (loop_call.py), and what of an
+    Anthropic one is not the SDK's: the whole call less the SDK alone (from `split`)."""
+    section = f"{SECTION}: each extra model call, the whole loop in process (CPU)"
+    whole = {name: median_ms(extra_call_cpu(name, rounds)) for name in ("scripted", "anthropic")}
+    rows = [Row(section, f"{name}: whole call", value, "ms CPU") for name, value in whole.items()]
+    sdk = next(row.value for row in split if row.name == "SDK post + event stream alone")
+    note = "the anthropic whole call less the SDK's post + stream alone (history 40)"
+    rows.append(
+        Row(section, "anthropic: ours outside the SDK", whole["anthropic"] - sdk, "ms CPU", note)
+    )
+    return rows
+
+
 def run(quick: bool) -> list[Row]:
-    """Per-call times and CPU of the SDK providers at two history sizes, and one call's split."""
+    """Per-call times and CPU of the SDK providers at two history sizes, one call's split,
+    and each extra call of a whole turn in process."""
     rows = asyncio.run(_measure(3 if quick else 8))
     rows += asyncio.run(_cpu_rows(10 if quick else 30))
-    return rows + asyncio.run(_anthropic_split(30 if quick else 100))
+    split = asyncio.run(_anthropic_split(30 if quick else 100))
+    return rows + split + _loop_rows(5 if quick else 15, split)

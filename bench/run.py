@@ -12,7 +12,8 @@ message), 3 per-turn loop overhead in process, 4 events per second (in process v
 5 memory (import floors vs session peaks, scripted and the real SDKs against a local replay
 server), 6 the SDK providers' per-call cost at 10 and 1,000 messages of history (Anthropic,
 Chat Completions, Responses) and one Anthropic call's CPU split into the provider, the SDK
-alone and the SDK's HTTP client alone, 7 resuming
+alone and the SDK's HTTP client alone, then each extra model call of a whole turn in process
+(scripted and Anthropic) and what of it is ours outside the SDK, 7 resuming
 a 5,000-message transcript (load, SessionManager.resume, agent/resumeSession over stdio), 8
 <userContext> (an enormous editor state; mentions), 9 abort while Bash runs children, 10 `agentls
 run` start → first model request, a 3-call and a 20-call task, each extra model call, last

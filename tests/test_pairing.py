@@ -4,7 +4,13 @@ a request's roles alternate."""
 from __future__ import annotations
 
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
-from agentls.pairing import INTERRUPTED, alternating, pairing_problems, repair_pairing
+from agentls.pairing import (
+    INTERRUPTED,
+    PairingCheck,
+    alternating,
+    pairing_problems,
+    repair_pairing,
+)
 
 
 def assistant(*calls: str) -> Message:
@@ -53,3 +59,49 @@ def test_a_request_joins_messages_of_one_role_in_a_row() -> None:
     assert joined[0].content == history[0].content + history[1].content
     assert joined[0].id == history[0].id and joined[1:] == history[2:]
     assert alternating(joined) == joined
+
+
+def _call(n: int) -> list[Message]:
+    use = ToolUseBlock(f"toolu_{n}", "Read", {"file_path": "a.py"})
+    return [
+        Message("assistant", (TextBlock("reading"), use)),
+        Message("user", (ToolResultBlock(use.id, "1\tx"),)),
+    ]
+
+
+def test_pairing_check_walks_only_the_new_tail_of_a_growing_history() -> None:
+    check = PairingCheck()
+    history = [user_text("go")]
+    for n in range(30):
+        history += _call(n)
+        assert check.problems(history) == []
+        # The two new messages and the last one kept (paired with the one after it).
+        assert check.walked == 3
+    assert len(history) == 61
+
+
+def test_pairing_check_finds_what_a_whole_walk_finds() -> None:
+    check = PairingCheck()
+    history = [user_text("go"), *_call(0), *_call(1)]
+    assert check.problems(history) == pairing_problems(history) == []
+    # A tool call whose result is missing after a kept prefix.
+    unanswered = [*history, Message("assistant", (ToolUseBlock("toolu_x", "Read", {}),))]
+    assert check.problems(unanswered) == pairing_problems(unanswered) != []
+    # Found broken, nothing is kept: the next history is walked whole.
+    assert check.walked == 2
+    orphan = [*history, Message("user", (ToolResultBlock("toolu_gone", "?"),))]
+    assert check.problems(orphan) == pairing_problems(orphan) != []
+    assert check.walked == len(orphan)
+    # A history rewritten in the middle (new objects there) is walked from where it differs.
+    rewritten = [history[0], *_call(0), *history[3:]]
+    check.problems(history)
+    assert check.problems(rewritten) == pairing_problems(rewritten) == []
+    assert check.walked == len(rewritten)
+    # The kept message that a new one must answer is checked again with it.
+    dangling = [*history, Message("assistant", (ToolUseBlock("toolu_y", "Read", {}),))]
+    check.problems(history)
+    answered_twice = [
+        *dangling,
+        Message("user", (ToolResultBlock("toolu_y", "1"), ToolResultBlock("toolu_y", "2"))),
+    ]
+    assert check.problems(answered_twice) == pairing_problems(answered_twice) != []

@@ -181,4 +181,20 @@ def test_a_sessions_directory_is_resolved_once_to_show_paths(
     assert display_path(real / "pkg" / "mod.py", cwd) == "pkg/mod.py"
     assert display_path(tmp_path / "elsewhere.py", cwd) == str(tmp_path / "elsewhere.py")
     assert display_path(real, cwd) == "."
+    # A sibling whose name starts with cwd's is outside it.
+    assert display_path(tmp_path / "realm" / "x.py", cwd) == str(tmp_path / "realm" / "x.py")
     assert resolved.count(str(cwd)) == 1
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["app.py", "", ".", "/etc/hosts", "a/../app.py", "./x//y/", "ln/../app.py", "ln/z", "~", "//x"],
+)
+def test_absolute_path_resolves_as_joining_paths_would(tmp_path: Path, raw: str) -> None:
+    from agentls.tools.base import absolute_path
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "ln").symlink_to(tmp_path / "sub")
+    expected = Path(os.path.realpath(tmp_path / Path(os.path.expanduser(raw))))
+    assert absolute_path(raw, tmp_path) == expected
+    assert str(absolute_path(raw, tmp_path)) == str(expected)

@@ -11,10 +11,12 @@ from agentls.messages import Message, ToolResultBlock
 INTERRUPTED = "Interrupted by user: this tool call did not run to completion."
 
 
-def pairing_problems(messages: Sequence[Message]) -> list[str]:
-    """Every way `messages` breaks the tool_use/tool_result pairing, as readable lines."""
+def pairing_problems(messages: Sequence[Message], start: int = 0) -> list[str]:
+    """Every way `messages` breaks the tool_use/tool_result pairing, as readable lines
+    (from message `start` on: each message is checked against its neighbours)."""
     problems: list[str] = []
-    for i, message in enumerate(messages):
+    for i in range(start, len(messages)):
+        message = messages[i]
         if message.role == "assistant":
             wanted = [b.id for b in message.tool_uses()]
             if not wanted:
@@ -34,6 +36,31 @@ def pairing_problems(messages: Sequence[Message]) -> list[str]:
                 if r.tool_use_id not in known
             )
     return problems
+
+
+class PairingCheck:
+    """`pairing_problems` for a history that grows between model calls: the messages of
+    the last well-paired history, while the next one holds the same objects at the same
+    places, are not walked again (a whole walk costs about 1.7 µs a message, on every call
+    of a turn). Only the last history is remembered, so one compacted, rewritten or
+    repaired is walked from where it differs."""
+
+    def __init__(self) -> None:
+        self._checked: list[Message] = []
+        self.walked = 0
+
+    def problems(self, messages: Sequence[Message]) -> list[str]:
+        """The same lines as `pairing_problems(messages)`."""
+        same = 0
+        limit = min(len(messages), len(self._checked))
+        while same < limit and messages[same] is self._checked[same]:
+            same += 1
+        # The last message kept is checked again: its pairing depends on the one after it.
+        start = max(0, same - 1)
+        self.walked = len(messages) - start
+        problems = pairing_problems(messages, start)
+        self._checked = [] if problems else list(messages)
+        return problems
 
 
 def repair_pairing(messages: Sequence[Message]) -> list[Message]:

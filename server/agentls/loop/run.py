@@ -32,7 +32,7 @@ from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
 from agentls.loop.recovery import escalate, on_provider_error, prepare_context
 from agentls.loop.turn_state import Inflight, QueryState, Transition, TurnRun, TurnStop
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
-from agentls.pairing import alternating, pairing_problems, repair_pairing
+from agentls.pairing import alternating, repair_pairing
 from agentls.pricing import add_cost
 from agentls.providers.base import ModelRequest, ProviderError, StopReason, TextDelta
 from agentls.usage import Usage
@@ -437,7 +437,7 @@ def _budgeted(deps: LoopDeps, results: list[ToolResultBlock]) -> list[ToolResult
 def _build_request(run: TurnRun) -> ModelRequest:
     state, deps = run.state, run.deps
     messages: list[Message] = state.messages
-    problems = pairing_problems(messages)
+    problems = state.pairing.problems(messages)
     if problems:
         log.error("history pairing broken before a model call: %s", problems)
         run.emit(Notice("error", "The history had unpaired tool calls; they were repaired."))

@@ -314,18 +314,17 @@ class ChangesReadFile(PathTool[Args]):
 
 def absolute_path(raw: str, cwd: Path) -> Path:
     """`raw` as an absolute, symlink-free path, without any workspace check."""
-    candidate = Path(os.path.expanduser(raw))
-    return Path(os.path.realpath(cwd / candidate))
+    # Joined as text: the same string to realpath as `cwd / Path(raw)`, two Paths fewer.
+    return Path(os.path.realpath(os.path.join(cwd, os.path.expanduser(raw))))
 
 
 def display_path(path: Path, cwd: Path) -> str:
     """`path` relative to cwd (posix) when it lies inside cwd, else absolute."""
-    real_cwd = _real_cwd(cwd)
-    if path == real_cwd:
-        return "."
-    if path.is_relative_to(real_cwd):
-        return path.relative_to(real_cwd).as_posix()
-    return str(path)
+    try:
+        # One walk of the parts (is_relative_to would be a second); cwd itself is ".".
+        return path.relative_to(_real_cwd(cwd)).as_posix()
+    except ValueError:
+        return str(path)
 
 
 @functools.lru_cache(maxsize=256)

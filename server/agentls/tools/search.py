@@ -34,6 +34,7 @@ from agentls.tools.base import (
 )
 from agentls.tools.file_text import resolve_in_workspace
 from agentls.tools.filters import FileFilter, glob_regex, glob_walk, newest_first, split_glob
+from agentls.tools.run_to_end import run_to_end
 from agentls.workspace.view import OpenDocument
 
 GLOB_LIMIT = 100
@@ -309,24 +310,13 @@ def parse_ripgrep_counts(output: bytes, root: Path) -> Hits:
 
 async def ripgrep_search(rg: str, query: GrepQuery) -> Hits:
     """The ripgrep backend, run in the search root so globs anchor where the walk starts."""
-    process = await asyncio.create_subprocess_exec(
-        *_ripgrep_args(rg, query),
-        cwd=query.root,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        stdout, stderr = await process.communicate()
-    finally:
-        if process.returncode is None:
-            process.kill()
+    finished = await run_to_end(_ripgrep_args(rg, query), query.root)
     # Exit 1 means no match; 2 means an error, which with no output is fatal (a bad regex).
-    if process.returncode == 2 and not stdout:
-        message = stderr.decode("utf-8", errors="replace").strip() or "ripgrep failed"
+    if finished.returncode == 2 and not finished.stdout:
+        message = finished.stderr.decode("utf-8", errors="replace").strip() or "ripgrep failed"
         raise ToolError(f"Grep failed: {message}")
     parse = parse_ripgrep_json if query.mode == "content" else parse_ripgrep_counts
-    return parse(stdout, query.root)
+    return parse(finished.stdout, query.root)
 
 
 def _in_scope(path: Path, query: GrepQuery) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,20 @@ def pytest_configure(config: pytest.Config) -> None:
 def long_run(request: pytest.FixtureRequest) -> bool:
     """Whether the run asked for `--long` (fuzzers scale their message counts on it)."""
     return bool(request.config.getoption("--long"))
+
+
+@pytest.fixture
+def thread_starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads started while the test runs."""
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counting_start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", counting_start)
+    return started
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -34,22 +33,12 @@ async def test_runs_in_the_given_directory(tmp_path: Path, use_pidfd: bool) -> N
 
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd on this platform")
-async def test_no_thread_is_started_for_a_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_no_thread_is_started_for_a_command(tmp_path: Path, thread_starts: list[str]) -> None:
     # asyncio's ThreadedChildWatcher starts one thread per child (Python 3.11); this path
     # reads the child's pipes and its exit on the event loop alone.
-    started: list[str] = []
-    start = threading.Thread.start
-
-    def counting_start(thread: threading.Thread) -> None:
-        started.append(thread.name)
-        start(thread)
-
-    monkeypatch.setattr(threading.Thread, "start", counting_start)
     finished = await run_to_end([sys.executable, "-c", "print('hi')"], tmp_path)
     assert finished.stdout == b"hi\n"
-    assert started == []
+    assert thread_starts == []
 
 
 @pytest.mark.parametrize("use_pidfd", BOTH_PATHS)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -349,18 +348,10 @@ async def test_grep_shows_a_latin1_line_as_read_shows_it(
 @needs_rg
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd on this platform")
 async def test_grep_with_ripgrep_starts_no_thread(
-    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+    ctx: ToolContext, thread_starts: list[str]
 ) -> None:
     # asyncio's child watcher (Python 3.11) started a thread for every rg: about half of a
     # Grep's CPU. The event loop now reads rg's pipes and its exit itself.
-    started: list[str] = []
-    start = threading.Thread.start
-
-    def counting_start(thread: threading.Thread) -> None:
-        started.append(thread.name)
-        start(thread)
-
-    monkeypatch.setattr(threading.Thread, "start", counting_start)
     out = await call(GrepTool(True), ctx, pattern="foo", path="src", output_mode="count")
     assert "app.py" in out.content
-    assert started == []
+    assert thread_starts == []

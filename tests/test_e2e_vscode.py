@@ -100,6 +100,18 @@ def vsix() -> Path:
     return build_vsix()
 
 
+def _extension_log(work: Path) -> str:
+    """The extension's output channel, as code-server wrote it."""
+    logs = sorted((work / "data" / "logs").rglob("agentls.log"))
+    return "\n".join(log.read_text(encoding="utf-8") for log in logs)
+
+
+def _failure(output: str, work: Path) -> str:
+    """What a failed drive printed, then the end of the extension's log (what it joined,
+    what it was told), so a failure on CI explains itself."""
+    return f"{output[-6000:]}\n--- the extension's log ---\n{_extension_log(work)[-3000:]}"
+
+
 def drive_scenario(script: str, work: Path, *args: str, steps: tuple[str, ...] = ()) -> str:
     """Run `e2e/<script>` (code-server with the packaged extension, driven in Chromium) with
     this checkout's Python first on PATH; keep its output as `drive.log` beside its
@@ -111,7 +123,7 @@ def drive_scenario(script: str, work: Path, *args: str, steps: tuple[str, ...] =
         PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
     )
     (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
+    assert done.returncode == 0, _failure(done.stdout, work)
     for step in steps:
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]
     return done.stdout
@@ -126,7 +138,7 @@ def test_a_turn_in_a_real_vscode(vsix: Path) -> None:
         PATH=f"{NODE24}{os.pathsep}{python_dir}{os.pathsep}{os.environ['PATH']}",
     )
     (WORK / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
+    assert done.returncode == 0, _failure(done.stdout, WORK)
     assert "joining the agentls daemon" not in _extension_log(WORK)
     steps_done = (
         "workbench",
@@ -147,12 +159,6 @@ def test_a_turn_in_a_real_vscode(vsix: Path) -> None:
     text = (WORK / "ws" / "app.py").read_text(encoding="utf-8")
     # The reviewed edit was undone from the turn's summary: the file is as before the turn.
     assert text == "PORT = 8000\nHOST = 'unsaved'\n"
-
-
-def _extension_log(work: Path) -> str:
-    """The extension's output channel, as code-server wrote it."""
-    logs = sorted((work / "data" / "logs").rglob("agentls.log"))
-    return "\n".join(log.read_text(encoding="utf-8") for log in logs)
 
 
 def test_a_real_vscode_joins_a_running_daemon_with_its_token(vsix: Path, tmp_path: Path) -> None:
@@ -185,7 +191,7 @@ def test_a_real_vscode_joins_a_running_daemon_with_its_token(vsix: Path, tmp_pat
         )
         still_serving = daemon.process.poll() is None
     (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
+    assert done.returncode == 0, _failure(done.stdout, work)
     for step in (
         "workbench",
         "unsaved edit",
@@ -225,7 +231,7 @@ def test_a_real_vscode_comes_back_to_a_turn_after_reload_window(vsix: Path, tmp_
         )
         still_serving = daemon.process.poll() is None
     (work / "artifacts" / "drive.log").write_text(done.stdout, encoding="utf-8")
-    assert done.returncode == 0, done.stdout[-6000:]
+    assert done.returncode == 0, _failure(done.stdout, work)
     for step in ("workbench", "turn waits", "reload", "re-attached", "answered", "disk"):
         assert f"ok {step}" in done.stdout, done.stdout[-4000:]
     assert "ok daemon transcript" in done.stdout, done.stdout[-4000:]

@@ -74,6 +74,9 @@ await step("forged token refused", async () => {
   await page.keyboard.press("Control+a");
   await page.keyboard.type(forged);
   await page.keyboard.press("Tab");
+  // The Settings editor writes as it is typed into: "Restart Now" may be offered for a
+  // partial path, so it is clicked once the whole path is in the user settings file.
+  await settingsHold(forged);
   const restart = page.locator(".notification-toast .monaco-button", { hasText: "Restart Now" });
   await restart.waitFor({ timeout: 60_000 });
   await restart.click();
@@ -84,3 +87,13 @@ await step("forged token refused", async () => {
 });
 
 await browser.close();
+
+/** Wait until VS Code's user settings file (run.sh's WORK/data) holds `text`. */
+async function settingsHold(text) {
+  const file = path.join(path.dirname(workspace), "data", "User", "settings.json");
+  const deadline = Date.now() + 30_000;
+  while (!readFileSync(file, "utf8").includes(JSON.stringify(text).slice(1, -1))) {
+    if (Date.now() > deadline) throw new Error(`${file} never held ${text}: ${readFileSync(file, "utf8")}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

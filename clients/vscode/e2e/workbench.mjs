@@ -23,6 +23,9 @@ export async function openWorkbench(artifacts) {
     } catch (error) {
       await shot(`failed-${name}`).catch(() => undefined);
       console.log(`FAILED ${name}: ${error.message}`);
+      // What the window said by then: a toast gone from view is still in the list.
+      const said = await page.locator(".notification-list-item-message").allTextContents().catch(() => []);
+      for (const message of said) console.log(`notification: ${message}`);
       await browser.close();
       process.exit(1);
     }

@@ -127,7 +127,7 @@ async def test_an_edit_that_adds_an_error_is_told_and_diagnostics_are_asked(
     assert shown.selection is not None and shown.selection.start.line == 1
 
 
-async def test_a_file_nothing_watches_is_asked_once_and_not_waited_for(
+async def test_a_file_nothing_watches_is_not_waited_for_and_said_unchecked(
     client: AgentClient, tmp_path: Path
 ) -> None:
     notes = tmp_path / "ws" / "notes.txt"
@@ -136,6 +136,7 @@ async def test_a_file_nothing_watches_is_asked_once_and_not_waited_for(
     script = [
         {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "notes.txt"}}]},
         {"tool_calls": [{"id": "e", "name": "Edit", "input": edit}]},
+        {"tool_calls": [{"id": "d", "name": "Diagnostics", "input": {"file_path": "notes.txt"}}]},
         {"text": "Done."},
     ]
     session, log = await client.scripted_session(
@@ -146,8 +147,12 @@ async def test_a_file_nothing_watches_is_asked_once_and_not_waited_for(
     assert done["stopReason"] == "end_turn"
     assert notes.read_text(encoding="utf-8") == "final\n"
     # Asked before the change; `watched: false` means no second look after a 30 s wait.
-    assert [notes.as_uri()] == ASKED
+    assert [notes.as_uri()] * 2 == ASKED
     assert "new error" not in results(read_requests(log)[2])["e"]
+    # No problems in a file nothing checks is not "no problems": the model is told which.
+    assert results(read_requests(log)[3])["d"] == (
+        "notes.txt: nothing in the editor checks this file (no language server or linter serves it)"
+    )
 
 
 async def test_without_the_capabilities_the_tools_are_not_offered(tmp_path: Path) -> None:

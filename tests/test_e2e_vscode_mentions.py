@@ -5,7 +5,9 @@ The extension announces `experimental.agentls.definition` (and references, works
 symbols), so the daemon offers GoToDefinition, FindReferences and WorkspaceSymbols; the
 scripted model calls them on `greet` in main.ts and VS Code's built-in TypeScript answers
 through `vscode.execute*Provider`: the tool results in the daemon's transcript name
-`src/util.ts:1:17`, the call at `main.ts:3:13` and the function. Then `@` in the message
+`src/util.ts:1:17`, the call at `main.ts:3:13` and the function. Its Diagnostics of app.py
+are answered `watched: false` (code-server has Python's grammar, nothing that checks
+Python), so the model is told nothing checks the file rather than that it is clean. Then `@` in the message
 box offers the active file's problems (with their count), the folder `src/` and the symbol
 `greet` (from the editor's workspace symbols); the two picked show as chips in the box and
 on the sent message, and the transcript shows the model got the folder's listing and the

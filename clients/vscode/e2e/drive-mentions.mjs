@@ -80,6 +80,11 @@ await step("definition", async () => {
       throw new Error(`${String(expected)} is not in the transcript: ${text.slice(-3000)}`);
     }
   }
+  // app.py: code-server has Python's grammar but nothing that checks Python, and says so
+  // (`watched: false`), so the model is not told the file is clean.
+  if (!text.includes("app.py: nothing in the editor checks this file")) {
+    throw new Error(`the Diagnostics of app.py do not say it is unchecked: ${text.slice(-3000)}`);
+  }
   // A figure for the report, not a check: the call's message to its result, as recorded.
   const records = transcriptRecords();
   const at = (part) => records.find((r) => r.type === "message" && r.message.content.some((b) => b.type === part))?.ts;

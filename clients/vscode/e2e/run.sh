@@ -56,7 +56,7 @@ if [ "$mode" = mentions ]; then
   printf 'import { greet } from "./src/util";\n\nconsole.log(greet("you"));\nexport const broken: number = "x";\n' > "$ws/main.ts"
   printf '{"compilerOptions": {"strict": true, "module": "commonjs", "target": "es2020"}, "include": ["**/*.ts"]}\n' > "$ws/tsconfig.json"
   cat > "$work/script.jsonl" <<JSONL
-{"text": "Looking it up.", "tool_calls": [{"id": "d1", "name": "GoToDefinition", "input": {"file_path": "main.ts", "line": 3, "symbol": "greet"}}, {"id": "r1", "name": "FindReferences", "input": {"file_path": "main.ts", "line": 3, "symbol": "greet"}}, {"id": "s1", "name": "WorkspaceSymbols", "input": {"query": "greet"}}]}
+{"text": "Looking it up.", "tool_calls": [{"id": "d1", "name": "GoToDefinition", "input": {"file_path": "main.ts", "line": 3, "symbol": "greet"}}, {"id": "r1", "name": "FindReferences", "input": {"file_path": "main.ts", "line": 3, "symbol": "greet"}}, {"id": "s1", "name": "WorkspaceSymbols", "input": {"query": "greet"}}, {"id": "p1", "name": "Diagnostics", "input": {"file_path": "app.py"}}]}
 {"text": "greet is defined in src/util.ts."}
 {"text": "I see the folder and the symbol."}
 {"text": "I see the problems."}

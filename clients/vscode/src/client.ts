@@ -17,7 +17,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { describe, initializeFailure, openSocket } from "./daemonSocket";
-import { toLspDiagnostics } from "./diagnostics";
+import { languageOfFile, mayReportDiagnostics, toLspDiagnostics } from "./diagnostics";
 import { type DaemonAddress, DiscoveryError, findDaemon, localContext } from "./discovery";
 import { answerNavigation } from "./editorNavigation";
 import { EDITOR_REQUESTS } from "./navigation";
@@ -102,10 +102,20 @@ export class AgentClient implements vscode.Disposable {
     }
     this.client.onNotification("agent/event", (event: AgentEvent) => this.events.onEvent(event));
     // The daemon asks for a file's diagnostics (its Diagnostics tool, and new errors after an edit).
-    this.client.onRequest("agent/diagnostics", (params: { uri: string }) => ({
-      diagnostics: toLspDiagnostics(vscode.languages.getDiagnostics(vscode.Uri.parse(params.uri))),
-    }));
+    this.client.onRequest("agent/diagnostics", (params: { uri: string }) => this.diagnostics(params.uri));
     answerNavigation(this.client);
+  }
+
+  /** A file's diagnostics, and whether anything that reports them looks at it: a language
+   * server or linter of its language (the open document's, or else the file name's). */
+  private diagnostics(uri: string): { diagnostics: ReturnType<typeof toLspDiagnostics>; watched: boolean } {
+    const target = vscode.Uri.parse(uri);
+    const found = vscode.languages.getDiagnostics(target);
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.toString());
+    const extensions = vscode.extensions.all;
+    const language = open?.languageId ?? languageOfFile(target.path.split("/").pop() ?? "", extensions);
+    const watched = found.length > 0 || mayReportDiagnostics(language, extensions, this.context.extension.id);
+    return { diagnostics: toLspDiagnostics(found), watched };
   }
 
   /** Not found, refused or silent: already said. Closed during initialize: the token. */

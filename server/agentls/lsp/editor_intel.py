@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from agentls.lsp.editor_navigation import LspNavigation
 from agentls.lsp.positions import column_to_index, encoding_of, lsp_lines
-from agentls.workspace.intel import Diagnostic, Navigation, Place, Severity
+from agentls.workspace.intel import Diagnostic, FileProblems, Navigation, Place, Severity
 
 log = logging.getLogger(__name__)
 DIAGNOSTICS_METHOD = "agent/diagnostics"
@@ -59,9 +59,7 @@ class LspEditorIntel:
     async def workspace_symbols(self, query: str) -> list[Place] | None:
         return await self._navigation.workspace_symbols(query)
 
-    async def diagnostics(
-        self, path: Path, *, watched_only: bool = False
-    ) -> list[Diagnostic] | None:
+    async def diagnostics(self, path: Path) -> FileProblems | None:
         if not self.has_diagnostics:
             return None
         request = self._server.protocol.send_request_async(
@@ -72,9 +70,11 @@ class LspEditorIntel:
         except (TimeoutError, JsonRpcException) as exc:
             log.warning("the editor gave no diagnostics for %s: %s", path, exc)
             return None
-        if watched_only and _field(answer, "watched") is False:
+        problems = self._diagnostics(path, answer)
+        if problems is None:
             return None
-        return self._diagnostics(path, answer)
+        # Only an explicit false: an editor that does not say is assumed to look.
+        return FileProblems(problems, watched=_field(answer, "watched") is not False)
 
     def _diagnostics(self, path: Path, answer: Any) -> list[Diagnostic] | None:
         items = _field(answer, "diagnostics")

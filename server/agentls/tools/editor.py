@@ -32,6 +32,8 @@ from agentls.workspace.view import WorkspaceView
 MAX_FILES = 20
 MAX_PROBLEMS = 50
 NEW_ERRORS_SHOWN = 10
+# An empty list from an editor where nothing looks at the file is not a clean bill.
+UNCHECKED = "nothing in the editor checks this file (no language server or linter serves it)"
 
 
 class DiagnosticsInput(BaseModel):
@@ -77,17 +79,20 @@ async def problems_report(intel: EditorIntel, paths: list[Path], cwd: Path) -> s
     chosen = sorted(paths)[:MAX_FILES]
     answers = await asyncio.gather(*(intel.diagnostics(path) for path in chosen))
     sections = []
-    for path, found in zip(chosen, answers, strict=True):
+    for path, answer in zip(chosen, answers, strict=True):
         shown = display_path(path, cwd)
-        if found is None:
+        if answer is None:
             sections.append(f"{shown}: the editor did not answer")
-        elif found:
+        elif answer.problems:
+            found = answer.problems
             listed = sorted(found, key=lambda d: (d.line, d.character))[:MAX_PROBLEMS]
             more = len(found) - len(listed)
             lines = [f"  {d.text()}" for d in listed]
             sections.append(
                 "\n".join([f"{shown}:", *lines] + ([f"  … {more} more"] if more else []))
             )
+        elif not answer.watched:
+            sections.append(f"{shown}: {UNCHECKED}")
     return "\n".join(sections) or "The editor reports no problems."
 
 
@@ -155,18 +160,20 @@ class ProblemsWatch:
         if wait <= 0 or intel is None or not intel.has_diagnostics:
             return None
         # A file no language server or linter looks at gets no new errors: no wait for them.
-        before = await intel.diagnostics(path, watched_only=True)
-        return None if before is None else cls(intel, path, before, wait)
+        before = await intel.diagnostics(path)
+        if before is None or not before.watched:
+            return None
+        return cls(intel, path, before.problems, wait)
 
     async def new_errors(self, cwd: Path) -> str | None:
         """After the editor had `wait` seconds to look again: the errors the change added."""
         await asyncio.sleep(self._wait)
         after = await self._intel.diagnostics(self._path)
-        if not after:
+        if after is None or not after.problems:
             return None
         added = _added(
             [d for d in self._before if d.severity == "error"],
-            [d for d in after if d.severity == "error"],
+            [d for d in after.problems if d.severity == "error"],
         )
         if not added:
             return None

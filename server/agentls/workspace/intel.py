@@ -34,6 +34,16 @@ class Diagnostic:
 
 
 @dataclass(frozen=True, slots=True)
+class FileProblems:
+    """A file's diagnostics as the editor has them, and whether anything in the editor (a
+    language server, a linter) looks at the file at all: an unwatched file's empty list
+    says nothing about its correctness."""
+
+    problems: list[Diagnostic]
+    watched: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Place:
     """A place the editor points to: line and character 0-based, the character counted in
     code points of the line; a workspace symbol also has its name, kind and container."""
@@ -68,11 +78,8 @@ class EditorIntel(Protocol):
     async def workspace_symbols(self, query: str) -> list[Place] | None:
         """The workspace's symbols matching `query`; None when the editor did not answer."""
 
-    async def diagnostics(
-        self, path: Path, *, watched_only: bool = False
-    ) -> list[Diagnostic] | None:
-        """The file's current diagnostics; None when the editor did not answer, or (with
-        `watched_only`) when it says nothing that reports diagnostics looks at the file."""
+    async def diagnostics(self, path: Path) -> FileProblems | None:
+        """The file's current diagnostics; None when the editor did not answer."""
 
     async def show(self, path: Path, line: int | None) -> bool:
         """Open the file in the editor (at a 0-based line) for the user; whether it did."""

@@ -7,13 +7,13 @@ scripted model calls them on `greet` in main.ts and VS Code's built-in TypeScrip
 through `vscode.execute*Provider`: the tool results in the daemon's transcript name
 `src/util.ts:1:17`, the call at `main.ts:3:13` and the function. Its Diagnostics of app.py
 are answered `watched: false` (code-server has Python's grammar, nothing that checks
-Python), so the model is told nothing checks the file rather than that it is clean. Then `@` in the message
-box offers the active file's problems (with their count), the folder `src/` and the symbol
-`greet` (from the editor's workspace symbols); the two picked show as chips in the box and
-on the sent message, and the transcript shows the model got the folder's listing and the
-symbol's lines. "Problems in main.ts" sent gives the model TypeScript's error (the daemon
-asks the editor with `agent/diagnostics`), and in a new chat `@` offers the first one by
-its title: the model gets its messages.
+Python), so the model is told nothing checks the file rather than that it is clean. Then `@`
+in the message box offers the active file's problems (with their count), the folder `src/`
+and the symbol `greet` (from the editor's workspace symbols); the two picked show as chips
+in the box and on the sent message, and the transcript shows the model got the folder's
+listing and the symbol's lines. "Problems in main.ts" sent gives the model TypeScript's
+error (the daemon asks the editor with `agent/diagnostics`), and in a new chat `@` offers
+the first one by its title: the model gets its messages.
 
 Screenshots (`mention-menu.png`, `sent-mentions.png`) stay in
 `clients/vscode/e2e/.work/mentions/artifacts`.

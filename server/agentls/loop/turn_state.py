@@ -24,7 +24,7 @@ from agentls.loop.deps import LoopDeps
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import StuckDetector
 from agentls.messages import Message
-from agentls.pairing import PairingCheck
+from agentls.pairing import Alternation, PairingCheck
 from agentls.pricing import add_cost
 from agentls.usage import Usage
 
@@ -83,6 +83,9 @@ class QueryState:
     stop_hook_active: bool = False
     # Checks the history's pairing before each model call, walking only what is new.
     pairing: PairingCheck = field(default_factory=PairingCheck)
+    # Joins same-role runs for each request, handing back the same joined objects (the
+    # session's own, so that they outlast the turn).
+    alternation: Alternation = field(default_factory=Alternation)
 
 
 @dataclass(frozen=True, slots=True)

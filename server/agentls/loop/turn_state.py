@@ -81,10 +81,10 @@ class QueryState:
     stuck: StuckDetector = field(default_factory=lambda: StuckDetector(0))
     # A Stop hook sent the model back to work in this turn (hooks are told, to avoid loops).
     stop_hook_active: bool = False
-    # Checks the history's pairing before each model call, walking only what is new.
+    # Checks the history's pairing before each model call, walking only what is new, and
+    # joins same-role runs for each request, handing back the same joined objects: a
+    # session's turns share its own, so that what they keep outlasts each turn.
     pairing: PairingCheck = field(default_factory=PairingCheck)
-    # Joins same-role runs for each request, handing back the same joined objects (the
-    # session's own, so that they outlast the turn).
     alternation: Alternation = field(default_factory=Alternation)
 
 

@@ -9,7 +9,8 @@ request → exit" is from the moment the last request is in the log (the scripte
 answers at once) to the process's exit. Peak RSS is the child's own ru_maxrss (wait4);
 "each extra model call, CPU" is the same difference in the CPU time (/proc schedstat) the
 working process (the CLI in process, the daemon when warm) used between the first and the
-last model request: waits on a loaded machine's run queue do not count there. The warm
+last model request: waits on a loaded machine's run queue do not count there. When warm,
+the daemon's CPU over each whole run (spawn to exit) gives a steadier row beside it. The warm
 daemon's RSS is read from /proc when it is idle (no connection), right after its
 start and again after all the runs. The warm daemon is started once before the warm
 samples (its own first start is the cold cost of the daemon, printed too), and stopped at
@@ -74,6 +75,9 @@ class Sample:
     # daemon when warm) had used when the first and the last model request arrived.
     cpu_first: float = 0.0
     cpu_last: float = 0.0
+    # The daemon's CPU seconds from before the client's spawn to after its exit (warm runs
+    # only): no polling lag at either end, the whole run's fixed costs cancel between lengths.
+    cpu_run: float = 0.0
 
 
 class Fake:
@@ -173,6 +177,7 @@ def _sample(
     wait4's ru_maxrss starts from the RSS of the process that forked it, here the bench
     with its replay server, which hid a small client's own peak."""
     env = fake.prepare(task)
+    cpu_before = _cpu_or_zero(cpu_pid) if cpu_pid else 0.0
     start = time.perf_counter()
     process = subprocess.Popen(
         command,
@@ -203,7 +208,8 @@ def _sample(
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0 or first is None or last is None:
         raise RuntimeError(f"{command} exited {process.returncode} after {seen} requests")
-    return Sample(first, last, now, peak_kb, cpu_first, cpu_last)
+    cpu_run = _cpu_or_zero(cpu_pid) - cpu_before if cpu_pid else 0.0
+    return Sample(first, last, now, peak_kb, cpu_first, cpu_last, cpu_run)
 
 
 def _cpu_or_zero(pid: int) -> float:
@@ -328,6 +334,18 @@ def _per_call_rows(section: str, cold: Runs, warm: Runs) -> list[Row]:
                 "first → last request, the threads' schedstat",
             )
         )
+    # The daemon's CPU over whole runs: steadier than first → last, which the bench reads
+    # when its 1 ms poll sees each request.
+    runs = [[s.cpu_run for s in warm[name]] for name in ("long", "short")]
+    rows.append(
+        Row(
+            section,
+            "warm daemon: each extra model call, CPU of whole runs",
+            (_median(runs[0]) - _median(runs[1])) / EXTRA_CALLS * 1000,
+            "ms",
+            "the daemon's schedstat from spawn to exit, (20-call − 3-call) / 17",
+        )
+    )
     ratio = costs["warm daemon"] / costs["in process"] if costs["in process"] > 0 else 0.0
     rows.append(Row(section, "each extra model call: warm / in process", ratio, "x"))
     return rows

@@ -24,6 +24,7 @@ from agentls.messages import (
     ToolUseBlock,
     user_text,
 )
+from agentls.pairing import Alternation
 from agentls.providers.anthropic import AnthropicProvider
 from agentls.providers.anthropic_body import RequestBody
 from agentls.providers.anthropic_request import build_params
@@ -88,6 +89,19 @@ def test_each_growing_request_equals_the_whole_conversion() -> None:
         assert json.loads(body.encode(req)) == whole(req)
         # Only the new message was converted; the rest came from the previous request.
         assert body.reused == len(history) - 1
+
+
+def test_after_an_unanswered_message_each_request_still_converts_only_the_new_tail() -> None:
+    """An aborted turn leaves a user message unanswered: requests join it with the next one.
+    The loop's Alternation hands back the same joined message, so the body keeps reusing."""
+    alternation = Alternation()
+    body = RequestBody()
+    history = [user_text("aborted before the answer"), *conversation()]
+    for count in range(2, len(history) + 1):
+        req = request(alternation(history[:count]))
+        assert json.loads(body.encode(req)) == whole(req)
+        if count > 2:
+            assert body.reused == len(req.messages) - 1
 
 
 def test_a_changed_system_prompt_is_sent_as_it_now_is() -> None:

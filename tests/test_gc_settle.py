@@ -19,6 +19,7 @@ def test_a_server_inside_another_program_leaves_its_collector_alone() -> None:
 
 def test_startup_objects_are_frozen_the_first_time_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(gc_settle._OWN_PROCESS, "daemon", False)
+    monkeypatch.setitem(gc_settle._OWN_PROCESS, "frozen", False)
     daemon_process()
     gc.unfreeze()
     try:
@@ -29,5 +30,26 @@ def test_startup_objects_are_frozen_the_first_time_only(monkeypatch: pytest.Monk
         assert not freeze_startup_objects()
         assert gc.get_freeze_count() == frozen
         assert gc.is_tracked(later[0])
+    finally:
+        gc.unfreeze()
+
+
+def test_later_connections_do_not_count_the_frozen_objects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each connection's `initialized` asks to freeze; after the first, the answer must not
+    come from gc.get_freeze_count(), which walks every frozen object (25 ms a connection in
+    a daemon holding the Anthropic SDK)."""
+    monkeypatch.setitem(gc_settle._OWN_PROCESS, "daemon", False)
+    monkeypatch.setitem(gc_settle._OWN_PROCESS, "frozen", False)
+    daemon_process()
+    gc.unfreeze()
+    try:
+        assert freeze_startup_objects()
+        counted: list[int] = []
+        real_count = gc.get_freeze_count
+        monkeypatch.setattr(gc, "get_freeze_count", lambda: counted.append(1) or real_count())
+        assert [freeze_startup_objects() for _ in range(3)] == [False, False, False]
+        assert counted == []
     finally:
         gc.unfreeze()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from agentls.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from agentls.pairing import (
     INTERRUPTED,
+    Alternation,
     PairingCheck,
     alternating,
     pairing_problems,
@@ -105,3 +106,25 @@ def test_pairing_check_finds_what_a_whole_walk_finds() -> None:
         Message("user", (ToolResultBlock("toolu_y", "1"), ToolResultBlock("toolu_y", "2"))),
     ]
     assert check.problems(answered_twice) == pairing_problems(answered_twice) != []
+
+
+def test_a_joined_run_is_the_same_object_at_every_call_while_the_history_holds_it() -> None:
+    """The request bodies keep each message's JSON by identity: a run joined afresh at every
+    call made every request re-encode the history from the join on."""
+    alternation = Alternation()
+    history = [user_text("first"), user_text("second"), *_call(1)]
+    earlier = alternation(history)
+    for n in range(2, 5):
+        history += [*_call(n)]
+        now = alternation(history)
+        assert now == alternating(history)
+        assert now[0] is earlier[0] and all(
+            a is b for a, b in zip(now[: len(earlier)], earlier, strict=True)
+        )
+        earlier = now
+    # A run that changed (here: a third message in a row at the end) is joined again.
+    history += [user_text("third"), user_text("fourth")]
+    assert alternation(history) == alternating(history)
+    rewritten = [user_text("other"), *history[1:]]
+    again = alternation(rewritten)
+    assert again == alternating(rewritten) and again[0] is not earlier[0]

@@ -32,7 +32,7 @@ from agentls.loop.guards import BUDGET_SPENT, WRAP_UP_TEXT, StuckDetector
 from agentls.loop.recovery import escalate, on_provider_error, prepare_context
 from agentls.loop.turn_state import Inflight, QueryState, Transition, TurnRun, TurnStop
 from agentls.messages import ContentBlock, Message, TextBlock, ToolResultBlock
-from agentls.pairing import alternating, repair_pairing
+from agentls.pairing import repair_pairing
 from agentls.pricing import add_cost
 from agentls.providers.base import ModelRequest, ProviderError, StopReason, TextDelta
 from agentls.usage import Usage
@@ -447,7 +447,7 @@ def _build_request(run: TurnRun) -> ModelRequest:
         model=settings.model,
         system_static=deps.system.static,
         system_dynamic=deps.system.dynamic,
-        messages=alternating(messages),
+        messages=state.alternation(messages),
         tools=deps.registry.specs(),
         max_tokens=settings.output_tokens(state.max_tokens_override),
         thinking_budget=settings.thinking_budget,

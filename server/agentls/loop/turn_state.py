@@ -24,7 +24,7 @@ from agentls.loop.deps import LoopDeps
 from agentls.loop.executor import ToolExecutor
 from agentls.loop.guards import StuckDetector
 from agentls.messages import Message
-from agentls.pairing import PairingCheck
+from agentls.pairing import Alternation, PairingCheck
 from agentls.pricing import add_cost
 from agentls.usage import Usage
 
@@ -81,8 +81,11 @@ class QueryState:
     stuck: StuckDetector = field(default_factory=lambda: StuckDetector(0))
     # A Stop hook sent the model back to work in this turn (hooks are told, to avoid loops).
     stop_hook_active: bool = False
-    # Checks the history's pairing before each model call, walking only what is new.
+    # Checks the history's pairing before each model call, walking only what is new, and
+    # joins same-role runs for each request, handing back the same joined objects: a
+    # session's turns share its own, so that what they keep outlasts each turn.
     pairing: PairingCheck = field(default_factory=PairingCheck)
+    alternation: Alternation = field(default_factory=Alternation)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,9 @@ the SDK loaded) they are moved out of the collector's way with `gc.freeze()`.
 Once per process: what is frozen is never collected, so freezing again later would keep
 every cycle alive at that moment (a socket daemon's later connections and sessions) for
 good. The first connection's own objects are frozen with the rest, a bounded, one-off cost.
+Whether that is done is kept here, not asked of `gc.get_freeze_count()`: that counts the
+frozen objects by walking them all (25 ms for the ~190k of a daemon with the Anthropic SDK),
+and every later connection's `initialized` would pay it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import gc
 
 # Set by the entry points of a daemon process (stdio, the socket daemon): a server built
 # inside another program (the tests, an embedding) leaves that program's collector alone.
-_OWN_PROCESS = {"daemon": False}
+_OWN_PROCESS = {"daemon": False, "frozen": False}
 
 
 def daemon_process() -> None:
@@ -30,7 +33,11 @@ def daemon_process() -> None:
 def freeze_startup_objects() -> bool:
     """In a daemon process, move every object alive now out of the collector's rounds, the
     first time only; True if it did."""
-    if not _OWN_PROCESS["daemon"] or gc.get_freeze_count():
+    if not _OWN_PROCESS["daemon"] or _OWN_PROCESS["frozen"]:
+        return False
+    _OWN_PROCESS["frozen"] = True
+    # Asked once, while nothing of ours is frozen (a short walk): something else froze first.
+    if gc.get_freeze_count():
         return False
     gc.freeze()
     return True

@@ -91,6 +91,8 @@ class ScriptedProvider:
         # The `vision` setting; the model table says the scripted model sees images.
         self._vision = vision
         self._measured = _Measured()
+        # The tool specs last measured and their size (the registry hands the same ones).
+        self._tool_chars: tuple[tuple[Any, ...], int] = ((), 0)
 
     endpoint = "scripted"
 
@@ -106,7 +108,7 @@ class ScriptedProvider:
         if not supports_vision(request.model, self._vision):
             request = replace(request, messages=without_images(request.messages, request.model))
         messages = self._measured.messages(request.messages)
-        self._record(request, [as_dict for as_dict, _chars in messages])
+        self._record(request, messages)
         index = self._next_for(request)
         if index is None:
             raise ProviderError(
@@ -116,10 +118,11 @@ class ScriptedProvider:
             )
         self._unplayed.remove(index)
         self._played += 1
-        prompt_chars = sum(chars for _as_dict, chars in messages)
+        prompt_chars = sum(measured.chars for measured in messages)
+        prompt_chars += self._prefix_chars(request)
         # The entry's events come from a plain generator: an async one in between cost as
         # much per delta as the rest of the daemon's work on it.
-        for event in _play(self._script[index], request, prompt_chars):
+        for event in _play(self._script[index], prompt_chars):
             if event.__class__ is _Pause:
                 await event.wait()
             else:
@@ -129,33 +132,48 @@ class ScriptedProvider:
         """The entry for this request: the first unplayed one whose `for` text is in the
         text a user wrote in the request (how a sub-agent, whose task is such a text, gets
         its own replies while others run), else the first unplayed one without `for`."""
+        reserved = [i for i in self._unplayed if "for" in self._script[i]]
+        # What users wrote is only looked at when an entry is reserved: it grows with the
+        # history, and was joined at every call of every script.
         written = "\n".join(
             block.text
-            for message in request.messages
+            for message in (request.messages if reserved else ())
             if message.role == "user"
             for block in message.content
             if isinstance(block, TextBlock)
         )
-        reserved = [i for i in self._unplayed if "for" in self._script[i]]
         for index in reserved:
             if str(self._script[index]["for"]) in written:
                 return index
         return next((i for i in self._unplayed if "for" not in self._script[i]), None)
 
-    def _record(self, request: ModelRequest, messages: list[dict[str, Any]]) -> None:
+    def _prefix_chars(self, request: ModelRequest) -> int:
+        """The system prompt's and the tool definitions' size, for the usage estimate; the
+        tools' part is worked out again only when the request's tools change."""
+        tools = request.tools
+        known, chars = self._tool_chars
+        if len(known) != len(tools) or any(a is not b for a, b in zip(known, tools, strict=True)):
+            chars = sum(len(t.description) + len(json.dumps(t.input_schema)) for t in tools)
+            self._tool_chars = (tuple(tools), chars)
+        return len(request.system_static) + len(request.system_dynamic) + chars
+
+    def _record(self, request: ModelRequest, messages: list[_MeasuredMessage]) -> None:
         if self._log is None:
             return
-        record = {
+        head = {
             "model": request.model,
             "max_tokens": request.max_tokens,
             "system_static": request.system_static,
             "system_dynamic": request.system_dynamic,
             "tools": [tool.name for tool in request.tools],
             "tool_choice": request.tool_choice,
-            "messages": messages,
         }
+        # The line json.dumps(head | {"messages": [...]}) writes, each message's JSON kept
+        # while the history holds it (the whole history was encoded again at every call).
+        listed = ", ".join(measured.logged() for measured in messages)
+        line = f'{json.dumps(head, ensure_ascii=False)[:-1]}, "messages": [{listed}]}}\n'
         with self._log.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.write(line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,9 +189,7 @@ class _Pause:
             await asyncio.sleep(self.seconds)
 
 
-def _play(
-    entry: dict[str, Any], request: ModelRequest, message_chars: int
-) -> Iterator[StreamEvent | _Pause]:
+def _play(entry: dict[str, Any], prompt_chars: int) -> Iterator[StreamEvent | _Pause]:
     delay = float(entry.get("delay", 0))
     pause = _Pause(delay) if delay > 0 else None
     size = max(1, int(entry.get("chunk", 24)))
@@ -212,7 +228,7 @@ def _play(
                 yield pause
         yield BlockStop(index)
         index += 1
-    yield UsageUpdate(_usage(entry, request, message_chars, output_chars))
+    yield UsageUpdate(_usage(entry, prompt_chars, output_chars))
     default = "tool_use" if entry.get("tool_calls") else "end_turn"
     yield MessageStop(cast(StopReason, entry.get("stop_reason", default)))
 
@@ -232,9 +248,7 @@ def _error(spec: dict[str, Any]) -> ProviderError:
     )
 
 
-def _usage(
-    entry: dict[str, Any], request: ModelRequest, message_chars: int, output_chars: int
-) -> Usage:
+def _usage(entry: dict[str, Any], prompt_chars: int, output_chars: int) -> Usage:
     given = entry.get("usage")
     if isinstance(given, dict):
         return Usage(
@@ -244,10 +258,23 @@ def _usage(
             int(given.get("cache_write_tokens", 0)),
         )
     # About four characters per token: enough for a believable usage event offline.
-    prompt_chars = len(request.system_static) + len(request.system_dynamic)
-    prompt_chars += sum(len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools)
-    prompt_chars += message_chars
     return Usage(prompt_chars // 4, max(1, output_chars // 4))
+
+
+@dataclass(slots=True)
+class _MeasuredMessage:
+    """One history message as the fake model sees it: as a dict, its size, and (once asked
+    for) its JSON as the request log writes it."""
+
+    message: Message
+    as_dict: dict[str, Any]
+    chars: int
+    logged_json: str | None = None
+
+    def logged(self) -> str:
+        if self.logged_json is None:
+            self.logged_json = json.dumps(self.as_dict, ensure_ascii=False)
+        return self.logged_json
 
 
 class _Measured:
@@ -259,19 +286,19 @@ class _Measured:
 
     def __init__(self) -> None:
         # By id, with the message itself (an id is only unique while its object lives).
-        self._known: dict[int, tuple[Message, dict[str, Any], int]] = {}
+        self._known: dict[int, _MeasuredMessage] = {}
 
-    def messages(self, messages: Sequence[Message]) -> list[tuple[dict[str, Any], int]]:
-        """(dict, size) of each message, in order; only this request's are kept."""
-        known: dict[int, tuple[Message, dict[str, Any], int]] = {}
+    def messages(self, messages: Sequence[Message]) -> list[_MeasuredMessage]:
+        """Each message measured, in order; only this request's are kept."""
+        known: dict[int, _MeasuredMessage] = {}
         measured = []
         for message in messages:
             entry = self._known.get(id(message))
-            if entry is None or entry[0] is not message:
+            if entry is None or entry.message is not message:
                 as_dict = message_to_dict(message)
-                entry = (message, as_dict, _message_chars(message, as_dict))
+                entry = _MeasuredMessage(message, as_dict, _message_chars(message, as_dict))
             known[id(message)] = entry
-            measured.append((entry[1], entry[2]))
+            measured.append(entry)
         self._known = known
         return measured
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from agentls.context.prompt import Recap
 from agentls.messages import Message
-from agentls.pairing import repair_pairing
+from agentls.pairing import Alternation, PairingCheck, repair_pairing
 from agentls.session.records import HistoryCleared, StateSaved
 from agentls.session.store import Transcript
 from agentls.tools.base import SessionData
@@ -26,6 +26,11 @@ class Conversation:
         self._transcript = transcript
         # Set by restore: the next message recaps what was done and left unanswered.
         self.resumed = False
+        # Every turn's requests join same-role runs through it (see pairing.Alternation),
+        # and check the pairing through this one: kept from turn to turn, so a turn's first
+        # call walks only what is new since the last call, not the whole history again.
+        self.alternation = Alternation()
+        self.pairing = PairingCheck()
 
     def restore(self, history: list[Message], state: StateSaved) -> None:
         """Take over a resumed session's history and state; the next message recaps."""

@@ -146,7 +146,13 @@ class TurnRunner:
         mcp = self.mcp()
         if mcp is not None:
             await mcp.wait_started(self.mcp_wait())
-        state = QueryState(turn.turn_id, self.conversation.history)
+        conversation = self.conversation
+        state = QueryState(
+            turn.turn_id,
+            conversation.history,
+            pairing=conversation.pairing,
+            alternation=conversation.alternation,
+        )
         deps = self.loop_deps(turn)
         await drive_turn(state, deps, self.events.turn_sender(turn, marked_for_review))
 

@@ -124,6 +124,8 @@ async def test_a_prompt_reads_the_unsaved_buffer_and_writes_through_the_editor(
         "newText": "x = 3  # unsaved\n",
         "_meta": None,
     }
+    # Where the change is, now that it is made, for a client that follows the agent.
+    assert ends["t2"]["locations"] == [{"path": str(ws / "a.py"), "line": 0, "_meta": None}]
     # The edit went through the editor's fs/write_text_file, after its call was shown
     # running.
     assert client.writes == [(str(ws / "a.py"), "x = 3  # unsaved\n")]

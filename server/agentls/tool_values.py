@@ -29,6 +29,22 @@ class FileDiff:
     moved_from: str | None = None
 
 
+def changed_places(diffs: tuple[FileDiff, ...]) -> tuple[Location, ...]:
+    """Where each change starts, to follow it in an editor: the file, and the 0-based line
+    of its first changed line (0 for a new file); a deleted file is nowhere to go."""
+    places = []
+    for diff in diffs:
+        if diff.kind == "delete":
+            continue
+        old = (diff.old_text or "").splitlines()
+        new = diff.new_text.splitlines()
+        line = next((n for n, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), None)
+        if line is None:  # one side is the other plus lines at its end
+            line = min(len(old), len(new))
+        places.append(Location(diff.path, min(line, max(len(new) - 1, 0))))
+    return tuple(places)
+
+
 PlanStatus = Literal["pending", "in_progress", "completed"]
 PlanPriority = Literal["high", "medium", "low"]
 

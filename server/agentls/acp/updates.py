@@ -32,7 +32,7 @@ from agentls.events import (
     TurnStopReason,
     UsageEvent,
 )
-from agentls.tool_values import FileDiff, Location, PlanEntry
+from agentls.tool_values import FileDiff, Location, PlanEntry, changed_places
 
 Update: TypeAlias = (
     acp.AgentMessageChunk
@@ -255,7 +255,7 @@ class SessionUpdates:
             content.extend(diff_content(d) for d in _diffs_of(event.diff, event.diffs))
             if event.content and terminal is None:
                 content.append(text_content(event.content))
-        return [_progress(call_id, status_of(event.status), content)]
+        return [_progress(call_id, status_of(event.status), content, _changed(event))]
 
     def permission_call(self, request: PermissionRequest) -> acp.ToolCallUpdate:
         """The call a permission request is about, as `session/request_permission` names it."""
@@ -290,14 +290,27 @@ def _diffs_of(diff: FileDiff | None, diffs: tuple[FileDiff, ...] | None) -> list
     return [diff] if diff is not None else []
 
 
+def _changed(event: ToolCallUpdate) -> list[acp.ToolCallLocation] | None:
+    """Where a completed change starts in each file, so a client following the agent goes
+    to the edited line (the call's own locations, sent when it started, name only files)."""
+    if event.status != "completed":
+        return None
+    changed = event.diffs or ((event.diff,) if event.diff is not None else ())
+    return locations_of(changed_places(changed)) if changed else None
+
+
 def _progress(
-    call_id: str, status: str, content: list[ToolContent] | None = None
+    call_id: str,
+    status: str,
+    content: list[ToolContent] | None = None,
+    locations: list[acp.ToolCallLocation] | None = None,
 ) -> acp.ToolCallProgress:
     return acp.ToolCallProgress(
         session_update="tool_call_update",
         tool_call_id=call_id,
         status=status,  # type: ignore[arg-type]
         content=content,
+        locations=locations,
     )
 
 

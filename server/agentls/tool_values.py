@@ -4,6 +4,7 @@ transcript and the front ends can name them without importing the Tool seam."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,7 +30,7 @@ class FileDiff:
     moved_from: str | None = None
 
 
-def changed_places(diffs: tuple[FileDiff, ...]) -> tuple[Location, ...]:
+def changed_places(diffs: Sequence[FileDiff]) -> tuple[Location, ...]:
     """Where each change starts, to follow it in an editor: the file, and the 0-based line
     of its first changed line (0 for a new file); a deleted file is nowhere to go."""
     places = []
@@ -38,9 +39,9 @@ def changed_places(diffs: tuple[FileDiff, ...]) -> tuple[Location, ...]:
             continue
         old = (diff.old_text or "").splitlines()
         new = diff.new_text.splitlines()
-        line = next((n for n, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), None)
-        if line is None:  # one side is the other plus lines at its end
-            line = min(len(old), len(new))
+        # No differing line: one side is the other plus lines at its end.
+        pairs = enumerate(zip(old, new, strict=False))
+        line = next((n for n, (a, b) in pairs if a != b), len(old))
         places.append(Location(diff.path, min(line, max(len(new) - 1, 0))))
     return tuple(places)
 

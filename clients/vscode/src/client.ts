@@ -17,7 +17,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { describe, initializeFailure, openSocket } from "./daemonSocket";
-import { languageOfFile, mayReportDiagnostics, toLspDiagnostics } from "./diagnostics";
+import { type LspDiagnostic, languageOfFile, mayReportDiagnostics, toLspDiagnostics } from "./diagnostics";
 import { type DaemonAddress, DiscoveryError, findDaemon, localContext } from "./discovery";
 import { answerNavigation } from "./editorNavigation";
 import { EDITOR_REQUESTS } from "./navigation";
@@ -108,7 +108,7 @@ export class AgentClient implements vscode.Disposable {
 
   /** A file's diagnostics, and whether anything that reports them looks at it: a language
    * server or linter of its language (the open document's, or else the file name's). */
-  private diagnostics(uri: string): { diagnostics: ReturnType<typeof toLspDiagnostics>; watched: boolean } {
+  private diagnostics(uri: string): { diagnostics: LspDiagnostic[]; watched: boolean } {
     const target = vscode.Uri.parse(uri);
     const found = vscode.languages.getDiagnostics(target);
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.toString());

@@ -295,8 +295,7 @@ def _changed(event: ToolCallUpdate) -> list[acp.ToolCallLocation] | None:
     to the edited line (the call's own locations, sent when it started, name only files)."""
     if event.status != "completed":
         return None
-    changed = event.diffs or ((event.diff,) if event.diff is not None else ())
-    return locations_of(changed_places(changed)) if changed else None
+    return locations_of(changed_places(_diffs_of(event.diff, event.diffs)))
 
 
 def _progress(

@@ -216,12 +216,14 @@ async def test_replay_answers_a_plan_as_the_user_did(client: AgentClient, tmp_pa
     session = result["sessionId"]
 
     async def answer() -> None:
-        for option, message in [("plan_keep_planning", "Say which file."), ("plan_approve", None)]:
-            seen = len(client.events.of_type("permission_request"))
+        answers = [("plan_keep_planning", "Say which file."), ("plan_approve", None)]
+        for index, (option, message) in enumerate(answers):
+            # Counted from the start: the second request may arrive before the first
+            # answer's response does.
             await client.events.wait_for(
-                lambda _e, n=seen: len(client.events.of_type("permission_request")) > n, 60
+                lambda _e, n=index: len(client.events.of_type("permission_request")) > n, 60
             )
-            request = client.events.of_type("permission_request")[-1]
+            request = client.events.of_type("permission_request")[index]
             params = {"sessionId": session, "requestId": request["requestId"], "optionId": option}
             await client.request("agent/respondPermission", {**params, "message": message})
 

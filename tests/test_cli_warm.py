@@ -7,10 +7,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -86,6 +88,37 @@ def test_an_idle_daemon_exits_and_removes_its_socket(project: Path) -> None:
     while path.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not path.exists()
+
+
+def test_a_daemon_that_leaves_before_answering_is_replaced(project: Path) -> None:
+    # A daemon exiting (idle, or `agentls stop`) just as a run connects: it takes the
+    # connection and the run's initialize, answers nothing, and is gone.
+    env = environment(project.parent, [{"text": "One."}])
+    path = Path(socket_path(env))
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    leaving = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    leaving.bind(str(path))
+    leaving.listen()
+    taken: list[bytes] = []
+
+    def take_one_and_go() -> None:
+        connection, _ = leaving.accept()
+        taken.append(connection.recv(65536))
+        path.unlink()
+        leaving.close()
+        connection.close()
+
+    going = threading.Thread(target=take_one_and_go)
+    going.start()
+    try:
+        done = run("hello", cwd=project, env=env)
+        going.join(10)
+        assert b'"initialize"' in taken[0]
+        assert done.returncode == 0, done.stderr
+        assert "One." in done.stdout
+        assert path.exists()  # the daemon started in its place serves on
+    finally:
+        stop_daemon(env)
 
 
 def test_a_different_environment_gets_its_own_daemon(project: Path) -> None:

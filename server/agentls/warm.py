@@ -289,9 +289,8 @@ def run_warm(
     Raises WarmUnavailable before anything was sent when no daemon can be had. Ctrl-C
     (KeyboardInterrupt) at any point aborts the turn and returns 130; before the connection
     is made it propagates, as nothing needs stopping yet."""
-    conn = connect(dict(os.environ))
     printer = JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout, cwd)
-    turn = Turn(conn, printer, answers)
+    turn = Turn(connect(dict(os.environ)), printer, answers)
     turn.progress = ProgressLine(sys.stderr) if progress else None
     try:
         return _run(turn, cwd, prompt, session, overrides, as_json)
@@ -301,7 +300,27 @@ def run_warm(
     finally:
         if turn.progress is not None:
             turn.progress.clear()
-        conn.close()
+        turn.conn.close()
+
+
+def _initialize(turn: Turn, cwd: str) -> None:
+    """`initialize`. A daemon that closes the connection before answering it (its idle
+    time ran out, or `agentls stop`, just as this run connected) has done nothing for it:
+    once, another is reached (started if none answers), as the editors' relay does."""
+    params = {
+        "processId": os.getpid(),
+        "rootUri": file_uri(cwd),
+        "capabilities": {},
+        "clientInfo": {"name": "agentls run", "version": __version__},
+        # The run's turn ends with it (Ctrl-C), never runs on as an editor's may.
+        "initializationOptions": {"detachedTurnTimeout": 0},
+    }
+    try:
+        turn.call("initialize", params)
+    except ConnectionError:
+        turn.conn.close()
+        turn.conn = connect(dict(os.environ))
+        turn.call("initialize", params)
 
 
 def _run(
@@ -312,17 +331,7 @@ def _run(
     overrides: dict[str, Any],
     as_json: bool,
 ) -> int:
-    turn.call(
-        "initialize",
-        {
-            "processId": os.getpid(),
-            "rootUri": file_uri(cwd),
-            "capabilities": {},
-            "clientInfo": {"name": "agentls run", "version": __version__},
-            # The run's turn ends with it (Ctrl-C), never runs on as an editor's may.
-            "initializationOptions": {"detachedTurnTimeout": 0},
-        },
-    )
+    _initialize(turn, cwd)
     turn.conn.notify("initialized", {})
     try:
         _open_session(turn, cwd, session, overrides)

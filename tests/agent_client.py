@@ -43,7 +43,8 @@ class EventLog:
         self._waiters.append((predicate, future))
         return await asyncio.wait_for(future, timeout)
 
-    async def turn_completed(self, turn_id: str, timeout: float = 20) -> Event:
+    # A whole turn may start an MCP server or a sub-agent: room for a slow, loaded machine.
+    async def turn_completed(self, turn_id: str, timeout: float = 60) -> Event:
         return await self.wait_for(
             lambda e: e["type"] == "turn_completed" and e["turnId"] == turn_id, timeout
         )
@@ -62,6 +63,7 @@ class AgentClient(LanguageClient):
         super().__init__(converter_factory=json_converter)
         self.events = EventLog()
         self.applied_edits: list[lsp.ApplyWorkspaceEditParams] = []
+        self.answered_requests: set[str] = set()  # by answer_permission
         self.apply_edit_result = True
         # Set to play an editor: it gets the edit and answers for the client.
         self.edit_handler: Callable[[lsp.ApplyWorkspaceEditParams], bool] | None = None
@@ -107,9 +109,15 @@ class AgentClient(LanguageClient):
 
     async def answer_permission(self, session_id: str, option: str) -> Event:
         """Wait for the session's next permission request and answer it with `option`."""
+        # Past events are matched first: skip the requests answered here already.
         request = await self.events.wait_for(
-            lambda e: e["type"] == "permission_request" and e["sessionId"] == session_id
+            lambda e: (
+                e["type"] == "permission_request"
+                and e["sessionId"] == session_id
+                and e["requestId"] not in self.answered_requests
+            )
         )
+        self.answered_requests.add(request["requestId"])
         await self.request(
             "agent/respondPermission",
             {"sessionId": session_id, "requestId": request["requestId"], "optionId": option},

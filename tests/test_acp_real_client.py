@@ -306,6 +306,9 @@ def test_persistent_session_prompts_cancel_history_and_resume(acpx: Acpx) -> Non
     assert "[done] cancelled" in out.read_text()
 
     after = acpx.run("prompt", *session, "go on", flags=ttl)
+    # Read now: the queue owner leaves 5 s (--ttl) after its last prompt, and the history
+    # and list runs below each start an agent of their own (seconds on a slow machine).
+    owners = acpx.owner_pids()
     assert "After the cancel." in after.stdout
     # The transcript names a cancelled turn "aborted".
     assert acpx.stop_reasons() == ["end_turn", "end_turn", "aborted", "end_turn"]
@@ -323,7 +326,6 @@ def test_persistent_session_prompts_cancel_history_and_resume(acpx: Acpx) -> Non
     assert row[:3] == [session_id, "say hello", str(acpx.project)]
 
     # A new agent process: acpx resumes the session, and the model gets the history.
-    owners = acpx.owner_pids()
     assert owners, "acpx left no queue owner running for the session"
     for pid in owners:
         stop(pid)

@@ -96,7 +96,8 @@ async def test_a_cap_on_live_sessions_is_a_clear_error(tmp_path: Path) -> None:
 
 
 async def test_an_idle_session_is_closed_but_never_one_whose_turn_waits(tmp_path: Path) -> None:
-    daemon, client, workspace = await started(tmp_path, {"sessionIdleTimeout": 1})
+    # 2 s: the waiting session must get its submit in before it could count as idle.
+    daemon, client, workspace = await started(tmp_path, {"sessionIdleTimeout": 2})
     asks = [{"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "true"}}]}]
     try:
         idle = (await new_session(client, workspace, SCRIPT))["result"]["sessionId"]
@@ -104,7 +105,7 @@ async def test_an_idle_session_is_closed_but_never_one_whose_turn_waits(tmp_path
         waiting_id = waiting["sessionId"]
         await client.request("agent/submitMessage", {"sessionId": waiting_id, "text": "run"})
         await client.wait_for(lambda: bool(client.of_type(waiting_id, "permission_request")))
-        await asyncio.sleep(3)
+        await asyncio.sleep(6)
         gone = await client.start_request("agent/listTasks", {"sessionId": idle})
         assert gone["error"]["code"] == 1001
         request = client.of_type(waiting_id, "permission_request")[0]

@@ -243,7 +243,7 @@ async def test_abort_during_streaming_ends_the_turn_and_the_next_turn_works(
     done = await client.events.turn_completed(turn)
     assert aborted["aborted"] is True
     assert done["stopReason"] == "aborted"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15
     _turn2, done2 = await client.run_turn(session, "again")
     assert done2["stopReason"] == "end_turn"
     assert_paired(read_requests(log)[-1])
@@ -283,16 +283,16 @@ async def test_abort_during_bash_kills_the_process_group(
     await client.events.wait_for(
         lambda e: e["type"] == "tool_call_update" and e["status"] == "in_progress"
     )
-    for _ in range(100):
-        if pids.exists() and len(pids.read_text().split()) == 2:
-            break
+    deadline = time.monotonic() + 20  # a loaded machine may start the shell late
+    while not (pids.exists() and len(pids.read_text().split()) == 2):
+        assert time.monotonic() < deadline, "the command never wrote its pids"
         await asyncio.sleep(0.05)
     numbers = [int(p) for p in pids.read_text().split()]
     started = time.monotonic()
     await client.request("agent/abort", {"sessionId": session, "turnId": turn})
     done = await client.events.turn_completed(turn)
     assert done["stopReason"] == "aborted"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15
     await asyncio.sleep(0.2)
     assert not any(_alive(pid) for pid in numbers)
     cancelled = [e for e in client.events.of_turn(turn) if e.get("status") == "cancelled"]
@@ -381,7 +381,8 @@ async def progress_client(lsp_client: AgentClient, workspace: Path):
 async def test_a_slow_tool_call_shows_work_done_progress(
     progress_client: AgentClient, workspace: Path
 ) -> None:
-    command = "echo first; sleep 1.6; echo second"
+    # Well past the 1 s before progress shows, however late its timer fires.
+    command = "echo first; sleep 3; echo second"
     session, _log = await scripted_session(
         progress_client,
         workspace,

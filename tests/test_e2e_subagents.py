@@ -237,7 +237,8 @@ async def test_a_background_agent_reports_back_to_the_running_turn(
         calls(background),
         {"for": "Count the files slowly", "text": "There is one file.", "delay": 0.3},
         calls({"id": "r1", "name": "Read", "input": {"file_path": "app.py"}}),
-        {"text": "Waiting for the count.", "delay": 0.6},
+        # About 3 s in six chunks: the turn is still running when the report comes.
+        {"text": "Waiting for the count.", "delay": 0.5, "chunk": 4},
         {"text": "One file, port 8000."},
     ]
     session, log = await client.scripted_session(tmp_path, script)
@@ -263,7 +264,8 @@ async def test_a_background_agent_wakes_an_idle_session(
     script = [
         calls(background),
         {"text": "Started it."},
-        {"for": "Look later", "text": "Found nothing odd.", "delay": 0.2},
+        # Late enough that the first turn has ended: the report then wakes the session.
+        {"for": "Look later", "text": "Found nothing odd.", "delay": 2.0},
         {"text": "The agent found nothing odd."},
     ]
     session, log = await client.scripted_session(tmp_path, script)

@@ -48,7 +48,8 @@ class RawPipe:
         assert self.process.stdout is not None
         length = 0
         while True:
-            line = await asyncio.wait_for(self.process.stdout.readline(), 10)
+            # The first read waits out the daemon's start (cold imports can be slow).
+            line = await asyncio.wait_for(self.process.stdout.readline(), 60)
             if line in (b"\r\n", b""):
                 break
             name, _, value = line.decode().partition(":")
@@ -68,7 +69,7 @@ class RawPipe:
         self.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})
         await self.response_to("bye")
         self.send({"jsonrpc": "2.0", "method": "exit"})
-        await asyncio.wait_for(self.process.wait(), 10)
+        await asyncio.wait_for(self.process.wait(), 30)
 
 
 async def test_malformed_input_is_answered_and_the_daemon_keeps_serving() -> None:

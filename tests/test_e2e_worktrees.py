@@ -79,8 +79,10 @@ async def test_two_isolated_agents_write_apart_then_one_is_merged_one_discarded(
         {"tool_calls": [isolated("a", "Write alpha"), isolated("b", "Write beta")]},
         {"for": "Write alpha", "tool_calls": [write("wa", "alpha.txt", "alpha\n")]},
         {"for": "Write beta", "tool_calls": [write("wb", "beta.txt", "beta\n")]},
-        {"for": "Write alpha", "text": "Wrote alpha."},
-        {"for": "Write beta", "text": "Wrote beta."},
+        # Each agent's last answer takes a second, so both have started (a worktree each,
+        # made one at a time) before either ends, however slow the machine.
+        {"for": "Write alpha", "text": "Wrote alpha.", "delay": 1.0},
+        {"for": "Write beta", "text": "Wrote beta.", "delay": 1.0},
         {"text": "Both agents are done."},
     ]
     session, log = await client.scripted_session(tmp_path, script, permissionMode="acceptEdits")

@@ -317,7 +317,7 @@ async def test_a_hook_past_its_timeout_is_killed_with_its_children(
         started = time.monotonic()
         turn, done = await client.run_turn(session, "go")
         elapsed = time.monotonic() - started
-    assert done["stopReason"] == "end_turn" and elapsed < 5
+    assert done["stopReason"] == "end_turn" and elapsed < 15  # not the command's 30 s
     [shown] = [e for e in client.events.of_turn(turn) if e["type"] == "hook_result"]
     assert shown["outcome"] == "timeout" and "Timed out after 1 s" in shown["message"]
     for pid in (int(p) for p in pids.read_text().split()):
@@ -345,8 +345,8 @@ async def test_an_abort_kills_a_running_hook_and_ends_the_turn(
             await asyncio.sleep(0.05)
         started = time.monotonic()
         await client.request("agent/abort", {"sessionId": session})
-        done = await client.events.turn_completed(result["turnId"], timeout=5)
-    assert done["stopReason"] == "aborted" and time.monotonic() - started < 3
+        done = await client.events.turn_completed(result["turnId"], timeout=20)
+    assert done["stopReason"] == "aborted" and time.monotonic() - started < 10
     assert not alive(int(pid_file.read_text())) and read_requests(log) == []
 
 

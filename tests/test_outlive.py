@@ -149,7 +149,8 @@ async def test_a_window_that_comes_back_sees_every_event_once_and_answers_the_re
 async def test_a_turn_nobody_comes_back_for_is_aborted_and_recorded(
     daemon: TcpDaemon, tmp_path: Path
 ) -> None:
-    first = await window(daemon, detachedTurnTimeout=1)
+    # Long enough for the second window to connect and list it while it still runs.
+    first = await window(daemon, detachedTurnTimeout=3)
     session, turn = await start_turn(first, tmp_path, [{"tool_calls": [WRITE]}])
     await first.wait_for(lambda: bool(first.of_type(session, "permission_request")))
     await first.close()

@@ -32,7 +32,11 @@ print(json.dumps({{"guarded": [first, second], "spare": spare,
                    "watchdog": GUARD.watchdog_pid, "extra": extra}}), flush=True)
 time.sleep(60)
 """
-KILL_WATCHDOG = "os.kill(GUARD.watchdog_pid, signal.SIGKILL); time.sleep(0.2)"
+# Dead (its pipe end closed), not only signalled, before the guard writes again.
+KILL_WATCHDOG = """os.kill(GUARD.watchdog_pid, signal.SIGKILL)
+stat = f"/proc/{GUARD.watchdog_pid}/stat"
+while os.path.exists(stat) and open(stat).read().rsplit(")", 1)[1].split()[0] != "Z":
+    time.sleep(0.01)"""
 # The pipe's write end handed to a process that outlives the daemon: no end of file.
 LEAK = "leak = subprocess.Popen(['sleep', '60'], pass_fds=[GUARD._pipe]); extra = leak.pid"
 

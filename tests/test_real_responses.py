@@ -27,7 +27,8 @@ from replay_server import collect
 BASE_URL = os.environ.get("AGENTLS_TEST_OPENAI_RESPONSES_BASE_URL", "")
 API_KEY = os.environ.get("AGENTLS_TEST_OPENAI_RESPONSES_API_KEY", "")
 MODEL = os.environ.get("AGENTLS_TEST_MODEL", "smollm2")
-TURN_TIMEOUT = 300.0
+# Two tries of a tiny model on two shared cores (modelRetries 1), each minutes.
+TURN_TIMEOUT = 900.0
 
 pytestmark = pytest.mark.skipif(
     not (BASE_URL and API_KEY),
@@ -60,7 +61,7 @@ async def test_a_real_responses_stream_becomes_a_message() -> None:
 
 async def test_a_failed_tool_turn_ends_cleanly_without_running_the_call(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# Demo\n", encoding="utf-8")
-    settings = {"openaiApi": "responses", "maxTokens": 128, "modelRetries": 1}
+    settings = {"openaiApi": "responses", "maxTokens": 128, "modelRetries": 1, "idleTimeout": 600}
     (tmp_path / ".agentls").mkdir()
     (tmp_path / ".agentls" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     async with running_daemon(

@@ -347,7 +347,8 @@ async def test_help_lists_every_command_with_its_hint(client: AgentClient, tmp_p
 async def test_a_command_steered_into_a_running_turn_waits_for_its_own(
     client: AgentClient, tmp_path: Path
 ) -> None:
-    script = [{"text": "a slow answer", "chunk": 1, "delay": 0.05}]
+    # About 3 s of text: the turn still runs when the steer comes, on any machine.
+    script = [{"text": "a slow answer " + "." * 50, "chunk": 1, "delay": 0.05}]
     session, _log = await client.scripted_session(tmp_path, script)
     running = await client.request("agent/submitMessage", {"sessionId": session, "text": "go"})
     await client.events.wait_for(lambda e: e["type"] == "text_delta")

@@ -71,7 +71,8 @@ async def test_stdin_is_closed_so_readers_do_not_hang(root: Path) -> None:
 
 async def test_output_lines_stream_to_progress(root: Path) -> None:
     progress: list[str] = []
-    args = BashInput(command="echo one; sleep 0.3; echo two")
+    # A second apart: two reads however late the loop gets to the first line.
+    args = BashInput(command="echo one; sleep 1; echo two")
     await BashTool().run(args, make_ctx(root, progress))
     assert "".join(progress) == "one\ntwo\n"
     assert len(progress) >= 2

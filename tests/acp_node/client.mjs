@@ -263,7 +263,8 @@ async function runStep(agent, step) {
           sessionId,
           prompt: [{ type: "text", text: `/steer ${step.steerAtPermission}` }],
         });
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        // Time for the agent to take the steer before the turn goes on (a slow machine too).
+        await new Promise((resolve) => setTimeout(resolve, 2000));
         for (const release of held.get(sessionId) ?? []) release();
         held.delete(sessionId);
         return { first: await answer, steer: await steer };

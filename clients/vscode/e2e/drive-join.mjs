@@ -89,6 +89,11 @@ await step("forged token refused", async () => {
     const refusal = said.find((message) => message.includes("refused this window"));
     if (refusal) {
       console.log(`refusal ${JSON.stringify(refusal)}`);
+      // Said once: the language client's own toast for a failed start is shown before
+      // ours (same channel, in order), so it would be on screen by now.
+      const toasts = page.locator(".notification-toast .notification-list-item-message");
+      const twice = (await toasts.allTextContents()).filter((text) => text.includes("couldn't create connection"));
+      if (twice.length) throw new Error(`the refusal was reported twice: ${twice.join(" | ")}`);
       break;
     }
     if (attempt === 3) throw new Error(`never refused: ${said.join(" | ")}`);

@@ -74,6 +74,8 @@ await step("approved", async () => {
   await answer.waitFor({ timeout: 20_000 });
   // The same turn goes on: the Write runs without asking, and the model says it is done.
   await chat().locator(".assistant .markdown", { hasText: "Done: hello.txt is written." }).waitFor({ timeout: 90_000 });
+  // The turn's record is written just before turn_completed, after the last text.
+  await chat().locator('body[data-running="false"]').waitFor({ timeout: 30_000 });
   if (await chat().locator('.permission[data-state="pending"]').count()) throw new Error("the Write asked in acceptEdits");
   await shot("plan-02-carried-out");
 });

@@ -50,6 +50,8 @@ await step("re-attached", async () => {
 await step("answered", async () => {
   await allow().click({ timeout: 30_000 });
   await chat().locator(".assistant .markdown", { hasText: "Done." }).waitFor({ timeout: 60_000 });
+  // The turn's record is written just before turn_completed, after the last text.
+  await chat().locator('body[data-running="false"]').waitFor({ timeout: 30_000 });
   await shot("reload-03-done");
   const counts = {
     users: await chat().locator(".user", { hasText: "Write hello.txt" }).count(),

@@ -37,6 +37,20 @@ const editorDiagnosticsFeature: StaticFeature = {
   clear() {},
 };
 
+/**
+ * vscode-languageclient whose failed start() is reported once, by the caller of start()
+ * (startServer's toast says why and offers the log). The library also raises a forced
+ * "couldn't create connection to server" toast for any failed start; while we await
+ * start() its errors go to the log only. Its own restarts after a crash keep theirs.
+ */
+class StartReportedClient extends LanguageClient {
+  reportsOwnStart = false;
+
+  override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
+    super.error(message, data, this.reportsOwnStart ? false : showNotification);
+  }
+}
+
 export const SECRET_KEYS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"] as const;
 const MAX_RESTARTS = 4;
 
@@ -47,7 +61,7 @@ export interface AgentClientEvents {
 
 /** The daemon through vscode-languageclient, with the agent/* methods typed. */
 export class AgentClient implements vscode.Disposable {
-  private client: LanguageClient | undefined;
+  private client: StartReportedClient | undefined;
   private restarts = 0;
   /** The running daemon joined over TCP (undefined when the daemon is spawned). */
   private joined: DaemonAddress | undefined;
@@ -88,17 +102,20 @@ export class AgentClient implements vscode.Disposable {
         closed: () => this.onClosed(),
       },
     };
-    this.client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
+    this.client = new StartReportedClient("agentls", "agentls", serverOptions, clientOptions);
     this.client.registerFeature(editorDiagnosticsFeature);
     this.client.onDidChangeState((change) => {
       if (change.newState !== State.Running) return;
       this.initialized = true;
       this.events.onStateChange(true);
     });
+    this.client.reportsOwnStart = true;
     try {
       await this.client.start();
     } catch (error) {
       throw this.startFailure(error);
+    } finally {
+      this.client.reportsOwnStart = false;
     }
     this.client.onNotification("agent/event", (event: AgentEvent) => this.events.onEvent(event));
     // The daemon asks for a file's diagnostics (its Diagnostics tool, and new errors after an edit).

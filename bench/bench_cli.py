@@ -14,7 +14,9 @@ the daemon's CPU over each whole run (spawn to exit) gives a steadier row beside
 daemon's RSS is read from /proc when it is idle (no connection), right after its
 start and again after all the runs. The warm daemon is started once before the warm
 samples (its own first start is the cold cost of the daemon, printed too), and stopped at
-the end.
+the end. All of it is measured with the scripted model, then again with the real Anthropic
+SDK and the real OpenAI SDK (Chat Completions) against tests/replay_server.py in this
+process (the requests counted there), which answers the same task.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from replay_server import (  # type: ignore[import-not-found, unused-ignore]
     ToolCall,
     anthropic_text_turn,
     anthropic_tool_turn,
+    openai_text_turn,
+    openai_tool_turn,
 )
 
 SECTION = "10 cli"
@@ -113,41 +117,50 @@ class Fake:
             return 0
 
 
-class AnthropicFake(Fake):
-    """The real Anthropic SDK against tests/replay_server.py, answering the same task."""
+class SdkFake(Fake):
+    """A real provider SDK (`anthropic`, or `openai`'s Chat Completions) against
+    tests/replay_server.py, answering the same task."""
 
-    label = "anthropic (replay)"
-
-    def __init__(self, home: Path, server: ReplayServer) -> None:
+    def __init__(self, home: Path, server: ReplayServer, provider: str) -> None:
         super().__init__(home)
         self.server = server
+        self.provider = provider
+        self.label = f"{provider} (replay)"
         self.seen = 0
 
     def prepare(self, task: list[dict[str, Any]]) -> dict[str, str]:
         self.seen = len(self.server.requests)
         for n, entry in enumerate(task):
-            self.server.enqueue(_anthropic_reply(entry, n))
+            self.server.enqueue(_sdk_reply(self.provider, entry, n))
         return self.env(task)
 
     def env(self, task: list[dict[str, Any]]) -> dict[str, str]:
+        if self.provider == "anthropic":
+            sdk = {"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": self.server.base_url}
+        else:
+            sdk = {"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": self.server.openai_base_url}
         return daemon_env(
             self.home,
-            AGENTLS_PROVIDER="anthropic",
-            ANTHROPIC_API_KEY="test",
-            ANTHROPIC_BASE_URL=self.server.base_url,
+            AGENTLS_PROVIDER=self.provider,
             NO_PROXY="127.0.0.1,localhost",
             AGENTLS_DAEMON_IDLE="60",
+            **sdk,
         )
 
     def requests(self) -> int:
         return len(self.server.requests) - self.seen
 
 
-def _anthropic_reply(entry: dict[str, Any], n: int) -> ScriptedResponse:
+def _sdk_reply(provider: str, entry: dict[str, Any], n: int) -> ScriptedResponse:
+    text_turn, tool_turn = (
+        (anthropic_text_turn, anthropic_tool_turn)
+        if provider == "anthropic"
+        else (openai_text_turn, openai_tool_turn)
+    )
     calls = entry.get("tool_calls")
     if not calls:
-        return anthropic_text_turn(str(entry["text"]))
-    return anthropic_tool_turn(ToolCall(f"toolu_{n:04d}", calls[0]["name"], calls[0]["input"]))
+        return text_turn(str(entry["text"]))
+    return tool_turn(ToolCall(f"toolu_{n:04d}", calls[0]["name"], calls[0]["input"]))
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -278,8 +291,9 @@ def run(quick: bool) -> list[Row]:
     rows: list[Row] = []
     with scratch() as (home, workspace):
         rows += measure(Fake(home), workspace, samples)
-    with scratch() as (home, workspace), ReplayServer() as server:
-        rows += measure(AnthropicFake(home, server), workspace, samples)
+    for provider in ("anthropic", "openai"):
+        with scratch() as (home, workspace), ReplayServer() as server:
+            rows += measure(SdkFake(home, server, provider), workspace, samples)
     return rows
 
 

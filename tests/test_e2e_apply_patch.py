@@ -154,6 +154,10 @@ async def test_one_request_shows_every_file_and_allow_applies_it_all(
         e for e in events if e["type"] == "tool_call_update" and e["status"] == "completed"
     ]
     assert len(done_update["diffs"]) == 4
+    # Where each change starts: every file but the deleted one.
+    places = [(Path(at["path"]).name, at["line"]) for at in done_update["locations"]]
+    assert [name for name, _line in places] == ["new.md", "app.py", "moved.py"]
+    assert places[0][1] == 0  # a new file starts at its top
 
 
 async def test_a_patch_is_rewound_like_any_write(disk_client: AgentClient, tmp_path: Path) -> None:

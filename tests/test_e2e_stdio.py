@@ -198,6 +198,10 @@ async def test_allowed_edit_goes_through_apply_edit_and_reaches_disk(
     assert [r["optionId"] for r in resolved] == ["allow_once"]
     update = next(e for e in client.events.of_turn(turn) if e.get("diff"))
     assert update["diff"]["newText"].startswith("PORT = 9000")
+    # The completed change names the line it starts at (0-based), for the card's link.
+    events = client.events.of_turn(turn)
+    completed = next(e for e in events if e.get("status") == "completed" and e.get("diff"))
+    assert completed["locations"] == [{"path": str(workspace / "app.py"), "line": 0}]
 
 
 async def test_allowed_edit_without_apply_edit_writes_the_disk(

@@ -100,6 +100,9 @@ class ToolCallUpdate:
     truncated: bool | None = None
     # Every file's change, for a call that changed several (apply_patch).
     diffs: tuple[FileDiff, ...] | None = None
+    # A completed change: where it starts in each file (tool_values.changed_places), so a
+    # client goes to the edited line; the call's own locations name only the files.
+    locations: tuple[Location, ...] | None = None
     type: Literal["tool_call_update"] = "tool_call_update"
 
 

@@ -30,6 +30,13 @@ class FileDiff:
     moved_from: str | None = None
 
 
+def diffs_of(diff: FileDiff | None, diffs: Sequence[FileDiff] | None) -> list[FileDiff]:
+    """A patch's every file, or the one file's change (none: no change)."""
+    if diffs:
+        return list(diffs)
+    return [diff] if diff is not None else []
+
+
 def changed_places(diffs: Sequence[FileDiff]) -> tuple[Location, ...]:
     """Where each change starts, to follow it in an editor: the file, and the 0-based line
     of its first changed line (0 for a new file); a deleted file is nowhere to go."""

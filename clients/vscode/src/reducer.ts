@@ -444,6 +444,8 @@ function apply(state: ViewState, event: AgentEvent): ViewState {
         truncated: event.truncated ?? t.truncated,
         ...(event.diff ? { diff: event.diff } : {}),
         ...(event.diffs ? { diffs: event.diffs } : {}),
+        // A completed change names the line it starts at in each file: the card links there.
+        ...(event.locations ? { locations: event.locations } : {}),
       }));
     case "permission_request":
       return upsert(updateItem(state, "tool", event.toolCallId, (t) => ({ ...t, asking: true })), {

@@ -814,6 +814,7 @@ export interface ToolCallUpdate {
   content?: string;
   diff?: FileDiff;
   diffs?: FileDiff[];
+  locations?: Location[];
   parentToolCallId?: string;
   seq: number;
   sessionId: string;

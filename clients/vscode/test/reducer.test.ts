@@ -371,6 +371,32 @@ test("a resumed tool card shows the call as it was announced live: title, kind, 
   ]);
 });
 
+test("a completed change's card links to the line it starts at; a failed one keeps the file", () => {
+  const state = run(
+    numbered([
+      { type: "turn_started", turnId: "t1", userMessageId: "u1" },
+      { type: "tool_call", turnId: "t1", toolCallId: "e1", name: "Edit", kind: "edit", title: "Edit app.py", input: {}, locations: [{ path: "/w/app.py" }] },
+      { type: "tool_call_update", turnId: "t1", toolCallId: "e1", status: "in_progress" },
+      {
+        type: "tool_call_update",
+        turnId: "t1",
+        toolCallId: "e1",
+        status: "completed",
+        content: "ok",
+        diff: { path: "/w/app.py", oldText: "a\nb\n", newText: "a\nB\n" },
+        locations: [{ path: "/w/app.py", line: 1 }],
+      },
+      { type: "tool_call", turnId: "t1", toolCallId: "e2", name: "Edit", kind: "edit", title: "Edit b.py", input: {}, locations: [{ path: "/w/b.py" }] },
+      { type: "tool_call_update", turnId: "t1", toolCallId: "e2", status: "failed", content: "not found" },
+    ]),
+  );
+  const places = state.items.flatMap((i) => (i.kind === "tool" ? [[i.id, i.locations]] : []));
+  assert.deepEqual(places, [
+    ["e1", [{ path: "/w/app.py", line: 1 }]],
+    ["e2", [{ path: "/w/b.py" }]],
+  ]);
+});
+
 /** A turn whose edits changed `app.py` twice and created `new.py`. */
 function editTurn(): AgentEvent[] {
   const edit = (id: string, path: string, oldText: string | undefined, newText: string) => [

@@ -32,7 +32,7 @@ from agentls.events import (
     TurnStopReason,
     UsageEvent,
 )
-from agentls.tool_values import FileDiff, Location, PlanEntry, changed_places
+from agentls.tool_values import FileDiff, Location, PlanEntry, diffs_of
 
 Update: TypeAlias = (
     acp.AgentMessageChunk
@@ -252,16 +252,16 @@ class SessionUpdates:
             content = []
             if terminal is not None:
                 content.append(acp.TerminalToolCallContent(type="terminal", terminal_id=terminal))
-            content.extend(diff_content(d) for d in _diffs_of(event.diff, event.diffs))
+            content.extend(diff_content(d) for d in diffs_of(event.diff, event.diffs))
             if event.content and terminal is None:
                 content.append(text_content(event.content))
-        return [_progress(call_id, status_of(event.status), content, _changed(event))]
+        return [_progress(call_id, status_of(event.status), content, locations_of(event.locations))]
 
     def permission_call(self, request: PermissionRequest) -> acp.ToolCallUpdate:
         """The call a permission request is about, as `session/request_permission` names it."""
         call = self.calls.get(request.tool_call_id)
         content: list[ToolContent] | None = None
-        diffs = _diffs_of(request.diff, request.diffs)
+        diffs = diffs_of(request.diff, request.diffs)
         if diffs:
             content = [diff_content(d) for d in diffs]
         elif request.plan is not None:
@@ -281,21 +281,6 @@ class SessionUpdates:
             locations=locations_of(call.locations) if call is not None else None,
             raw_input=request.input,
         )
-
-
-def _diffs_of(diff: FileDiff | None, diffs: tuple[FileDiff, ...] | None) -> list[FileDiff]:
-    """A patch's every file (one diff content block each), or the one file's change."""
-    if diffs:
-        return list(diffs)
-    return [diff] if diff is not None else []
-
-
-def _changed(event: ToolCallUpdate) -> list[acp.ToolCallLocation] | None:
-    """Where a completed change starts in each file, so a client following the agent goes
-    to the edited line (the call's own locations, sent when it started, name only files)."""
-    if event.status != "completed":
-        return None
-    return locations_of(changed_places(_diffs_of(event.diff, event.diffs)))
 
 
 def _progress(

@@ -42,7 +42,7 @@ from agentls.permissions.asking import PermissionPrompter, ask_permission
 from agentls.permissions.gate import Decision, PermissionGate, rule_for_always
 from agentls.permissions.rules import Rule
 from agentls.pricing import add_cost
-from agentls.tool_values import FileDiff
+from agentls.tool_values import FileDiff, changed_places, diffs_of
 from agentls.tools.base import (
     PlanVerdict,
     ProposesChange,
@@ -191,9 +191,11 @@ class ToolExecutor:
                 output = replace(output, content=f"{output.content}\n\n{problems}")
         status: ToolCallStatus = "failed" if output.is_error else "completed"
         truncated = True if output.truncated else None
-        self._emit(
-            ToolCallUpdate(block.id, status, output.content, output.diff, truncated, output.diffs)
+        changed = changed_places(diffs_of(output.diff, output.diffs)) if not output.is_error else ()
+        update = ToolCallUpdate(
+            block.id, status, output.content, output.diff, truncated, output.diffs, changed or None
         )
+        self._emit(update)
         if output.plan is not None:
             self._emit(PlanEvent(output.plan))
         if output.usage is not None:

@@ -42,15 +42,40 @@ def changed_places(diffs: Sequence[FileDiff]) -> tuple[Location, ...]:
     of its first changed line (0 for a new file); a deleted file is nowhere to go."""
     places = []
     for diff in diffs:
-        if diff.kind == "delete":
-            continue
-        old = (diff.old_text or "").splitlines()
-        new = diff.new_text.splitlines()
-        # No differing line: one side is the other plus lines at its end.
-        pairs = enumerate(zip(old, new, strict=False))
-        line = next((n for n, (a, b) in pairs if a != b), len(old))
-        places.append(Location(diff.path, min(line, max(len(new) - 1, 0))))
+        if diff.kind != "delete":
+            line = _first_changed_line(diff.old_text or "", diff.new_text)
+            places.append(Location(diff.path, line))
     return tuple(places)
+
+
+def _first_changed_line(old: str, new: str) -> int:
+    """The first line (str.splitlines) at which the texts differ; past the end of `new`,
+    its last line. Every completed edit asks it, on the event loop: the shared head is
+    skipped up to its last "\n" (a line's end in both texts alike), so a big file's lines
+    are not compared one by one."""
+    cut = old.rfind("\n", 0, _shared_prefix(old, new)) + 1
+    skipped = len(old[:cut].splitlines())
+    old_rest, new_rest = old[cut:].splitlines(), new[cut:].splitlines()
+    # No differing line: one side is the other plus lines at its end.
+    pairs = enumerate(zip(old_rest, new_rest, strict=False), start=skipped)
+    line = next((n for n, (a, b) in pairs if a != b), skipped + len(old_rest))
+    return min(line, max(skipped + len(new_rest) - 1, 0))
+
+
+def _shared_prefix(old: str, new: str) -> int:
+    """How many characters the texts share at their start (compared by blocks, then by
+    halves of the block that differs)."""
+    size, block, start = min(len(old), len(new)), 4096, 0
+    while start < size and old[start : start + block] == new[start : start + block]:
+        start += block
+    low, high = min(start, size), min(start + block, size)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if old[low:middle] == new[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 PlanStatus = Literal["pending", "in_progress", "completed"]

@@ -286,7 +286,7 @@ def run_warm(
 ) -> int:
     """One turn through the warm daemon. `session`: resume / continue_newest / data / intent.
 
-    Raises WarmUnavailable before anything was sent when no daemon can be had. Ctrl-C
+    Raises WarmUnavailable, before any daemon has answered, when no daemon can be had. Ctrl-C
     (KeyboardInterrupt) at any point aborts the turn and returns 130; before the connection
     is made it propagates, as nothing needs stopping yet."""
     printer = JsonPrinter(sys.stdout) if as_json else HumanPrinter(sys.stdout, cwd)

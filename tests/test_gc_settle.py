@@ -38,7 +38,9 @@ def test_startup_objects_are_frozen_the_first_time_only() -> None:
     assert frozen > 0
     later = [[n] for n in range(1000)]  # tracked objects made after the first freeze
     assert not freeze_startup_objects()
-    assert gc.get_freeze_count() == frozen
+    # Nothing was frozen again: that would have taken `later`'s 1,000 lists too. (The count
+    # may fall meanwhile: a frozen object still dies when another thread drops it.)
+    assert gc.get_freeze_count() <= frozen
     assert gc.is_tracked(later[0])
 
 
